@@ -1,0 +1,48 @@
+// Package engine is the FutoIn FTN12 AsyncSteps state machine (spec v1.14,
+// sections 1 and 2): a program split into non-blocking steps that run on a
+// reactor, with sub-steps, parallel steps, error handlers that act like
+// try/catch, timeouts and cancel handlers, loops with labelled break and
+// continue, and state.
+//
+// # Threads
+//
+// Every flow belongs to one reactor and runs on its loop. Cancel,
+// External's methods, Execute, Promise, New and NewInstance are safe from
+// any goroutine: they post work to the loop. Building a root that has not
+// been executed (Add and friends) is for the goroutine that holds it.
+// Everything else runs on the loop, inside callbacks.
+//
+// # Lifetimes
+//
+// A *Steps accessor lives as long as its step: after the step completes,
+// fails or is canceled, Valid reports false and calls on it are misuses,
+// until its memory is reused for another step. Keep External, never the
+// accessor, to finish a step later. Stack memory lives exactly as long as
+// its step. Args returned by Args are valid until the step ends. A root is
+// valid until Release; it can be executed again after its flow ends.
+//
+// # Errors and misuse
+//
+// Error raises a FutoIn error code: the engine unwinds to the error
+// handlers, innermost first (spec 1.2). Any violation of the API (spec 2.1:
+// Success after sub-steps, Success twice, a stale accessor, more than four
+// values, a nil function, Break outside a loop, ...) fails the running step
+// with InternalError and an explanatory State().ErrorInfo; a panic in a
+// callback does the same with a *PanicError in LastException. Neither
+// crashes the process nor touches another flow.
+//
+// # Cost
+//
+// Steps run from pooled frames: once warm, a flow allocates nothing per step
+// (Add, Success with scalar or string Values, SetTimeout, External,
+// Stack, loops). The engine's own invariants:
+//
+//   - A frame's status (st) is owned by the loop; only ctl, the External
+//     state word, is shared, and it is touched only when External is used.
+//   - A frame whose ctl is xWriting is never read or recycled by the loop:
+//     an External on another goroutine is writing its flow's mailbox.
+//   - A flow's cur is its deepest live frame: every frame between it and
+//     the flow's top is stActive (or the parallel step a branch waits on).
+//   - A flow runs only from the ready queue or from the task that starts or
+//     resumes it, never inside another flow's callback.
+package engine

@@ -1,0 +1,325 @@
+package engine
+
+import (
+	"sync"
+
+	"github.com/asyncsteps/asyncsteps/arena"
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// engine is the per-reactor half of the engine: pools and the ready queue.
+// Everything here is owned by the loop except rootMu's fields.
+type engine struct {
+	r  *reactor.Reactor
+	ar *arena.Arena
+
+	free      *Steps // frame free list
+	freeFlows *flow  // branch flow free list
+
+	readyHead, readyTail *flow
+
+	// cur is the frame whose callback (or error handler) is running, nil
+	// between callbacks. Execution-API calls are valid only on cur.
+	cur *Steps
+	// raised is set by Error, Break, Continue and misuse inside a callback,
+	// which then unwind to the engine with a panic of &raiseSignal.
+	raised raise
+
+	stats Stats
+
+	rootLocal *root // roots released on the loop, for New on the loop: no lock
+
+	rootMu    sync.Mutex // guards rootFree and rootsLive: New and Release run on any goroutine
+	rootFree  *root
+	rootsLive int
+}
+
+// Stats are the engine's occupancy counters for one reactor, for tests and
+// monitoring: a flow that has ended, whatever the way, gives back every frame
+// and branch it took.
+type Stats struct {
+	FramesLive    int // step frames in use (queued, running or waiting), roots excluded
+	FramesCreated int // step frames ever allocated by the loop
+	FlowsLive     int // parallel branches running
+	RootsLive     int // roots handed out by New and not Released (counted on the loop and off it)
+}
+
+// raise describes what the running callback asked the engine to do instead
+// of returning normally.
+type raise struct {
+	kind     uint8 // raiseNone, raiseError, raiseBreak, raiseContinue
+	code     string
+	label    string
+	hasLabel bool
+}
+
+const (
+	raiseNone = iota
+	raiseError
+	raiseBreak
+	raiseContinue
+)
+
+// raiseSignal is the panic value that carries a raise to the engine. Its
+// address is the identity; panicking with a pointer does not allocate.
+var raiseSignal = new(int)
+
+// flow is one sequential thread of a root: the root's own, or one branch
+// of a parallel step.
+type flow struct {
+	e    *engine
+	root *root
+	top  *Steps // root frame, or the branch's step
+	cur  *Steps // deepest live frame: the one to run or advance
+	args Args   // what the last successful step gave the next one
+
+	action    uint8 // what the flow does when it runs next
+	queued    bool  // in the ready queue
+	nextReady *flow
+
+	par        *Steps // the parallel step of a branch; nil for a root flow
+	nextBranch *flow  // next branch of the same parallel step
+
+	// fail*: why fl.cur failed, for actFail. failRecorded: State already
+	// describes this failure (a branch's error reaching its parallel step).
+	failCode, failInfo string
+	failErr            error
+	failRecorded       bool
+
+	// x*: the mailbox of an External finishing fl's waiting step from
+	// another goroutine. Written only while that step's ctl is xWriting,
+	// read by the loop only after it CASes xClaimed away: the loop may be
+	// running the step's callback (and reading args) meanwhile.
+	xargs        Args
+	xcode, xinfo string
+	xerr         error
+}
+
+// Flow actions.
+const (
+	actNone = iota // suspended (waiting) or ended
+	actExec        // run fl.cur, a queued frame
+	actDone        // fl.cur completed successfully: advance
+	actFail        // fl.cur failed with failCode: unwind
+)
+
+func engineOf(r *reactor.Reactor) *engine {
+	return r.ExtOrInit(func() (any, reactor.Runner) {
+		e := &engine{r: r, ar: r.Arena()}
+		return e, e.runReady
+	}).(*engine)
+}
+
+// Stats returns the engine's counters for r. Loop only (or while no loop runs).
+func EngineStats(r *reactor.Reactor) Stats {
+	e := engineOf(r)
+	s := e.stats
+	e.rootMu.Lock()
+	s.RootsLive += e.rootsLive
+	e.rootMu.Unlock()
+	return s
+}
+
+// ready queues fl to run on the loop. Loop only.
+func (e *engine) ready(fl *flow, action uint8) {
+	fl.action = action
+	if fl.queued {
+		return
+	}
+	fl.queued = true
+	if e.readyTail == nil {
+		e.readyHead = fl
+	} else {
+		e.readyTail.nextReady = fl
+	}
+	e.readyTail = fl
+}
+
+// runReady is the reactor's Runner: it runs the flows that were ready when
+// it started and reports whether more became ready.
+func (e *engine) runReady() bool {
+	end := e.readyTail
+	for fl := e.readyHead; fl != nil; {
+		next := fl.nextReady
+		e.readyHead = next
+		if next == nil {
+			e.readyTail = nil
+		}
+		fl.nextReady = nil
+		fl.queued = false
+		e.drive(fl)
+		if fl == end {
+			break
+		}
+		fl = e.readyHead
+	}
+	return e.readyHead != nil
+}
+
+// turnBudget bounds the steps one flow runs before yielding to the rest of
+// the loop, so an endless loop cannot starve timers and other flows.
+const turnBudget = 4096
+
+// drive runs fl until it suspends, ends or uses its budget. A raise or a
+// panic inside a callback lands here through drive1's recover; the flow is
+// then unwound outside any deferred function and driven on, so one recover
+// serves a whole turn instead of a defer per step.
+func (e *engine) drive(fl *flow) {
+	budget := turnBudget
+	for {
+		done, f := e.drive1(fl, &budget)
+		if done {
+			return
+		}
+		e.settle(f)
+	}
+}
+
+// drive1 is the protected part of drive. It returns done=false and the frame
+// whose callback raised or panicked.
+func (e *engine) drive1(fl *flow, budget *int) (done bool, raisedAt *Steps) {
+	defer func() {
+		if done {
+			return
+		}
+		v := recover()
+		raisedAt = e.cur
+		e.cur = nil
+		if v != raiseSignal {
+			e.raised = raise{kind: raiseError, code: InternalError}
+			e.recordPanic(raisedAt, v)
+		}
+	}()
+	e.run(fl, budget)
+	return true, nil
+}
+
+// run is the step loop: the hot path.
+func (e *engine) run(fl *flow, budget *int) {
+	for {
+		switch fl.action {
+		case actExec:
+			if *budget <= 0 {
+				e.ready(fl, actExec)
+				return
+			}
+			*budget--
+			e.exec(fl.cur)
+		case actDone:
+			e.advance(fl)
+		case actFail:
+			f, code := fl.cur, fl.failCode
+			if !fl.failRecorded {
+				e.setError(f, code, fl.failInfo, fl.failErr)
+			}
+			fl.failCode, fl.failInfo, fl.failErr, fl.failRecorded = "", "", nil, false
+			e.unwind(f, code)
+		default:
+			return
+		}
+	}
+}
+
+// exec runs a queued frame and decides what follows from how its callback
+// returned.
+func (e *engine) exec(f *Steps) {
+	fl := f.fl
+	f.setStatus(stRunning)
+	switch f.kind {
+	case kStep:
+		e.cur = f
+		f.fn(f)
+		e.cur = nil
+	case kBody:
+		e.cur = f
+		f.parent.loop().call(f)
+		e.cur = nil
+	case kLoop:
+		e.loopNext(f)
+		return
+	case kParallel:
+		e.startParallel(f)
+		return
+	case kSuccess:
+		fl.args = *(*Args)(f.x)
+		fl.action = actDone
+		return
+	}
+	if e.raised.kind != raiseNone {
+		// The callback recovered our panic itself; the raise still stands.
+		e.settle(f)
+		return
+	}
+	e.afterCallback(f)
+}
+
+// afterCallback applies FTN12 2.1's rules to a callback that returned.
+func (e *engine) afterCallback(f *Steps) {
+	fl := f.fl
+	switch {
+	case f.flags&fSucceeded != 0:
+		fl.action = actDone
+	case f.head != nil:
+		f.setStatus(stActive)
+		fl.args.reset()
+		fl.cur = f.dequeue()
+		fl.action = actExec
+	case f.flags&(fWait|fTimeout) != 0 || f.oncancel != nil:
+		f.setStatus(stWaiting)
+		fl.action = actNone
+	default:
+		// Implicit success (spec 1.6).
+		fl.args.reset()
+		fl.action = actDone
+	}
+}
+
+// settle handles what a callback of f raised (Error, Break, Continue or a
+// misuse) once the callback is gone from the stack.
+func (e *engine) settle(f *Steps) {
+	r := e.raised
+	e.raised = raise{}
+	switch r.kind {
+	case raiseError:
+		if f.flags&fHandler != 0 {
+			// Error inside an error handler: the handler is spent; keep unwinding above it.
+			f.flags &^= fHandler
+			e.unwindFrom(f, r.code)
+			return
+		}
+		e.unwind(f, r.code)
+	case raiseBreak, raiseContinue:
+		e.loopControl(f, r)
+	}
+}
+
+// advance moves fl past fl.cur, which completed successfully, to the next
+// frame to run; or suspends, or ends the flow.
+func (e *engine) advance(fl *flow) {
+	f := fl.cur
+	for {
+		if f == fl.top {
+			if fl.par != nil {
+				e.branchDone(fl)
+			} else {
+				e.finishRoot(fl.root, "")
+			}
+			return
+		}
+		p := f.parent
+		e.releaseFrame(f)
+		if p.kind == kLoop {
+			p.loop().i++
+			e.loopNext(p)
+			return
+		}
+		if c := p.dequeue(); c != nil {
+			fl.cur = c
+			fl.action = actExec
+			return
+		}
+		// p's sub-steps are all done: p completes with the last one's values.
+		f = p
+		fl.cur = p
+	}
+}

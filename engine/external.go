@@ -1,0 +1,128 @@
+package engine
+
+import "unsafe"
+
+// External finishes a waiting step from anywhere: another goroutine, a
+// reactor callback, or another flow's step. It is a small value (no
+// allocation). A stale External (its step already finished, timed out or
+// was canceled) does nothing and reports false, even after the step's memory
+// is reused by another step: it is generation-checked.
+//
+// A result may arrive before the step's callback has returned; it is applied
+// once the callback returns. A true result means it was accepted before the
+// step ended; if the step is canceled or times out before the loop applies
+// it, the cancel or the timeout wins.
+type External struct {
+	f   *Steps
+	gen uint64
+}
+
+// Valid reports whether the step still waits for this External.
+func (x External) Valid() bool {
+	return x.f != nil && x.f.ctl.Load() == x.gen<<xBits|xArmed
+}
+
+// Success completes the step with up to four values.
+func (x External) Success(args ...Value) bool {
+	if len(args) > MaxArgs {
+		return x.fail(InternalError, "External.Success: more than 4 values", nil)
+	}
+	return x.finish(args, "", "", nil)
+}
+
+// Error fails the step with code; info becomes State().ErrorInfo.
+func (x External) Error(code string, info ...string) bool {
+	var inf string
+	if len(info) > 0 {
+		inf = info[0]
+	}
+	return x.fail(code, inf, nil)
+}
+
+func (x External) fail(code, info string, err error) bool {
+	if code == "" {
+		code = InternalError
+	}
+	return x.finish(nil, code, info, err)
+}
+
+// finish claims the step and hands the result to the loop. On the loop it is
+// applied directly (the flow is queued, never run inside the caller). From
+// another goroutine, the step is CASed to xWriting, the result written into
+// the flow's mailbox, the step marked xClaimed and the loop told.
+func (x External) finish(args []Value, code, info string, err error) bool {
+	f := x.f
+	if f == nil {
+		return false
+	}
+	e := f.e
+	armed := x.gen<<xBits | xArmed
+	if e.r.IsSameThread() {
+		if !f.ctl.CompareAndSwap(armed, x.gen<<xBits|xNone) {
+			return false
+		}
+		e.apply(f, args, code, info, err)
+		return true
+	}
+	if !f.ctl.CompareAndSwap(armed, x.gen<<xBits|xWriting) {
+		return false
+	}
+	fl := f.fl
+	fl.xargs.set(args)
+	fl.xcode, fl.xinfo, fl.xerr = code, info, err
+	f.ctl.Store(x.gen<<xBits | xClaimed)
+	return e.r.Post(deliverClaimed, unsafe.Pointer(f), x.gen)
+}
+
+// deliverClaimed applies, on the loop, a result an External wrote from
+// another goroutine, unless the step was canceled meanwhile (which CASes
+// xClaimed away first).
+func deliverClaimed(arg unsafe.Pointer, gen uint64) {
+	f := (*Steps)(arg)
+	if !f.ctl.CompareAndSwap(gen<<xBits|xClaimed, gen<<xBits|xNone) {
+		return
+	}
+	fl := f.fl
+	code, info, err := fl.xcode, fl.xinfo, fl.xerr
+	fl.xcode, fl.xinfo, fl.xerr = "", "", nil
+	if code == "" {
+		fl.args = fl.xargs
+	}
+	fl.xargs.reset()
+	f.e.apply(f, nil, code, info, err)
+}
+
+// apply finishes f on the loop with a result. Inside f's own callback it acts
+// as Success or Error there (the callback goes on; an error unwinds when it
+// returns). For a waiting step the flow is queued to advance or unwind.
+// args == nil with code == "" keeps fl.args (already set by the caller).
+func (e *engine) apply(f *Steps, args []Value, code, info string, err error) {
+	fl := f.fl
+	switch {
+	case e.cur == f:
+		if code != "" {
+			e.setError(f, code, info, err)
+			e.raised = raise{kind: raiseError, code: code}
+			return
+		}
+		if args != nil {
+			fl.args.set(args)
+		}
+		f.flags |= fSucceeded
+	case f.st == stWaiting:
+		f.st = stRunning
+		f.oncancel = nil
+		fl.cur = f
+		if code != "" {
+			fl.failCode, fl.failInfo, fl.failErr = code, info, err
+			e.ready(fl, actFail)
+			return
+		}
+		if args != nil {
+			fl.args.set(args)
+		}
+		e.ready(fl, actDone)
+	}
+	// Otherwise the step added sub-steps after taking an External: its
+	// sub-steps decide how it ends, and the result is dropped.
+}

@@ -1,0 +1,114 @@
+package engine
+
+import "unsafe"
+
+// newFlow takes a branch flow from the loop's free list.
+func (e *engine) newFlow(rt *root) *flow {
+	fl := e.freeFlows
+	if fl != nil {
+		e.freeFlows = fl.nextBranch
+		fl.nextBranch = nil
+	} else {
+		fl = &flow{e: e}
+	}
+	fl.root = rt
+	e.stats.FlowsLive++
+	return fl
+}
+
+// releaseFlow returns a branch flow. queued and nextReady are kept: the
+// ready queue may still hold it, and will find action == actNone.
+func (e *engine) releaseFlow(fl *flow) {
+	fl.root, fl.top, fl.cur, fl.par = nil, nil, nil, nil
+	fl.action = actNone
+	fl.args.reset()
+	fl.nextBranch = e.freeFlows
+	e.freeFlows = fl
+	e.stats.FlowsLive--
+}
+
+func (p *Steps) branches() *flow { return (*flow)(p.x) }
+
+// startParallel turns each queued branch of p into its own flow, started in
+// the order added; p's flow waits until they all end (spec 1.4).
+func (e *engine) startParallel(p *Steps) {
+	fl := p.fl
+	if p.head == nil {
+		fl.args.reset()
+		fl.action = actDone
+		return
+	}
+	p.setStatus(stActive)
+	var last *flow
+	for s := p.dequeue(); s != nil; s = p.dequeue() {
+		bf := e.newFlow(fl.root)
+		bf.top, bf.cur, bf.par = s, s, p
+		s.fl = bf
+		if last == nil {
+			p.x = unsafe.Pointer(bf)
+		} else {
+			last.nextBranch = bf
+		}
+		last = bf
+		p.n++
+		e.ready(bf, actExec)
+	}
+	fl.action = actNone
+}
+
+func (e *engine) unlinkBranch(p *Steps, bf *flow) {
+	if p.branches() == bf {
+		p.x = unsafe.Pointer(bf.nextBranch)
+	} else {
+		for x := p.branches(); x != nil; x = x.nextBranch {
+			if x.nextBranch == bf {
+				x.nextBranch = bf.nextBranch
+				break
+			}
+		}
+	}
+	bf.nextBranch = nil
+	p.n--
+}
+
+// branchDone ends a branch whose top step succeeded. Its values are
+// dropped; when the last branch ends, the parallel step succeeds with none.
+func (e *engine) branchDone(bf *flow) {
+	p := bf.par
+	e.unlinkBranch(p, bf)
+	e.releaseFrame(bf.top)
+	e.releaseFlow(bf)
+	if p.n == 0 {
+		pfl := p.fl
+		pfl.args.reset()
+		pfl.cur = p
+		e.ready(pfl, actDone)
+	}
+}
+
+// branchFailed ends a branch whose error was not recovered: its siblings are
+// canceled (cancel handlers run), then the parallel step fails with code.
+func (e *engine) branchFailed(bf *flow, code string) {
+	p := bf.par
+	e.unlinkBranch(p, bf)
+	e.releaseFrame(bf.top)
+	e.releaseFlow(bf)
+	e.cancelBranches(p)
+	pfl := p.fl
+	pfl.cur = p
+	// State already holds the branch's error, captured where it was raised.
+	pfl.failCode, pfl.failRecorded = code, true
+	e.ready(pfl, actFail)
+}
+
+// cancelBranches cancels every branch still running under p.
+func (e *engine) cancelBranches(p *Steps) {
+	for bf := p.branches(); bf != nil; {
+		next := bf.nextBranch
+		e.cancelFlow(bf)
+		e.releaseFlow(bf)
+		bf = next
+	}
+	p.x = nil
+	p.n = 0
+}

@@ -1,0 +1,322 @@
+package engine
+
+import (
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// root is a root AsyncSteps object: the *Steps handed to the user is its
+// first field, so a root frame converts to its root by pointer cast.
+type root struct {
+	Steps
+	e     *engine
+	state State
+	fl    flow // the root's own flow
+
+	running  atomic.Bool   // between Execute and the end of the flow
+	execGen  atomic.Uint64 // bumped by Execute: a Cancel aimed at an earlier run is ignored
+	released bool
+	// releaseAtEnd: Release was called while the flow ran. The owner sets
+	// it then rechecks running; finishRoot clears running then checks it;
+	// whoever Swaps it back to false releases, so exactly one does.
+	releaseAtEnd atomic.Bool
+
+	promise *Promise
+	misuse  string // the first misuse made while building off the loop
+
+	// spare holds frames this root's flows gave back, so that building
+	// the root again off the loop takes frames without a lock. Owned by the
+	// loop while running, by the holder otherwise.
+	spare            *Steps
+	spareN, spareCap int
+	built, created   int // frames taken/allocated while building, handed to the loop's counters at start
+
+	nextFree *root
+}
+
+func rootOf(f *Steps) *root { return (*root)(unsafe.Pointer(f)) }
+
+// New returns a new root on r, not yet executed. Safe from any goroutine.
+// Roots come from r's pool: Release gives one back, so create → execute →
+// release allocates nothing once warm.
+func New(r *reactor.Reactor) *Steps {
+	e := engineOf(r)
+	var rt *root
+	if r.IsSameThread() && e.rootLocal != nil {
+		// On the loop: a free list no other goroutine touches.
+		rt = e.rootLocal
+		e.rootLocal = rt.nextFree
+		rt.nextFree = nil
+		e.stats.RootsLive++
+	} else {
+		e.rootMu.Lock()
+		rt = e.rootFree
+		if rt != nil {
+			e.rootFree = rt.nextFree
+			rt.nextFree = nil
+		}
+		e.rootsLive++
+		e.rootMu.Unlock()
+	}
+	if rt == nil {
+		rt = &root{e: e}
+		rt.Steps.e = e
+		rt.fl.e = e
+		rt.fl.root = rt
+		rt.fl.top = &rt.Steps
+		rt.Steps.fl = &rt.fl
+	}
+	rt.released = false
+	rt.Steps.kind = kRoot
+	rt.Steps.setStatus(stIdle)
+	return &rt.Steps
+}
+
+// buildFrame takes a frame for a step added to a root that is not running.
+func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
+	f := rt.spare
+	if f != nil {
+		rt.spare = f.next
+		rt.spareN--
+		f.next = nil
+	} else {
+		f = &Steps{e: rt.e}
+		rt.created++
+	}
+	rt.built++
+	f.kind = kind
+	f.parent = parent
+	f.fl = &rt.fl
+	f.flags = fBuilt
+	f.setStatus(stQueued)
+	return f
+}
+
+// discardBuilt drops steps added to a root that is not running.
+func (rt *root) discardBuilt(f *Steps) {
+	for c := f.dequeue(); c != nil; c = f.dequeue() {
+		rt.discardBuilt(c)
+		c.reset()
+		rt.built--
+		c.next = rt.spare
+		rt.spare = c
+		rt.spareN++
+	}
+}
+
+// Execute starts the root's flow on its reactor (spec 2.2.3). Safe from any
+// goroutine; roots start in the order of their Execute calls. A root whose
+// flow has ended may be given new steps and executed again.
+func (as *Steps) Execute() {
+	if as == nil {
+		return
+	}
+	if as.kind != kRoot {
+		misuse(as, "Execute: not a root")
+		return
+	}
+	rt := rootOf(as)
+	if rt.released {
+		return
+	}
+	if !rt.running.CompareAndSwap(false, true) {
+		return // already executing: the spec allows one execute per run
+	}
+	g := rt.execGen.Add(1)
+	if e := rt.e; e.r.IsSameThread() {
+		// On the loop: start it from the ready queue, behind the flows
+		// already there, without a reactor task.
+		e.prepareStart(rt)
+		return
+	}
+	if !rt.e.r.Post(startRoot, unsafe.Pointer(rt), g) {
+		// The reactor is closed: the flow can never run.
+		rt.state.ErrorInfo = "reactor closed"
+		rt.state.LastException = &Error{Code: InternalError, Info: "reactor closed"}
+		p := rt.promise
+		rt.promise = nil
+		rt.running.Store(false)
+		rt.resolve(p, InternalError)
+	}
+}
+
+func startRoot(arg unsafe.Pointer, _ uint64) {
+	rt := (*root)(arg)
+	e := rt.e
+	if e.prepareStart(rt) {
+		e.drive(&rt.fl)
+	}
+}
+
+// prepareStart readies rt's flow to run its first step (queued) and reports
+// whether there is one; a root with no steps, or one misused while being
+// built, ends here.
+func (e *engine) prepareStart(rt *root) bool {
+	e.stats.FramesLive += rt.built
+	e.stats.FramesCreated += rt.created
+	rt.spareCap = max(rt.spareCap, rt.built)
+	rt.built, rt.created = 0, 0
+	fl := &rt.fl
+	fl.args.reset()
+	fl.cur = &rt.Steps
+	rt.Steps.setStatus(stActive)
+	if rt.misuse != "" {
+		info := rt.misuse
+		rt.misuse = ""
+		e.setError(&rt.Steps, InternalError, info, nil)
+		e.finishRoot(rt, InternalError)
+		return false
+	}
+	if c := rt.Steps.dequeue(); c != nil {
+		fl.cur = c
+		e.ready(fl, actExec)
+		return true
+	}
+	e.finishRoot(rt, "")
+	return false
+}
+
+// finishRoot ends the root's flow: success when code is "", else failure.
+func (e *engine) finishRoot(rt *root, code string) {
+	fl := &rt.fl
+	e.discardQueued(&rt.Steps)
+	fl.cur = &rt.Steps
+	fl.action = actNone
+	rt.Steps.setStatus(stIdle)
+	p := rt.promise
+	rt.promise = nil
+	// running is cleared before the Promise resolves: the owner may
+	// execute the root again as soon as Wait returns.
+	rt.running.Store(false)
+	rt.resolve(p, code)
+	if rt.releaseAtEnd.Swap(false) {
+		rt.release()
+	}
+}
+
+// resolve reports the end of the flow to p, if the flow has a Promise.
+func (rt *root) resolve(p *Promise, code string) {
+	if p == nil {
+		return
+	}
+	if code == "" {
+		p.args = rt.fl.args
+	} else {
+		p.err = &Error{Code: code, Info: rt.state.ErrorInfo}
+	}
+	close(p.done)
+}
+
+// Cancel cancels the root's flow (spec 2.2.3): every pending cancel handler
+// runs once, innermost first, and no error handler; a Promise reports
+// Canceled. Safe from any goroutine; it takes effect on the loop. Canceling
+// a root that is not executing does nothing.
+func (as *Steps) Cancel() {
+	if as == nil || as.kind != kRoot {
+		misuse(as, "Cancel: not a root")
+		return
+	}
+	rt := rootOf(as)
+	if !rt.running.Load() {
+		return
+	}
+	rt.e.r.Post(cancelRoot, unsafe.Pointer(rt), rt.execGen.Load())
+}
+
+func cancelRoot(arg unsafe.Pointer, g uint64) {
+	rt := (*root)(arg)
+	if !rt.running.Load() || rt.execGen.Load() != g {
+		return
+	}
+	e := rt.e
+	e.cancelBelow(&rt.Steps)
+	e.finishRoot(rt, Canceled)
+}
+
+// Release gives a root back to its reactor's pool (root only). The root and
+// every accessor of its flow must not be used after; its stale accessors
+// report Valid() == false. Releasing a root that is still executing cancels
+// it and releases it when the cancel is done. Call it from the goroutine
+// that holds the root, or on the loop.
+func (as *Steps) Release() {
+	if as == nil || as.kind != kRoot {
+		misuse(as, "Release: not a root")
+		return
+	}
+	rt := rootOf(as)
+	if rt.released {
+		return
+	}
+	if rt.running.Load() {
+		rt.releaseAtEnd.Store(true)
+		as.Cancel()
+		if rt.running.Load() || !rt.releaseAtEnd.Swap(false) {
+			return // finishRoot releases it
+		}
+	}
+	rt.release()
+}
+
+func (rt *root) release() {
+	rt.discardBuilt(&rt.Steps)
+	rt.released = true
+	rt.misuse = ""
+	rt.promise = nil
+	rt.state.reset()
+	rt.fl.args.reset()
+	e := rt.e
+	if e.r.IsSameThread() {
+		rt.nextFree = e.rootLocal
+		e.rootLocal = rt
+		e.stats.RootsLive--
+		return
+	}
+	e.rootMu.Lock()
+	rt.nextFree = e.rootFree
+	e.rootFree = rt
+	e.rootsLive--
+	e.rootMu.Unlock()
+}
+
+// Promise is the end of a root's flow, to wait for from any goroutine.
+type Promise struct {
+	done chan struct{}
+	args Args
+	err  *Error
+}
+
+// Promise executes the root and returns a way to wait for the end of its
+// flow (spec 2.2.3). It allocates the Promise and its channel.
+func (as *Steps) Promise() *Promise {
+	p := &Promise{done: make(chan struct{})}
+	if as == nil || as.kind != kRoot {
+		p.err = &Error{Code: InternalError, Info: "Promise: not a root"}
+		close(p.done)
+		return p
+	}
+	rt := rootOf(as)
+	if rt.running.Load() || rt.released {
+		p.err = &Error{Code: InternalError, Info: "Promise: root is executing or released"}
+		close(p.done)
+		return p
+	}
+	rt.promise = p
+	as.Execute()
+	return p
+}
+
+// Done is closed when the flow has ended.
+func (p *Promise) Done() <-chan struct{} { return p.done }
+
+// Wait blocks until the flow ends and returns the values of its last
+// success, or an *Error (Code Canceled for a canceled flow). Do not call it
+// on the loop of a manual reactor: nothing would drive the flow.
+func (p *Promise) Wait() (*Args, error) {
+	<-p.done
+	if p.err != nil {
+		return nil, p.err
+	}
+	return &p.args, nil
+}

@@ -1,0 +1,457 @@
+package engine
+
+import (
+	"time"
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/arena"
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// current reports whether as is the step whose callback is running; if not,
+// the call is a misuse (see misuse) and current returns false.
+func (as *Steps) current(op string) bool {
+	if as == nil {
+		return false
+	}
+	if as.e.cur == as {
+		return true
+	}
+	misuse(as, op+": not called on the running step's accessor (kept past its step, or called outside its callback)")
+	return false
+}
+
+// misuse reports a violation of the API (spec 2.1: reported as InternalError).
+// With a callback running on this goroutine's loop, the running step fails
+// with InternalError and misuse does not return. Otherwise there is no step
+// to fail right now: a misuse while building a root fails that root when it
+// is executed, and a misuse on a step waiting for an External fails that
+// step; anything else (a stale accessor off the loop) is dropped.
+func misuse(as *Steps, info string) {
+	if as == nil || as.e == nil {
+		return
+	}
+	e := as.e
+	if e.r.IsSameThread() && e.cur != nil {
+		e.raiseError(e.cur, InternalError, info)
+		panic(raiseSignal)
+	}
+	switch {
+	case as.kind == kRoot:
+		if rt := rootOf(as); !rt.running.Load() && rt.misuse == "" {
+			rt.misuse = info
+		}
+	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot:
+		if rt := rootOf(as.parent); !rt.running.Load() && rt.misuse == "" {
+			rt.misuse = info
+		}
+	default:
+		if g := as.ctl.Load(); g&xMask == xArmed {
+			External{f: as, gen: g >> xBits}.fail(InternalError, info, nil)
+		}
+	}
+}
+
+// addFrame adds a sub-step of the given kind to as, checking that as may take
+// one: the running step (or the step whose error handler runs), a root that
+// is not executing, or a parallel step that has not started yet, through
+// one of those. It returns nil after a misuse that did not unwind.
+func (as *Steps) addFrame(kind uint8, op string) *Steps {
+	e := as.e
+	switch {
+	case as.kind == kRoot:
+		// Checked first: a root is built off the loop, where e.cur must not be read.
+		rt := rootOf(as)
+		if rt.running.Load() || rt.released {
+			break
+		}
+		c := rt.buildFrame(kind, as)
+		as.enqueue(c)
+		return c
+	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot:
+		// A level-0 parallel step takes branches only while its root is
+		// being built, possibly off the loop: e.cur must not be read here.
+		if rt := rootOf(as.parent); kind == kStep && as.st == stQueued && !rt.running.Load() && !rt.released {
+			c := rt.buildFrame(kind, as)
+			as.enqueue(c)
+			return c
+		}
+	case as == e.cur:
+		if as.flags&fSucceeded != 0 {
+			misuse(as, op+": called after Success")
+			return nil
+		}
+		c := e.newFrame(kind, as, as.fl)
+		as.enqueue(c)
+		return c
+	case as.kind == kParallel && as.st == stQueued && kind == kStep:
+		if p := as.parent; p == e.cur {
+			c := e.newFrame(kind, as, as.fl)
+			as.enqueue(c)
+			return c
+		}
+	}
+	misuse(as, op+": through an accessor that is not the running step's")
+	return nil
+}
+
+// Add adds a step (spec 2.2.1): f runs after the steps added before it, with
+// the values the previous step succeeded with; onerror, if given and not
+// nil, handles errors raised in f or its sub-steps. Called on a root that is
+// not executing it builds level 0; called on the running step's accessor it
+// adds sub-steps. It returns as, for chaining.
+func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
+	if as == nil {
+		return nil
+	}
+	if f == nil {
+		misuse(as, "Add: nil ExecFunc")
+		return as
+	}
+	if len(onerror) > 1 {
+		misuse(as, "Add: more than one ErrorFunc")
+		return as
+	}
+	if c := as.addFrame(kStep, "Add"); c != nil {
+		c.fn = f
+		if len(onerror) == 1 {
+			c.onerr = onerror[0]
+		}
+	}
+	return as
+}
+
+// Parallel adds a parallel step and returns its accessor (spec 1.4): each
+// Add or Sync on that accessor becomes a branch; all branches start together
+// and the step succeeds, with no values, when all have; if one fails, the
+// others are canceled and onerror (if any) handles the error.
+func (as *Steps) Parallel(onerror ...ErrorFunc) *Steps {
+	if as == nil {
+		return nil
+	}
+	if len(onerror) > 1 {
+		misuse(as, "Parallel: more than one ErrorFunc")
+		return as
+	}
+	c := as.addFrame(kParallel, "Parallel")
+	if c == nil {
+		return as
+	}
+	if len(onerror) == 1 {
+		c.onerr = onerror[0]
+	}
+	return c
+}
+
+// Sync adds a step synchronized against obj (spec 1.11): it calls
+// obj.Sync(as, f, onerror) at once, and obj adds the steps that wait,
+// enter and leave.
+func (as *Steps) Sync(obj Sync, f ExecFunc, onerror ...ErrorFunc) *Steps {
+	if as == nil {
+		return nil
+	}
+	if obj == nil {
+		misuse(as, "Sync: nil Sync object")
+		return as
+	}
+	if len(onerror) > 1 {
+		misuse(as, "Sync: more than one ErrorFunc")
+		return as
+	}
+	var eh ErrorFunc
+	if len(onerror) == 1 {
+		eh = onerror[0]
+	}
+	obj.Sync(as, f, eh)
+	return as
+}
+
+// Sync is FTN12's ISync (spec 2.1): what Steps.Sync calls.
+type Sync interface {
+	Sync(as *Steps, f ExecFunc, onerror ErrorFunc)
+}
+
+// SuccessStep adds a step that succeeds with args (spec 1.12).
+func (as *Steps) SuccessStep(args ...Value) *Steps {
+	if as == nil {
+		return nil
+	}
+	if len(args) > MaxArgs {
+		misuse(as, "SuccessStep: more than 4 values")
+		return as
+	}
+	if c := as.addFrame(kSuccess, "SuccessStep"); c != nil {
+		a := allocFor[Args](c)
+		a.set(args)
+		c.x = unsafe.Pointer(a)
+	}
+	return as
+}
+
+// State returns the flow's state: one *State per root. Nil for a nil accessor.
+func (as *Steps) State() *State {
+	if as == nil || as.fl == nil {
+		return nil
+	}
+	return &as.fl.root.state
+}
+
+// Get returns State().Get(key).
+func (as *Steps) Get(key string) any { return as.State().Get(key) }
+
+// Set is State().Set(key, v).
+func (as *Steps) Set(key string, v any) { as.State().Set(key, v) }
+
+// Exists returns State().Exists(key).
+func (as *Steps) Exists(key string) bool { return as.State().Exists(key) }
+
+// Unset is State().Unset(key).
+func (as *Steps) Unset(key string) { as.State().Unset(key) }
+
+// CopyFrom copies the steps of model, a root that is not executing, into as,
+// and the state values model has that as lacks (spec 1.5). as is the running
+// step or a root that is not executing. It returns as.
+func (as *Steps) CopyFrom(model *Steps) *Steps {
+	if as == nil {
+		return nil
+	}
+	if model == nil || model.kind != kRoot || rootOf(model).running.Load() {
+		misuse(as, "CopyFrom: the model must be a root that is not executing")
+		return as
+	}
+	for s := model.head; s != nil; s = s.next {
+		if !as.copyStep(s) {
+			return as
+		}
+	}
+	if st := as.State(); st != model.State() {
+		st.copyMissing(model.State())
+	}
+	return as
+}
+
+// copyStep adds to as a copy of the queued step s.
+func (as *Steps) copyStep(s *Steps) bool {
+	c := as.addFrame(s.kind, "CopyFrom")
+	if c == nil {
+		return false
+	}
+	c.fn, c.onerr = s.fn, s.onerr
+	switch s.kind {
+	case kParallel:
+		for b := s.head; b != nil; b = b.next {
+			if !c.copyStep(b) {
+				return false
+			}
+		}
+	case kLoop:
+		ls := allocFor[loopState](c)
+		*ls = *s.loop()
+		ls.i = 0
+		c.x = unsafe.Pointer(ls)
+	case kSuccess:
+		a := allocFor[Args](c)
+		*a = *(*Args)(s.x)
+		c.x = unsafe.Pointer(a)
+	}
+	return true
+}
+
+// Clone returns a new root on the same reactor with copies of this root's
+// steps and state values.
+func (as *Steps) Clone() *Steps {
+	if as == nil {
+		return nil
+	}
+	if as.kind != kRoot {
+		misuse(as, "Clone: not a root")
+		return nil
+	}
+	c := New(as.e.r)
+	c.CopyFrom(as)
+	return c
+}
+
+// NewInstance returns a new root on the same reactor (spec 2.2.1).
+func (as *Steps) NewInstance() *Steps {
+	if as == nil {
+		return nil
+	}
+	return New(as.e.r)
+}
+
+// Reactor returns the reactor the flow runs on.
+func (as *Steps) Reactor() *reactor.Reactor {
+	if as == nil {
+		return nil
+	}
+	return as.e.r
+}
+
+// Valid is the spec's boolean cast: false for nil, for a released root and
+// for an accessor whose step has ended (until its memory is reused).
+func (as *Steps) Valid() bool {
+	if as == nil || as.e == nil {
+		return false
+	}
+	if as.kind == kRoot {
+		return !rootOf(as).released
+	}
+	return as.status() != stFree
+}
+
+// RootID identifies the flow as runs in: unique among live roots and
+// parallel branches.
+func (as *Steps) RootID() uintptr {
+	if as == nil {
+		return 0
+	}
+	return uintptr(unsafe.Pointer(as.fl))
+}
+
+// Success completes the running step with up to four values for the next
+// step (spec 2.2.2). A step that added sub-steps must not call it, nor call
+// it twice; a parallel step's accessor takes no values. Called on a step
+// that waits (after WaitExternal, SetTimeout or SetCancel) outside its
+// callback, it acts as External().Success; prefer External, which cannot
+// be confused by a reused accessor.
+func (as *Steps) Success(args ...Value) {
+	if as == nil {
+		return
+	}
+	if as.e.cur != as {
+		if g := as.ctl.Load(); g&xMask == xArmed {
+			External{f: as, gen: g >> xBits}.Success(args...)
+			return
+		}
+		as.current("Success")
+		return
+	}
+	switch {
+	case len(args) > MaxArgs:
+		misuse(as, "Success: more than 4 values")
+	case as.flags&fSucceeded != 0:
+		misuse(as, "Success: called twice")
+	case as.head != nil:
+		misuse(as, "Success: called after sub-steps were added")
+	case as.kind == kParallel && len(args) > 0:
+		misuse(as, "Success: a parallel step takes no values")
+	}
+	as.fl.args.set(args)
+	as.flags |= fSucceeded
+}
+
+// Error fails the running step with code (spec 2.2.2); info becomes
+// State().ErrorInfo. It never returns: it unwinds to the engine, which calls
+// the error handlers. Called on a waiting step outside its callback it acts
+// as External().Error and returns.
+func (as *Steps) Error(code string, info ...string) {
+	if as == nil {
+		return
+	}
+	var inf string
+	if len(info) > 0 {
+		inf = info[0]
+	}
+	e := as.e
+	if e.cur != as {
+		if g := as.ctl.Load(); g&xMask == xArmed {
+			External{f: as, gen: g >> xBits}.Error(code, info...)
+			return
+		}
+		as.current("Error")
+		return
+	}
+	e.raiseError(as, code, inf)
+	panic(raiseSignal)
+}
+
+// execOnly checks a call that only a running step's callback may make.
+func (as *Steps) execOnly(op string) bool {
+	if !as.current(op) {
+		return false
+	}
+	if as.flags&fHandler != 0 {
+		misuse(as, op+": not allowed in an error handler")
+		return false
+	}
+	return true
+}
+
+// SetTimeout limits the running step, sub-steps included, to d (spec 1.3):
+// then it fails with Timeout. It disables implicit success. A later call
+// replaces the limit.
+func (as *Steps) SetTimeout(d time.Duration) {
+	if !as.execOnly("SetTimeout") {
+		return
+	}
+	e := as.e
+	if !as.timer.IsZero() {
+		e.r.Stop(as.timer)
+	}
+	as.timer = e.r.After(d, onTimeout, unsafe.Pointer(as), 0)
+	as.flags |= fTimeout
+}
+
+// SetCancel installs the running step's cancel handler (spec 1.3), called
+// once if the step is canceled, or before its error handler when an error
+// unwinds through it. It disables implicit success.
+func (as *Steps) SetCancel(f CancelFunc) {
+	if as.execOnly("SetCancel") {
+		as.oncancel = f
+	}
+}
+
+// WaitExternal disables implicit success (spec 1.6): the step waits for
+// Success or Error from outside its callback.
+func (as *Steps) WaitExternal() {
+	if as.execOnly("WaitExternal") {
+		as.flags |= fWait
+	}
+}
+
+// External is WaitExternal plus a handle that finishes this step later, from
+// any goroutine, even before this callback returns. Calling it again in the
+// same step returns the same handle.
+func (as *Steps) External() External {
+	if !as.execOnly("External") {
+		return External{}
+	}
+	c := as.ctl.Load()
+	if as.flags&fArmed != 0 {
+		return External{f: as, gen: c >> xBits}
+	}
+	as.flags |= fWait | fArmed
+	g := c>>xBits + 1
+	as.ctl.Store(g<<xBits | xArmed)
+	return External{f: as, gen: g}
+}
+
+// Args returns the values the previous step succeeded with, valid until the
+// running step ends.
+func (as *Steps) Args() *Args {
+	if !as.current("Args") {
+		return &Args{}
+	}
+	return &as.fl.args
+}
+
+// Arg returns Args().At(i).
+func (as *Steps) Arg(i int) Value {
+	if as == nil || as.e.cur != as {
+		as.current("Arg")
+		return Value{}
+	}
+	return as.fl.args.At(i)
+}
+
+// Stack returns zeroed memory for a T that lives until the running step is
+// destroyed (spec 1.14): completed, failed or canceled. Pointer-free types
+// come from GC-free slabs, others from typed slabs the GC sees; neither
+// allocates once warm. Never keep the pointer past the step.
+func Stack[T any](as *Steps) *T {
+	if !as.current("Stack") {
+		return new(T)
+	}
+	return arena.Alloc[T](as.e.ar, &as.scope)
+}

@@ -1,0 +1,272 @@
+package engine
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// setError records an error in the flow's State (spec 1.7): error_info,
+// last_exception (err, or an *Error made from code and info) and
+// async_stack, captured at f.
+func (e *engine) setError(f *Steps, code, info string, err error) {
+	st := &f.fl.root.state
+	st.ErrorInfo = info
+	if err == nil {
+		err = &Error{Code: code, Info: info}
+	}
+	st.LastException = err
+	e.captureStack(f, st)
+}
+
+// raiseError records an error raised by the running callback of f; the
+// caller then panics with raiseSignal.
+func (e *engine) raiseError(f *Steps, code, info string) {
+	e.setError(f, code, info, nil)
+	e.raised = raise{kind: raiseError, code: code}
+}
+
+// recordPanic turns a panic recovered from a callback of f into the state of
+// an InternalError.
+func (e *engine) recordPanic(f *Steps, v any) {
+	if f == nil {
+		return
+	}
+	st := &f.fl.root.state
+	st.ErrorInfo = fmt.Sprint(v)
+	st.LastException = &PanicError{Value: v}
+	e.captureStack(f, st)
+}
+
+// captureStack fills st.AsyncStack with the entry PCs of the step functions
+// from the root down to f, reusing its storage.
+func (e *engine) captureStack(f *Steps, st *State) {
+	s := st.AsyncStack[:0]
+	for x := f; x != nil; x = x.parent {
+		if pc := x.pc(); pc != 0 {
+			s = append(s, pc)
+		}
+	}
+	for i, j := 0, len(s)-1; i < j; i, j = i+1, j-1 {
+		s[i], s[j] = s[j], s[i]
+	}
+	st.AsyncStack = s
+}
+
+// funcPC is the entry PC of a func value, as reflect.ValueOf(f).Pointer()
+// reports it: a func value points to a closure record whose first word is
+// the code pointer.
+func funcPC(fn unsafe.Pointer) uintptr {
+	if fn == nil {
+		return 0
+	}
+	return *(*uintptr)(fn)
+}
+
+func (f *Steps) pc() uintptr {
+	switch f.kind {
+	case kStep:
+		return funcPC(*(*unsafe.Pointer)(unsafe.Pointer(&f.fn)))
+	case kBody:
+		return f.parent.loop().pc
+	}
+	return 0
+}
+
+// unwind handles an error of code raised by f (spec 1.2): f's cancel handler
+// runs, then its error handler, then those of the steps below, until one
+// recovers or the flow ends.
+func (e *engine) unwind(f *Steps, code string) { e.unwindAt(f, code, true) }
+
+// unwindFrom continues unwinding above f, whose error handler is spent.
+func (e *engine) unwindFrom(f *Steps, code string) { e.unwindAt(f, code, false) }
+
+func (e *engine) unwindAt(f *Steps, code string, handle bool) {
+	fl := f.fl
+	for {
+		fl.cur = f
+		fl.action = actNone
+		if f.ctl.Load()&xMask != xNone {
+			f.disarm()
+		}
+		e.discardQueued(f)
+		if handle {
+			e.runCancel(f)
+			if !f.timer.IsZero() {
+				e.r.Stop(f.timer)
+				f.timer = reactor.Timer{}
+			}
+			if h := f.onerr; h != nil {
+				f.onerr = nil // an error handler runs at most once (spec 1.2.1)
+				next, recovered := e.callHandler(f, h, code)
+				if recovered {
+					return
+				}
+				code = next
+			}
+		}
+		handle = true
+		if f == fl.top {
+			if fl.par != nil {
+				e.branchFailed(fl, code)
+			} else {
+				e.finishRoot(fl.root, code)
+			}
+			return
+		}
+		p := f.parent
+		e.releaseFrame(f)
+		f = p
+	}
+}
+
+// callHandler runs f's error handler h for code. It reports recovered=true
+// when the handler called Success or added steps (fl.action is then set),
+// or handled Break/Continue; otherwise it returns the code to keep
+// unwinding with: the same on a silent return, the new one after Error.
+func (e *engine) callHandler(f *Steps, h ErrorFunc, code string) (next string, recovered bool) {
+	fl := f.fl
+	f.setStatus(stRunning)
+	f.flags = f.flags&^(fSucceeded|fWait|fTimeout) | fHandler
+	f.oncancel = nil
+	if v, panicked := e.protectHandler(f, h, code); panicked {
+		e.raised = raise{kind: raiseError, code: InternalError}
+		e.recordPanic(f, v)
+	}
+	f.flags &^= fHandler
+	r := e.raised
+	e.raised = raise{}
+	switch r.kind {
+	case raiseError:
+		return r.code, false
+	case raiseBreak, raiseContinue:
+		e.loopControl(f, r)
+		return "", true
+	}
+	switch {
+	case f.flags&fSucceeded != 0:
+		fl.action = actDone
+		return "", true
+	case f.head != nil:
+		// Steps added in an error handler replace it at the same level (spec 1.2.1).
+		f.setStatus(stActive)
+		fl.args.reset()
+		fl.cur = f.dequeue()
+		fl.action = actExec
+		return "", true
+	}
+	return code, false
+}
+
+// protectHandler calls an error handler, recovering a panic.
+func (e *engine) protectHandler(f *Steps, h ErrorFunc, code string) (v any, panicked bool) {
+	defer func() {
+		e.cur = nil
+		if panicked {
+			if v = recover(); v == raiseSignal {
+				v, panicked = nil, false
+			}
+		}
+	}()
+	e.cur = f
+	panicked = true
+	h(f, code)
+	panicked = false
+	return
+}
+
+// runCancel runs f's cancel handler once. A panic in it is recorded in
+// LastException and otherwise ignored: cancellation must go on.
+func (e *engine) runCancel(f *Steps) {
+	h := f.oncancel
+	if h == nil || f.flags&fCancelDone != 0 {
+		return
+	}
+	f.flags |= fCancelDone
+	f.oncancel = nil
+	if v, panicked := e.protectCancel(f, h); panicked {
+		f.fl.root.state.LastException = &PanicError{Value: v}
+	}
+}
+
+func (e *engine) protectCancel(f *Steps, h CancelFunc) (v any, panicked bool) {
+	saved := e.cur
+	defer func() {
+		e.cur = saved
+		e.raised = raise{}
+		if panicked {
+			v = recover()
+		}
+	}()
+	e.cur = nil // nothing may be added, succeeded or failed from a cancel handler
+	panicked = true
+	h(f)
+	panicked = false
+	return
+}
+
+// cancelFrame cancels one live frame: its branches, its queued sub-steps, its
+// cancel handler. The caller releases it.
+func (e *engine) cancelFrame(x *Steps) {
+	x.disarm()
+	if x.kind == kParallel {
+		e.cancelBranches(x)
+	}
+	e.discardQueued(x)
+	e.runCancel(x)
+}
+
+// cancelBelow cancels and destroys t's live descendants, innermost first,
+// without calling their error handlers; t becomes its flow's current frame.
+func (e *engine) cancelBelow(t *Steps) {
+	fl := t.fl
+	for x := fl.cur; x != t && x != nil; {
+		p := x.parent
+		e.cancelFrame(x)
+		e.releaseFrame(x)
+		x = p
+	}
+	fl.cur = t
+	if t.kind == kParallel {
+		e.cancelBranches(t)
+	}
+}
+
+// cancelFlow cancels a branch flow entirely: every live frame from its
+// current one up to its top.
+func (e *engine) cancelFlow(fl *flow) {
+	for x := fl.cur; x != nil; {
+		p := x.parent
+		last := x == fl.top
+		e.cancelFrame(x)
+		e.releaseFrame(x)
+		if last {
+			break
+		}
+		x = p
+	}
+	fl.cur = nil
+}
+
+// onTimeout fires when a step's SetTimeout expires (spec 1.3): its waiting
+// descendants are canceled innermost first, then the step fails with Timeout.
+//
+// The timer is stopped whenever its step is destroyed, and the wheel's
+// handles are generation-checked, so a firing timer always belongs to a live
+// step.
+func onTimeout(arg unsafe.Pointer, _ uint64) {
+	t := (*Steps)(arg)
+	switch t.st {
+	case stFree, stQueued, stIdle:
+		return
+	}
+	e := t.e
+	t.timer = reactor.Timer{}
+	e.cancelBelow(t)
+	t.disarm()
+	fl := t.fl
+	fl.cur = t
+	fl.failCode, fl.failInfo, fl.failErr = Timeout, "", nil
+	e.ready(fl, actFail)
+}

@@ -1,0 +1,293 @@
+package engine
+
+import (
+	"math"
+	"unsafe"
+)
+
+// Kind is the type of the payload a Value carries.
+type Kind uint8
+
+// The kinds a Value can hold. KindNone is the zero Value.
+const (
+	KindNone Kind = iota
+	KindInt
+	KindUint
+	KindFloat
+	KindBool
+	KindStr
+	KindBytes
+	KindObj
+)
+
+var kindNames = [...]string{"None", "Int", "Uint", "Float", "Bool", "Str", "Bytes", "Obj"}
+
+// String returns the kind's name, as in "Int".
+func (k Kind) String() string {
+	if int(k) < len(kindNames) {
+		return kindNames[k]
+	}
+	return "Kind(?)"
+}
+
+// Value is one success argument passed between steps. Build one with Int,
+// Uint, Float, Bool, Str, Bytes or Obj; the zero Value is KindNone.
+//
+// Scalars, strings and byte slices are carried without heap allocation: a
+// Value is 32 bytes, laid out like FTN12 2.7's FutoInBinaryValue so that an
+// Args (four Values) has the shape of FutoInArgs:
+//
+//	offset  0  typ    FutoInBinaryValue.type: the ABI layer's; a KindObj's interface type word
+//	offset  8  word   the union: integer/float/bool bits, or a data address
+//	offset 16  ref    custom_data: the Go pointer that keeps data alive
+//	offset 24  meta   bits 0-31: length (bytes of a Str or Bytes), C's length;
+//	                  bits 32-39: Kind; bit 40: big (C's padding)
+//
+// Invariant: for KindStr and KindBytes, word == uintptr(ref); ref is what the
+// garbage collector sees, word is what C sees. For KindObj, typ and ref are
+// the interface's type and data words, both visible to the GC.
+//
+// Value has exactly four word-sized fields on purpose: the compiler keeps a
+// struct of at most four fields in registers (SSA), so building, passing and
+// reading a Value costs no memory copies; with more fields every Value went
+// through the stack and stalled on store forwarding (measured: ~40% of a step).
+type Value struct {
+	typ  unsafe.Pointer
+	word uint64
+	ref  unsafe.Pointer
+	meta uint64
+}
+
+const (
+	metaKindShift = 32
+	metaBig       = 1 << 40
+)
+
+func mkMeta(k Kind, n uint32) uint64 { return uint64(n) | uint64(k)<<metaKindShift }
+
+func (v Value) n() uint32 { return uint32(v.meta) }
+func (v Value) big() bool { return v.meta&metaBig != 0 }
+
+// eface is the runtime layout of an empty interface.
+type eface struct {
+	typ  unsafe.Pointer
+	data unsafe.Pointer
+}
+
+// Int returns a Value holding a signed integer.
+func Int(v int64) Value { return Value{word: uint64(v), meta: mkMeta(KindInt, 0)} }
+
+// Uint returns a Value holding an unsigned integer.
+func Uint(v uint64) Value { return Value{word: v, meta: mkMeta(KindUint, 0)} }
+
+// Float returns a Value holding a float64.
+func Float(v float64) Value { return Value{word: math.Float64bits(v), meta: mkMeta(KindFloat, 0)} }
+
+// Bool returns a Value holding a boolean.
+func Bool(v bool) Value {
+	var w uint64
+	if v {
+		w = 1
+	}
+	return Value{word: w, meta: mkMeta(KindBool, 0)}
+}
+
+// Str returns a Value holding a string. The string's bytes are shared, not copied.
+func Str(v string) Value {
+	if uint64(len(v)) > math.MaxUint32 {
+		return Value{ref: unsafe.Pointer(&v), meta: mkMeta(KindStr, 0) | metaBig}
+	}
+	p := unsafe.Pointer(unsafe.StringData(v))
+	return Value{word: uint64(uintptr(p)), ref: p, meta: mkMeta(KindStr, uint32(len(v)))}
+}
+
+// Bytes returns a Value holding a byte slice. The slice is shared, not copied;
+// its capacity is not kept.
+func Bytes(v []byte) Value {
+	if uint64(len(v)) > math.MaxUint32 {
+		return Value{ref: unsafe.Pointer(&v), meta: mkMeta(KindBytes, 0) | metaBig}
+	}
+	p := unsafe.Pointer(unsafe.SliceData(v))
+	return Value{word: uint64(uintptr(p)), ref: p, meta: mkMeta(KindBytes, uint32(len(v)))}
+}
+
+// Obj returns a Value holding any Go value. A nil v gives a KindObj Value
+// whose Obj() is nil. Converting v to any may allocate; the Value itself
+// does not.
+func Obj(v any) Value {
+	e := (*eface)(unsafe.Pointer(&v))
+	return Value{typ: e.typ, ref: e.data, meta: mkMeta(KindObj, 0)}
+}
+
+// Kind reports what the Value holds.
+func (v Value) Kind() Kind { return Kind(v.meta >> metaKindShift) }
+
+// Int returns the integer of a KindInt or KindUint Value, the truncated
+// number of a KindFloat, 0 or 1 for KindBool, and 0 otherwise.
+func (v Value) Int() int64 {
+	switch v.Kind() {
+	case KindInt, KindUint, KindBool:
+		return int64(v.word)
+	case KindFloat:
+		return int64(math.Float64frombits(v.word))
+	}
+	return 0
+}
+
+// Uint returns the Value as an unsigned integer, converting as Int does.
+func (v Value) Uint() uint64 {
+	switch v.Kind() {
+	case KindInt, KindUint, KindBool:
+		return v.word
+	case KindFloat:
+		return uint64(math.Float64frombits(v.word))
+	}
+	return 0
+}
+
+// Float returns the Value as a float64: the number of a KindFloat, the
+// converted integer of a KindInt or KindUint, and 0 otherwise.
+func (v Value) Float() float64 {
+	switch v.Kind() {
+	case KindFloat:
+		return math.Float64frombits(v.word)
+	case KindInt:
+		return float64(int64(v.word))
+	case KindUint:
+		return float64(v.word)
+	}
+	return 0
+}
+
+// Bool returns true for a KindBool true and for a non-zero number.
+func (v Value) Bool() bool {
+	switch v.Kind() {
+	case KindBool, KindInt, KindUint:
+		return v.word != 0
+	case KindFloat:
+		return math.Float64frombits(v.word) != 0
+	}
+	return false
+}
+
+// Str returns the string of a KindStr Value, the bytes of a KindBytes Value
+// as a string (shared, not copied: do not change the slice after), the
+// string of a KindObj holding a string, and "" otherwise.
+func (v Value) Str() string {
+	switch v.Kind() {
+	case KindStr, KindBytes:
+		if v.big() {
+			if v.Kind() == KindStr {
+				return *(*string)(v.ref)
+			}
+			b := *(*[]byte)(v.ref)
+			return unsafe.String(unsafe.SliceData(b), len(b))
+		}
+		return unsafe.String((*byte)(v.ref), int(v.n()))
+	case KindObj:
+		s, _ := v.Obj().(string)
+		return s
+	}
+	return ""
+}
+
+// Bytes returns the slice of a KindBytes Value, the bytes of a KindStr Value
+// (shared, read-only: never write to them), the slice of a KindObj holding
+// a []byte, and nil otherwise.
+func (v Value) Bytes() []byte {
+	switch v.Kind() {
+	case KindStr, KindBytes:
+		if v.big() {
+			if v.Kind() == KindBytes {
+				return *(*[]byte)(v.ref)
+			}
+			s := *(*string)(v.ref)
+			return unsafe.Slice(unsafe.StringData(s), len(s))
+		}
+		if v.ref == nil {
+			return nil
+		}
+		return unsafe.Slice((*byte)(v.ref), int(v.n()))
+	case KindObj:
+		b, _ := v.Obj().([]byte)
+		return b
+	}
+	return nil
+}
+
+// Obj returns the Go value of a KindObj Value; for the other kinds it
+// returns the payload as its natural Go type (int64, uint64, float64, bool,
+// string, []byte), which allocates, or nil for KindNone.
+func (v Value) Obj() any {
+	switch v.Kind() {
+	case KindObj:
+		var r any
+		e := (*eface)(unsafe.Pointer(&r))
+		e.typ = v.typ
+		e.data = v.ref
+		return r
+	case KindInt:
+		return v.Int()
+	case KindUint:
+		return v.Uint()
+	case KindFloat:
+		return v.Float()
+	case KindBool:
+		return v.Bool()
+	case KindStr:
+		return v.Str()
+	case KindBytes:
+		return v.Bytes()
+	}
+	return nil
+}
+
+// MaxArgs is how many Values one success may carry, as FutoInArgs holds.
+const MaxArgs = 4
+
+// Args is the list of Values a step succeeded with: at most four, laid out
+// as FTN12 2.7's FutoInArgs. Its length is the position of the last Value
+// that is not KindNone, so an explicit trailing zero Value is not counted.
+//
+// The *Args a step gets from Steps.Args is valid until that step ends; copy
+// the Values out to keep them.
+type Args struct {
+	v [MaxArgs]Value
+}
+
+// Len returns the number of Values.
+func (a *Args) Len() int {
+	for i := MaxArgs - 1; i >= 0; i-- {
+		if a.v[i].meta != 0 {
+			return i + 1
+		}
+	}
+	return 0
+}
+
+// At returns Value i, or the zero Value when i is out of range.
+func (a *Args) At(i int) Value {
+	if uint(i) >= MaxArgs {
+		return Value{}
+	}
+	return a.v[i]
+}
+
+// set replaces the contents with vals; len(vals) <= MaxArgs is checked by
+// the caller. Only the slots in use are written: the common one-value
+// success copies 32 bytes, not 128.
+func (a *Args) set(vals []Value) {
+	old := a.Len()
+	for i := range vals {
+		a.v[i] = vals[i]
+	}
+	for i := len(vals); i < old; i++ {
+		a.v[i] = Value{}
+	}
+}
+
+func (a *Args) reset() {
+	for i := a.Len() - 1; i >= 0; i-- {
+		a.v[i] = Value{}
+	}
+}

@@ -1,0 +1,48 @@
+// Package reactor is the event loop that runs engine flows: FTN12's
+// AsyncTool (spec 2.6) plus the plumbing the engine needs.
+//
+// A Reactor is owned by one goroutine, "the loop". Work reaches it three ways:
+//
+//   - from the loop itself: Immediate and Deferred become timers in a
+//     hierarchical timer wheel (an Immediate is a timer due now), so every
+//     loop-side task has a generation-checked Handle for free;
+//   - from any other goroutine: tasks go through a bounded lock-free MPSC
+//     ring (see package ring); the Handle of such a task is its position in
+//     the ring;
+//   - from the engine: a Runner hook (SetRunner) that the loop calls on every
+//     iteration, so the engine can run its own ready queue of flows without
+//     a task per step.
+//
+// # Contract between the loop and the engine
+//
+// The engine relies on exactly these guarantees:
+//
+//   - Post(cb, arg, aux) is safe from any goroutine, never allocates, never
+//     drops work and never spins forever: when the ring is full the caller
+//     waits (yielding, then sleeping with backoff) until the loop frees a
+//     slot, which is backpressure rather than loss. After Close it reports
+//     false and does nothing.
+//   - After, Stop and the Runner are called on the loop only.
+//   - Callbacks run on the loop, one at a time, never re-entrantly: a
+//     callback that posts more work sees it run after it returns.
+//   - Callbacks posted from one goroutine run in the order posted; timers
+//     fire in deadline order, equal deadlines in the order scheduled.
+//   - IsSameThread is true exactly when called on the loop.
+//
+// # Clock and timers
+//
+// Time advances in ticks of Options.Tick (1ms by default). A timer for delay
+// d scheduled at time t fires at the first tick boundary at or after t+d:
+// never early, at most one tick late.
+//
+// # Manual reactors
+//
+// NewManual returns a reactor with no thread and a virtual clock, for
+// deterministic tests: "the loop" is whoever calls Iterate, RunUntilIdle or
+// Advance, and the clock moves only in Advance.
+//
+// # Panics
+//
+// A panic in a callback is recovered: it is passed to the PanicHandler
+// (by default it is printed to standard error) and the loop goes on.
+package reactor

@@ -1,0 +1,637 @@
+package reactor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/arena"
+	"github.com/asyncsteps/asyncsteps/internal/goid"
+	"github.com/asyncsteps/asyncsteps/ring"
+	"github.com/asyncsteps/asyncsteps/timerwheel"
+)
+
+// Options configures a Reactor. The zero Options is valid.
+type Options struct {
+	CPU      int           // pin the loop's OS thread to this CPU; -1 = no pinning
+	Tick     time.Duration // timer wheel resolution; 0 = 1ms
+	RingSize int           // cross-thread submission ring capacity; 0 = default
+}
+
+// DefaultRingSize is the capacity of the submission ring when Options.RingSize is 0.
+const DefaultRingSize = 1 << 14
+
+// ErrClosed is returned by Run on a reactor that was already closed, and
+// reported by tasks submitted after Close.
+var ErrClosed = errors.New("reactor: closed")
+
+// ErrManual is returned by Run on a reactor made with NewManual.
+var ErrManual = errors.New("reactor: Run on a manual reactor; drive it with Iterate, RunUntilIdle or Advance")
+
+// task is one unit of work sent through the MPSC ring.
+type task struct {
+	fn    func()
+	cb    func(arg unsafe.Pointer, aux uint64)
+	arg   unsafe.Pointer
+	aux   uint64
+	th    timerwheel.Handle // taskCancelTimer
+	delay time.Duration     // deferred tasks only
+	kind  uint8
+}
+
+const (
+	taskImmediate uint8 = iota
+	taskDeferred
+	taskCall
+	taskCancelTimer // cancel the loop-side timer th
+)
+
+// Runner is the engine's hook into the loop: it runs whatever the engine has
+// ready and reports whether more is ready now.
+type Runner func() bool
+
+// Reactor is an event loop. See the package documentation for its contract.
+type Reactor struct {
+	// Loop-owned state: touched only on the loop goroutine.
+	wheel   *timerwheel.Wheel
+	arena   *arena.Arena
+	running int // nesting depth of Iterate/RunUntilIdle/Advance on a manual reactor
+
+	// Set once before the loop starts, read-only afterwards.
+	manual bool
+	tick   time.Duration
+	epoch  time.Time
+	extMu  sync.Mutex
+	ext    atomic.Pointer[extSlot]
+
+	// virtual is the manual clock, as time since epoch. Written only by the
+	// loop; atomic because Now may be called from any goroutine.
+	virtual atomic.Int64
+
+	// loopG is goid.Current() of the loop while it runs, 0 otherwise. On a
+	// manual reactor it is also the drive lock: a goroutine becomes the loop
+	// by CASing it from 0, so another goroutine can take the loop's role
+	// between drives (IsValid, Cancel) instead of waiting for a drive that
+	// may never come.
+	loopG  atomic.Uintptr
+	closed atomic.Bool
+	inbox  *ring.MPSC[task]
+
+	// overflow takes what a full ring cannot on a manual reactor, whose
+	// loop runs only when its owner drives it: waiting there would
+	// deadlock a test that posts more than the ring holds between drives.
+	overflowMu     sync.Mutex
+	overflow       []task
+	overflowActive atomic.Bool   // a producer that sees it set appends to overflow, keeping its own order
+	overflowSeq    uint64        // overflow positions handed out; under overflowMu
+	overflowDone   atomic.Uint64 // overflow positions below it were taken by the loop
+	batch          []task        // loop-owned scratch for draining the overflow
+	wake           func()        // real reactors: wakes a sleeping loop; nil for manual
+
+	// remote bookkeeping: rare paths (cancel of a cross-goroutine task, and
+	// cross-goroutine Deferred), kept off the hot path behind one mutex.
+	remoteMu       sync.Mutex
+	remoteCanceled map[uint64]struct{}          // positions canceled before the loop took them
+	remoteTimers   map[uint64]timerwheel.Handle // positions of remote Deferred tasks now in the wheel
+	remoteFns      map[uint64]func()            // their callbacks, by the same position
+	remotePending  atomic.Int32                 // len(remoteCanceled), read without the lock
+
+	// PanicHandler receives the value of a panic recovered from a callback.
+	// Set it before the loop starts. The default prints to standard error.
+	PanicHandler func(v any)
+}
+
+func newReactor(opts Options, manual bool) *Reactor {
+	tick := opts.Tick
+	if tick <= 0 {
+		tick = time.Millisecond
+	}
+	size := opts.RingSize
+	if size <= 0 {
+		size = DefaultRingSize
+	}
+	r := &Reactor{
+		wheel:  timerwheel.New(0),
+		arena:  arena.New(),
+		manual: manual,
+		tick:   tick,
+		epoch:  time.Now(),
+		inbox:  ring.NewMPSC[task](size),
+	}
+	r.PanicHandler = func(v any) { fmt.Fprintf(os.Stderr, "reactor: recovered panic in callback: %v\n", v) }
+	return r
+}
+
+// NewManual returns a deterministic reactor for tests: no thread, a virtual
+// clock that starts at the current wall time and moves only in Advance.
+func NewManual() *Reactor { return newReactor(Options{CPU: -1}, true) }
+
+// Arena returns the reactor's pooled memory. Loop only.
+func (r *Reactor) Arena() *arena.Arena { return r.arena }
+
+// extSlot is what the layer above attaches to a reactor.
+type extSlot struct {
+	v   any
+	run Runner
+}
+
+// Ext returns the value attached by ExtOrInit, or nil. Safe from any goroutine.
+func (r *Reactor) Ext() any {
+	if s := r.ext.Load(); s != nil {
+		return s.v
+	}
+	return nil
+}
+
+// ExtOrInit returns the value attached to the reactor for the layer above
+// (the engine keeps its per-reactor pools there), attaching init()'s result
+// and its Runner the first time. Safe from any goroutine; init runs at most
+// once per reactor. The Runner, if not nil, is called by the loop on every
+// iteration to run the layer's ready work.
+func (r *Reactor) ExtOrInit(init func() (any, Runner)) any {
+	if s := r.ext.Load(); s != nil {
+		return s.v
+	}
+	r.extMu.Lock()
+	defer r.extMu.Unlock()
+	if s := r.ext.Load(); s != nil {
+		return s.v
+	}
+	v, run := init()
+	r.ext.Store(&extSlot{v: v, run: run})
+	return v
+}
+
+// Tick returns the timer resolution.
+func (r *Reactor) Tick() time.Duration { return r.tick }
+
+// IsSameThread reports whether the caller is the loop.
+func (r *Reactor) IsSameThread() bool { return r.loopG.Load() == goid.Current() }
+
+// Now returns the loop's clock: virtual under NewManual, the wall clock otherwise.
+func (r *Reactor) Now() time.Time { return r.epoch.Add(r.elapsed()) }
+
+func (r *Reactor) elapsed() time.Duration {
+	if r.manual {
+		return time.Duration(r.virtual.Load())
+	}
+	return time.Since(r.epoch)
+}
+
+// deadlineTick is the first tick whose boundary is at or after now+d.
+func (r *Reactor) deadlineTick(d time.Duration) uint64 {
+	if d < 0 {
+		d = 0
+	}
+	t := r.elapsed() + d
+	return uint64((t + r.tick - 1) / r.tick)
+}
+
+// currentTick is the last tick boundary at or before now.
+func (r *Reactor) currentTick() uint64 { return uint64(r.elapsed() / r.tick) }
+
+// Immediate schedules fn to run on the loop as soon as possible. Safe from
+// any goroutine; callbacks run in the order posted. Returns the zero Handle
+// after Close.
+func (r *Reactor) Immediate(fn func()) Handle {
+	if r.IsSameThread() {
+		return Handle{t: r.wheel.Add(r.wheel.Now(), timerwheel.Entry{Fn: fn}), kind: handleTimer}
+	}
+	pos, ok := r.push(task{fn: fn, kind: taskImmediate})
+	if !ok {
+		return Handle{}
+	}
+	return Handle{pos: pos, kind: handleRemote}
+}
+
+// Deferred schedules fn to run on the loop after d. Safe from any goroutine.
+// Returns the zero Handle after Close.
+func (r *Reactor) Deferred(d time.Duration, fn func()) Handle {
+	if r.IsSameThread() {
+		return Handle{t: r.wheel.Add(r.deadlineTick(d), timerwheel.Entry{Fn: fn}), kind: handleTimer}
+	}
+	pos, ok := r.push(task{fn: fn, delay: d, kind: taskDeferred})
+	if !ok {
+		return Handle{}
+	}
+	return Handle{pos: pos, kind: handleRemote}
+}
+
+// Cancel cancels a task scheduled with Immediate or Deferred. It is not an
+// error if the task already ran, was canceled, or h is the zero Handle.
+// Safe from any goroutine.
+func (r *Reactor) Cancel(h Handle) {
+	switch h.kind {
+	case handleTimer:
+		if r.IsSameThread() {
+			r.wheel.Cancel(h.t)
+			return
+		}
+		if r.manual {
+			r.enter()
+			r.wheel.Cancel(h.t)
+			r.leave()
+			return
+		}
+		// The wheel belongs to the loop: let the loop cancel it. Handles are
+		// generation-checked, so a late cancel never hits a newer timer.
+		r.push(task{th: h.t, kind: taskCancelTimer})
+	case handleRemote:
+		r.remoteMu.Lock()
+		if r.pending(h.pos) {
+			if r.remoteCanceled == nil {
+				r.remoteCanceled = make(map[uint64]struct{})
+			}
+			if _, dup := r.remoteCanceled[h.pos]; !dup {
+				r.remoteCanceled[h.pos] = struct{}{}
+				r.remotePending.Add(1)
+			}
+		} else if th, ok := r.remoteTimers[h.pos]; ok {
+			delete(r.remoteTimers, h.pos)
+			if r.IsSameThread() {
+				r.wheel.Cancel(th)
+			}
+			// Off the loop, the wheel entry stays until it falls due; its
+			// callback finds no record in remoteTimers and does nothing.
+		}
+		r.remoteMu.Unlock()
+	}
+}
+
+// IsValid reports whether h still refers to a task that has not run and was
+// not canceled. Safe from any goroutine; for a timer scheduled on the loop,
+// an answer off the loop is a snapshot that may already be stale.
+func (r *Reactor) IsValid(h Handle) bool {
+	switch h.kind {
+	case handleTimer:
+		if r.IsSameThread() {
+			return r.wheel.Valid(h.t)
+		}
+		return r.offLoopTimerValid(h.t)
+	case handleRemote:
+		r.remoteMu.Lock()
+		defer r.remoteMu.Unlock()
+		if r.pending(h.pos) {
+			_, canceled := r.remoteCanceled[h.pos]
+			return !canceled && !r.closed.Load()
+		}
+		_, ok := r.remoteTimers[h.pos]
+		return ok
+	}
+	return false
+}
+
+// offLoopTimerValid answers IsValid for a loop-side timer asked from another
+// goroutine. The wheel is not safe to read there: a manual reactor is taken
+// between drives; a running loop is asked through the ring and answers
+// through a channel. It is the slow path by design.
+func (r *Reactor) offLoopTimerValid(h timerwheel.Handle) bool {
+	if r.manual {
+		r.enter()
+		defer r.leave()
+		return r.wheel.Valid(h)
+	}
+	ch := make(chan bool, 1)
+	if _, ok := r.push(task{fn: func() { ch <- r.wheel.Valid(h) }, kind: taskImmediate}); !ok {
+		return false
+	}
+	return <-ch
+}
+
+// Timer is a compact handle for a timer made with After; the zero Timer is
+// not a timer. Generation-checked like Handle.
+type Timer struct{ h timerwheel.Handle }
+
+// IsZero reports whether t is the zero Timer.
+func (t Timer) IsZero() bool { return t.h.IsZero() }
+
+// After schedules cb(arg, aux) on the loop after d, without allocating. Loop only.
+// It is the engine's timer: arg is typically a frame and aux its generation.
+func (r *Reactor) After(d time.Duration, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) Timer {
+	return Timer{r.wheel.Add(r.deadlineTick(d), timerwheel.Entry{Cb: cb, Arg: arg, Aux: aux})}
+}
+
+// Stop cancels a timer made with After. A stale or zero Timer is ignored. Loop only.
+func (r *Reactor) Stop(t Timer) {
+	if !t.h.IsZero() {
+		r.wheel.Cancel(t.h)
+	}
+}
+
+// Post runs cb(arg, aux) on the loop. Safe from any goroutine, never
+// allocates. Called on the loop, it runs after the current callback returns.
+// It reports false, doing nothing, after Close.
+func (r *Reactor) Post(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
+	if r.IsSameThread() {
+		r.wheel.Add(r.wheel.Now(), timerwheel.Entry{Cb: cb, Arg: arg, Aux: aux})
+		return true
+	}
+	_, ok := r.push(task{cb: cb, arg: arg, aux: aux, kind: taskCall})
+	return ok
+}
+
+// push hands t to the loop through the ring. When the ring is full a real
+// reactor's caller waits for the loop (backpressure), and a manual
+// reactor's queues the task in its overflow list.
+func (r *Reactor) push(t task) (uint64, bool) {
+	for spins := 0; ; spins++ {
+		if r.closed.Load() {
+			return 0, false
+		}
+		if r.manual && r.overflowActive.Load() {
+			return r.pushOverflow(t), true
+		}
+		if pos, ok := r.inbox.TryPushPos(t); ok {
+			if r.wake != nil {
+				r.wake()
+			}
+			return pos, true
+		}
+		if r.manual {
+			return r.pushOverflow(t), true
+		}
+		// Full: the loop is behind. Yield first; if that is not enough the
+		// loop is busy for longer, so sleep with a capped backoff instead of
+		// burning the core the loop may need.
+		if r.wake != nil {
+			r.wake()
+		}
+		if spins < 16 {
+			runtime.Gosched()
+		} else {
+			d := time.Microsecond << min(spins-16, 10)
+			time.Sleep(d)
+		}
+	}
+}
+
+// overflowBit marks the position of a task in the overflow list, a sequence
+// of its own, so that a Handle never confuses it with a ring position.
+const overflowBit = 1 << 63
+
+func (r *Reactor) pushOverflow(t task) uint64 {
+	r.overflowMu.Lock()
+	pos := overflowBit | r.overflowSeq
+	r.overflowSeq++
+	r.overflow = append(r.overflow, t)
+	r.overflowActive.Store(true)
+	r.overflowMu.Unlock()
+	return pos
+}
+
+// pending reports whether the task at pos has not been taken by the loop yet.
+func (r *Reactor) pending(pos uint64) bool {
+	if pos&overflowBit != 0 {
+		return pos&^overflowBit >= r.overflowDone.Load()
+	}
+	return pos >= r.inbox.Consumed()
+}
+
+// drainOverflow runs the overflowed tasks. The ring is emptied first, under
+// the lock: every task a producer put in the ring before it overflowed is
+// in the ring by now, and while the flag is set no producer adds to the ring
+// behind the tasks taken here, so each producer's order holds.
+func (r *Reactor) drainOverflow() {
+	r.overflowMu.Lock()
+	b := r.batch[:0]
+	for {
+		t, ok := r.inbox.TryPop()
+		if !ok {
+			break
+		}
+		b = append(b, t)
+	}
+	fromRing := len(b)
+	b = append(b, r.overflow...)
+	clear(r.overflow)
+	r.overflow = r.overflow[:0]
+	first := r.overflowDone.Load()
+	r.overflowDone.Store(r.overflowSeq)
+	r.overflowActive.Store(false)
+	r.overflowMu.Unlock()
+	ringPos := r.inbox.Consumed() - uint64(fromRing)
+	for i := range b {
+		pos := ringPos + uint64(i)
+		if i >= fromRing {
+			pos = overflowBit | (first + uint64(i-fromRing))
+		}
+		r.runTask(b[i], pos)
+		b[i] = task{}
+	}
+	r.batch = b[:0]
+}
+
+// enter marks the caller as the loop for the duration of a manual drive.
+// enter makes the caller the loop of a manual reactor, waiting for another
+// goroutine's drive to end. Nested calls from the loop just count.
+func (r *Reactor) enter() {
+	me := goid.Current()
+	if r.loopG.Load() == me {
+		r.running++ // a callback driving its own manual reactor
+		return
+	}
+	for spins := 0; !r.loopG.CompareAndSwap(0, me); spins++ {
+		if spins < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	r.running = 1
+}
+
+func (r *Reactor) leave() {
+	r.running--
+	if r.running == 0 {
+		r.loopG.Store(0)
+	}
+}
+
+// maxInboxBatch bounds how many cross-goroutine tasks one iteration takes,
+// so a flood from other goroutines cannot starve timers and flows.
+const maxInboxBatch = 1024
+
+// iterate runs what is ready now, once: posted tasks, due timers, then the
+// engine's ready flows. It reports whether work is still ready.
+func (r *Reactor) iterate() bool {
+	for i := 0; i < maxInboxBatch; i++ {
+		t, ok := r.inbox.TryPop()
+		if !ok {
+			break
+		}
+		r.runTask(t, r.inbox.Consumed()-1)
+	}
+	if r.overflowActive.Load() {
+		r.drainOverflow()
+	}
+	now := r.currentTick()
+	for {
+		e, ok := r.wheel.Poll(now)
+		if !ok {
+			break
+		}
+		r.runEntry(e)
+	}
+	more := false
+	if s := r.ext.Load(); s != nil && s.run != nil {
+		more = s.run()
+	}
+	if more || r.inbox.Len() > 0 || r.overflowActive.Load() {
+		return true
+	}
+	if next, ok := r.wheel.NextDeadline(); ok && next <= now {
+		return true
+	}
+	return false
+}
+
+func (r *Reactor) runTask(t task, pos uint64) {
+	if r.remotePending.Load() != 0 && r.takeCanceled(pos) {
+		return
+	}
+	switch t.kind {
+	case taskImmediate:
+		r.safeCall(t.fn)
+	case taskCall:
+		r.safeCb(t.cb, t.arg, t.aux)
+	case taskCancelTimer:
+		r.wheel.Cancel(t.th)
+	case taskDeferred:
+		h := r.wheel.Add(r.deadlineTick(t.delay), timerwheel.Entry{Cb: fireRemoteTimer, Arg: unsafe.Pointer(r), Aux: pos})
+		r.remoteMu.Lock()
+		if r.remoteTimers == nil {
+			r.remoteTimers = make(map[uint64]timerwheel.Handle)
+			r.remoteFns = make(map[uint64]func())
+		}
+		r.remoteTimers[pos] = h
+		r.remoteFns[pos] = t.fn
+		r.remoteMu.Unlock()
+	}
+}
+
+func (r *Reactor) takeCanceled(pos uint64) bool {
+	r.remoteMu.Lock()
+	defer r.remoteMu.Unlock()
+	if _, ok := r.remoteCanceled[pos]; ok {
+		delete(r.remoteCanceled, pos)
+		r.remotePending.Add(-1)
+		return true
+	}
+	return false
+}
+
+func fireRemoteTimer(arg unsafe.Pointer, pos uint64) {
+	r := (*Reactor)(arg)
+	r.remoteMu.Lock()
+	_, live := r.remoteTimers[pos]
+	fn := r.remoteFns[pos]
+	delete(r.remoteTimers, pos)
+	delete(r.remoteFns, pos)
+	r.remoteMu.Unlock()
+	if live {
+		r.safeCall(fn)
+	}
+}
+
+func (r *Reactor) runEntry(e timerwheel.Entry) {
+	if e.Cb != nil {
+		r.safeCb(e.Cb, e.Arg, e.Aux)
+		return
+	}
+	r.safeCall(e.Fn)
+}
+
+// safeCall and safeCb contain a panic to the one callback that raised it. The
+// engine recovers its own panics, so this defer is the last line for user
+// code given to Immediate or Deferred; it is open-coded and costs ~1ns.
+func (r *Reactor) safeCall(fn func()) {
+	defer r.recoverPanic()
+	fn()
+}
+
+func (r *Reactor) safeCb(cb func(unsafe.Pointer, uint64), arg unsafe.Pointer, aux uint64) {
+	defer r.recoverPanic()
+	cb(arg, aux)
+}
+
+func (r *Reactor) recoverPanic() {
+	if v := recover(); v != nil {
+		if h := r.PanicHandler; h != nil {
+			h(v)
+		}
+	}
+}
+
+// Iterate runs the work that is ready now, once, and reports whether work is
+// still ready. Timers not yet due are not ready work. NewManual only.
+func (r *Reactor) Iterate() bool {
+	r.enter()
+	defer r.leave()
+	return r.iterate()
+}
+
+// RunUntilIdle iterates until nothing is ready. NewManual only.
+func (r *Reactor) RunUntilIdle() {
+	r.enter()
+	defer r.leave()
+	for r.iterate() {
+	}
+}
+
+// Advance moves the virtual clock forward by d, tick by tick, firing due
+// timers in deadline order (including timers scheduled during the advance
+// that fall due within it) and running the work they make ready. NewManual only.
+func (r *Reactor) Advance(d time.Duration) {
+	r.enter()
+	defer r.leave()
+	for r.iterate() {
+	}
+	target := time.Duration(r.virtual.Load()) + d
+	for {
+		next, ok := r.wheel.NextDeadline()
+		if !ok {
+			break
+		}
+		at := time.Duration(next) * r.tick
+		if at > target {
+			break
+		}
+		if at > time.Duration(r.virtual.Load()) {
+			r.virtual.Store(int64(at))
+		}
+		for r.iterate() {
+		}
+	}
+	r.virtual.Store(int64(target))
+	for r.iterate() {
+	}
+}
+
+// Close stops the reactor. Safe from any goroutine and idempotent. Tasks
+// still queued are dropped; later submissions report failure (Post returns
+// false, Immediate and Deferred return the zero Handle).
+func (r *Reactor) Close() error {
+	if r.closed.Swap(true) {
+		return nil
+	}
+	if r.wake != nil {
+		r.wake()
+	}
+	return nil
+}
+
+// Closed reports whether Close was called.
+func (r *Reactor) Closed() bool { return r.closed.Load() }
+
+// Run runs the loop until Close. A manual reactor has no loop to run.
+func (r *Reactor) Run() error {
+	if r.manual {
+		return ErrManual
+	}
+	return errors.New("reactor: not started")
+}

@@ -1,0 +1,176 @@
+package ring
+
+import (
+	"math/bits"
+	"sync/atomic"
+)
+
+// padSize separates fields written by different cores. See "Layout" in the
+// package documentation for why it is 128 and not 64.
+const padSize = 128
+
+type pad [padSize]byte
+
+// maxCapacity bounds NewMPSC and NewSPSC so that rounding up to a power of
+// two cannot overflow int.
+const maxCapacity = 1 << (bits.UintSize - 2)
+
+// roundCapacity returns the smallest power of two >= n, and at least 2.
+func roundCapacity(n int) int {
+	if n <= 2 {
+		return 2
+	}
+	if n > maxCapacity {
+		panic("ring: capacity too large")
+	}
+	return 1 << bits.Len(uint(n-1))
+}
+
+// slot pairs a value with the sequence number that says whether it has
+// been published; see the MPSC invariants in the package documentation.
+type slot[T any] struct {
+	seq atomic.Uint64
+	val T
+}
+
+// MPSC is a bounded multi-producer, single-consumer FIFO queue.
+//
+// Any goroutine may push; only one goroutine at a time may pop. The zero
+// value is not usable; create queues with [NewMPSC]. An MPSC must not be
+// copied after first use.
+type MPSC[T any] struct {
+	_ pad
+	// Read-only after construction, shared by every role.
+	slots []slot[T]
+	mask  uint64
+	_     pad
+	// enq is the next position to hand to a producer. deqCache is a lower
+	// bound of deq kept beside enq, so that producers, who must write this
+	// line anyway, rarely need to read the consumer's line.
+	enq      atomic.Uint64
+	deqCache atomic.Uint64
+	_        pad
+	// deq is the next position the consumer will pop.
+	deq atomic.Uint64
+	_   pad
+}
+
+// NewMPSC returns an empty queue holding up to capacity items. capacity is
+// rounded up to a power of two, and values below 2 become 2. It panics if
+// the rounded capacity would not fit in an int.
+func NewMPSC[T any](capacity int) *MPSC[T] {
+	c := roundCapacity(capacity)
+	// Every seq starts at 0, which is "not published" for every position
+	// because position p is published as p+1 >= 1.
+	return &MPSC[T]{
+		slots: make([]slot[T], c),
+		mask:  uint64(c - 1),
+	}
+}
+
+// TryPush appends v and reports whether there was room. It never blocks;
+// when it returns false the queue is unchanged and v was not taken.
+func (q *MPSC[T]) TryPush(v T) bool {
+	_, ok := q.TryPushPos(v)
+	return ok
+}
+
+// TryPushPos is TryPush that also returns the position assigned to v, so
+// the caller can later check whether v has been popped with
+// pos < q.Consumed(). The first item ever pushed has position 0. pos is
+// meaningless when ok is false.
+func (q *MPSC[T]) TryPushPos(v T) (pos uint64, ok bool) {
+	lap := int64(q.mask + 1)
+	for {
+		pos = q.enq.Load()
+		// Signed differences: by the time deqCache or deq is loaded, the
+		// consumer may already be past a stale pos.
+		if int64(pos-q.deqCache.Load()) >= lap {
+			// Full by the cached bound; only the consumer's own index can
+			// say whether it really is.
+			deq := q.deq.Load()
+			if int64(pos-deq) >= lap {
+				return 0, false
+			}
+			// Producers may store out of order and move deqCache back;
+			// any value once read from deq is still a valid lower bound.
+			q.deqCache.Store(deq)
+		}
+		if q.enq.CompareAndSwap(pos, pos+1) {
+			s := &q.slots[pos&q.mask]
+			s.val = v
+			s.seq.Store(pos + 1)
+			return pos, true
+		}
+		// Another producer took pos; retry at the new enq.
+	}
+}
+
+// TryPop removes and returns the oldest item. It reports false when the
+// item at the next position has not been published yet, which includes an
+// empty queue; see "Progress" in the package documentation. Only the
+// consumer may call it.
+func (q *MPSC[T]) TryPop() (T, bool) {
+	var zero T
+	pos := q.deq.Load()
+	s := &q.slots[pos&q.mask]
+	if s.seq.Load() != pos+1 {
+		return zero, false
+	}
+	v := s.val
+	s.val = zero
+	q.deq.Store(pos + 1)
+	return v, true
+}
+
+// TryPopBatch pops up to len(dst) items into dst, oldest first, and returns
+// how many it popped. It stops at the first position that is not yet
+// published. It costs one atomic store per call instead of one per item,
+// so a reactor draining its inbox should prefer it to repeated TryPop.
+// Only the consumer may call it.
+func (q *MPSC[T]) TryPopBatch(dst []T) int {
+	var zero T
+	start := q.deq.Load()
+	pos := start
+	for i := range dst {
+		s := &q.slots[pos&q.mask]
+		if s.seq.Load() != pos+1 {
+			break
+		}
+		dst[i] = s.val
+		s.val = zero
+		pos++
+	}
+	if pos != start {
+		q.deq.Store(pos)
+	}
+	return int(pos - start)
+}
+
+// Consumed returns how many items the consumer has popped, which is also
+// the position of the next item it will pop: the item pushed at position p
+// has been popped if and only if p < Consumed(). It may be called from any
+// goroutine; observing Consumed() > p happens after the consumer finished
+// popping p.
+func (q *MPSC[T]) Consumed() uint64 {
+	return q.deq.Load()
+}
+
+// Len returns the number of items pushed and not yet popped, counting
+// pushes that have claimed a position but not yet published it. Under
+// concurrent use it is a snapshot that may already be stale; it is always
+// in [0, Cap()].
+func (q *MPSC[T]) Len() int {
+	deq := q.deq.Load() // before enq: see invariant 6 in the package doc.
+	enq := q.enq.Load()
+	n := enq - deq
+	if n > q.mask+1 {
+		n = q.mask + 1
+	}
+	return int(n)
+}
+
+// Cap returns the capacity after rounding.
+func (q *MPSC[T]) Cap() int {
+	return int(q.mask + 1)
+}
