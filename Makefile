@@ -1,0 +1,47 @@
+# asyncsteps: the two commands a fresh machine (Go and gcc only) needs are
+# `make bench` (the main job) and `make test`.
+
+GO       ?= go
+PKGS     := ./...
+BENCHPKG := ./bench
+
+.PHONY: all test vet race benchcompile bench profile fmt clean
+
+all: test
+
+# test: vet, the race-enabled test suite, and every benchmark once so that
+# they keep compiling and running.
+test: vet race benchcompile
+
+vet:
+	$(GO) vet $(PKGS)
+	cd bench && $(GO) vet ./...
+	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files need formatting'; exit 1; }
+
+race:
+	$(GO) test -race -count=1 $(PKGS)
+	cd bench && $(GO) test -race -count=1 ./...
+
+benchcompile:
+	$(GO) test -run '^$$' -bench . -benchtime=1x $(PKGS)
+	cd bench && $(GO) test -run '^$$' -bench . -benchtime=1x ./...
+
+# bench: the engine's scenarios beside the idiomatic goroutine peers, as one
+# table (ns/op, allocs/op, ratio), plus the timer wheel against time.AfterFunc.
+bench:
+	cd bench && $(GO) run ./cmd/benchtable
+	$(GO) test -run '^$$' -bench 'AddCancel' -benchmem ./timerwheel
+
+# profile: CPU and allocation profiles of the engine scenarios into profiles/.
+profile:
+	mkdir -p profiles
+	$(GO) test -run '^$$' -bench 'Simple|Sequential|ParallelExternal|ParallelWaitLoop|Timeout' -benchmem \
+		-cpuprofile profiles/engine.cpu.prof -memprofile profiles/engine.mem.prof \
+		-o profiles/engine.test ./engine
+	$(GO) tool pprof -top -nodecount=30 profiles/engine.test profiles/engine.cpu.prof
+
+fmt:
+	gofmt -w $$(git ls-files '*.go')
+
+clean:
+	rm -f profiles/*.prof profiles/*.test

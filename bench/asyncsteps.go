@@ -1,0 +1,430 @@
+package bench
+
+import (
+	"fmt"
+	"runtime/debug"
+	"testing"
+	"time"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// This file is our implementation of every scenario (impl=asyncsteps).
+//
+// Each scenario is a fixture (setup, one operation, teardown) on its own
+// reactor.NewManual, so that the benchmarks and the zero-allocation tests in
+// asyncsteps_test.go run the same code. Every fixture is driven two ways,
+// with the same operation code:
+//
+//   - driver=goroutine (Simple, Sequential, ...): the benchmark goroutine
+//     calls the operation between drives of the reactor, i.e. off the loop.
+//     engine.New and Release take the root pool's mutex, Execute and
+//     External.Success post to the reactor's MPSC submission ring, and every
+//     RunUntilIdle takes the loop (the CAS that makes its caller the loop
+//     goroutine) and gives it back.
+//   - driver=loop (SimpleOnLoop, SequentialOnLoop, ...): the whole
+//     benchmark body (setup, warm-up, timed loop, checks) runs inside one
+//     r.Immediate callback, on the loop (r.IsSameThread() is true), as the
+//     C++ reference benchmarks run everything on the AsyncTool's thread and
+//     as a server's own flows are created and driven by its loop. New and
+//     Release use the loop-local pool, Execute queues the flow on the
+//     engine's ready queue, External.Success applies at once, and the
+//     operation runs flows to completion with a nested r.RunUntilIdle (a
+//     callback may drive its own manual reactor). The callback runs on the
+//     benchmark goroutine (a manual reactor has no thread of its own), so
+//     b.ResetTimer and b.StopTimer are called from inside it.
+
+// drainEvery bounds how many tasks the benchmark goroutine posts to the
+// reactor between two drives (driver=goroutine only: on the loop nothing is
+// posted). A post to a full submission ring waits for the
+// loop to free a slot (reactor's contract: backpressure, not loss); on a
+// manual reactor the benchmark goroutine is the loop, so posting more than
+// the ring holds without driving it would wait forever. 30,000 flows need
+// more posts than reactor.DefaultRingSize.
+const drainEvery = reactor.DefaultRingSize / 4
+
+// onLoop runs fn on r's loop: posted with r.Immediate from the calling
+// goroutine, which then runs the loop (r.RunUntilIdle) and so runs fn
+// itself. Inside fn, r.IsSameThread() is true. It reports an error if fn
+// did not run on the loop, or panicked (the reactor contains a callback's
+// panic, so it is caught here and reported with its stack).
+func onLoop(r *reactor.Reactor, fn func()) (err error) {
+	ran, same := false, false
+	r.Immediate(func() {
+		defer func() {
+			if v := recover(); v != nil {
+				err = fmt.Errorf("panic on the loop: %v\n%s", v, debug.Stack())
+			}
+		}()
+		ran, same = true, r.IsSameThread()
+		fn()
+	})
+	r.RunUntilIdle()
+	switch {
+	case err != nil:
+		return err
+	case !ran:
+		return fmt.Errorf("the loop callback did not run")
+	case !same:
+		return fmt.Errorf("the loop callback ran with IsSameThread() == false")
+	}
+	return nil
+}
+
+// --- Simple ---
+
+type simpleFixture struct {
+	r    *reactor.Reactor
+	step engine.ExecFunc
+	ran  int
+}
+
+func newSimple() *simpleFixture {
+	s := &simpleFixture{r: reactor.NewManual()}
+	s.step = func(*engine.Steps) { s.ran++ }
+	return s
+}
+
+// op is one whole flow: a root from the pool, one empty step, Execute, run
+// until idle, Release.
+func (s *simpleFixture) op() {
+	root := engine.New(s.r)
+	root.Add(s.step)
+	root.Execute()
+	s.r.RunUntilIdle()
+	root.Release()
+}
+
+// Simple: engine.New on a warm manual reactor, one empty step, Execute,
+// r.RunUntilIdle, root.Release. b.N counts flows.
+func Simple(b *testing.B) {
+	s := newSimple()
+	for range warmRounds {
+		s.op()
+	}
+	s.ran = 0
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		s.op()
+	}
+	b.StopTimer()
+	if s.ran != b.N {
+		fatalf(b, "Simple: %d of %d steps ran", s.ran, b.N)
+	}
+}
+
+// --- Sequential ---
+
+type sequentialFixture struct {
+	r    *reactor.Reactor
+	root *engine.Steps
+	step engine.ExecFunc
+	last int64
+}
+
+func newSequential() *sequentialFixture {
+	s := &sequentialFixture{r: reactor.NewManual()}
+	s.root = engine.New(s.r)
+	s.step = func(as *engine.Steps) {
+		v := as.Arg(0).Int() + 1
+		s.last = v
+		as.Success(engine.Int(v))
+	}
+	return s
+}
+
+// round builds the root with n steps (the root is reused: a finished root
+// takes new steps), executes it and checks that the value went through all
+// of them.
+func (s *sequentialFixture) round(n int) error {
+	s.last = -1
+	for range n {
+		s.root.Add(s.step)
+	}
+	s.root.Execute()
+	s.r.RunUntilIdle()
+	if s.last != int64(n) {
+		return fmt.Errorf("Sequential: %d steps ended with value %d, want %d", n, s.last, n)
+	}
+	return nil
+}
+
+// Sequential: one flow of SequentialSteps steps, each succeeding with the
+// Int it received plus one. b.N counts steps: b.N/SequentialSteps full
+// rounds and one shorter round for the remainder.
+func Sequential(b *testing.B) {
+	s := newSequential()
+	for range 16 {
+		if err := s.round(SequentialSteps); err != nil {
+			fatalf(b, "%v", err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for left := b.N; left > 0; {
+		n := min(left, SequentialSteps)
+		if err := s.round(n); err != nil {
+			fatalf(b, "%v", err)
+		}
+		left -= n
+	}
+	b.StopTimer()
+	reportPer(b, "step")
+}
+
+// --- Parallel ---
+
+type parallelFixture struct {
+	r     *reactor.Reactor
+	roots []*engine.Steps
+	exts  []engine.External
+	wait  engine.ExecFunc
+}
+
+func newParallel() *parallelFixture {
+	p := &parallelFixture{
+		r:     reactor.NewManual(),
+		roots: make([]*engine.Steps, 0, ParallelFlows),
+		exts:  make([]engine.External, 0, ParallelFlows),
+	}
+	p.wait = func(as *engine.Steps) { p.exts = append(p.exts, as.External()) }
+	return p
+}
+
+// batch starts n flows whose one step waits for an External, runs the loop
+// until all of them wait, completes every External from the benchmark
+// goroutine, runs the loop until all flows have ended, and releases the
+// roots.
+func (p *parallelFixture) batch(n int) error {
+	p.roots, p.exts = p.roots[:0], p.exts[:0]
+	for i := range n {
+		root := engine.New(p.r)
+		root.Add(p.wait)
+		root.Execute()
+		p.roots = append(p.roots, root)
+		if (i+1)%drainEvery == 0 {
+			p.r.RunUntilIdle()
+		}
+	}
+	p.r.RunUntilIdle()
+	if len(p.exts) != n {
+		return fmt.Errorf("Parallel: %d of %d flows reached their waiting step", len(p.exts), n)
+	}
+	for i, x := range p.exts {
+		if !x.Success() {
+			return fmt.Errorf("Parallel: External.Success of flow %d of %d reported false", i, n)
+		}
+		if (i+1)%drainEvery == 0 {
+			p.r.RunUntilIdle()
+		}
+	}
+	p.r.RunUntilIdle()
+	if st := engine.EngineStats(p.r); st.FramesLive != 0 {
+		return fmt.Errorf("Parallel: %d step frames still live after all %d flows were completed", st.FramesLive, n)
+	}
+	for _, root := range p.roots {
+		root.Release()
+	}
+	return nil
+}
+
+// Parallel: batches of ParallelFlows flows, each one step that takes
+// as.External() and waits; once all wait, the benchmark goroutine completes
+// them all, then runs the loop. b.N counts flows.
+func Parallel(b *testing.B) {
+	p := newParallel()
+	for range 2 {
+		if err := p.batch(ParallelFlows); err != nil {
+			fatalf(b, "%v", err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for left := b.N; left > 0; {
+		n := min(left, ParallelFlows)
+		if err := p.batch(n); err != nil {
+			fatalf(b, "%v", err)
+		}
+		left -= n
+	}
+	b.StopTimer()
+	reportPer(b, "flow")
+}
+
+// --- ParallelWaitLoop ---
+
+type waitLoopFixture struct {
+	r     *reactor.Reactor
+	roots []*engine.Steps
+	slots []engine.External // slots[i]: what flow i's current iteration waits for
+
+	stop      bool // bodies Break instead of waiting
+	quota     int  // how many slots the driver completes this round
+	completed int
+	drive     func()
+}
+
+// newWaitLoop starts ParallelFlows flows, each one Loop whose body stores
+// its External in the flow's slot and waits.
+func newWaitLoop() (*waitLoopFixture, error) {
+	w := &waitLoopFixture{
+		r:     reactor.NewManual(),
+		roots: make([]*engine.Steps, ParallelFlows),
+		slots: make([]engine.External, ParallelFlows),
+	}
+	// The driver runs on the loop, as the C++ reference's driver flow does:
+	// a task posted once per round completes the stored Externals.
+	w.drive = func() {
+		for _, x := range w.slots[:min(w.quota, len(w.slots))] {
+			if x.Success() {
+				w.completed++
+			}
+		}
+	}
+	for i := range w.roots {
+		root := engine.New(w.r)
+		root.Loop(func(as *engine.Steps) {
+			if w.stop {
+				as.Break()
+			}
+			w.slots[i] = as.External()
+		})
+		root.Execute()
+		w.roots[i] = root
+		if (i+1)%drainEvery == 0 {
+			w.r.RunUntilIdle()
+		}
+	}
+	w.r.RunUntilIdle()
+	for i, x := range w.slots {
+		if !x.Valid() {
+			return nil, fmt.Errorf("ParallelWaitLoop: flow %d is not waiting after start", i)
+		}
+	}
+	return w, nil
+}
+
+// round completes the current iteration of the first n flows (n ≤
+// ParallelFlows) from one driver task, and runs the loop until each of them
+// waits again in its next iteration.
+func (w *waitLoopFixture) round(n int) error {
+	w.quota, w.completed = n, 0
+	w.r.Immediate(w.drive)
+	w.r.RunUntilIdle()
+	if w.completed != n {
+		return fmt.Errorf("ParallelWaitLoop: the driver completed %d of %d iterations", w.completed, n)
+	}
+	return nil
+}
+
+// close breaks every loop and releases the roots.
+func (w *waitLoopFixture) close() error {
+	w.stop = true
+	if err := w.round(len(w.slots)); err != nil {
+		return err
+	}
+	if st := engine.EngineStats(w.r); st.FramesLive != 0 {
+		return fmt.Errorf("ParallelWaitLoop: %d step frames still live after every loop broke", st.FramesLive)
+	}
+	for _, root := range w.roots {
+		root.Release()
+	}
+	return nil
+}
+
+// ParallelWaitLoop: ParallelFlows flows, each looping on a body that waits
+// for an External; a driver on the loop completes all stored Externals each
+// round. b.N counts iterations, spread over the flows.
+func ParallelWaitLoop(b *testing.B) {
+	w, err := newWaitLoop()
+	if err != nil {
+		fatalf(b, "%v", err)
+	}
+	for range 2 {
+		if err := w.round(ParallelFlows); err != nil {
+			fatalf(b, "%v", err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for left := b.N; left > 0; {
+		n := min(left, ParallelFlows)
+		if err := w.round(n); err != nil {
+			fatalf(b, "%v", err)
+		}
+		left -= n
+	}
+	b.StopTimer()
+	reportPer(b, "iter")
+	if err := w.close(); err != nil {
+		fatalf(b, "%v", err)
+	}
+}
+
+// --- Timeout ---
+
+type timeoutFixture struct {
+	r    *reactor.Reactor
+	root *engine.Steps
+	step engine.ExecFunc
+	ext  engine.External
+}
+
+func newTimeout() *timeoutFixture {
+	t := &timeoutFixture{r: reactor.NewManual()}
+	t.root = engine.New(t.r)
+	t.step = func(as *engine.Steps) {
+		as.SetTimeout(time.Second)
+		t.ext = as.External()
+	}
+	return t
+}
+
+// op runs a step that sets a 1s timeout and waits; the benchmark goroutine
+// completes it through its External long before the (virtual) second ends.
+func (t *timeoutFixture) op() error {
+	t.root.Add(t.step)
+	t.root.Execute()
+	t.r.RunUntilIdle()
+	if !t.ext.Success() {
+		return fmt.Errorf("Timeout: External.Success reported false: the step was not waiting")
+	}
+	t.r.RunUntilIdle()
+	return nil
+}
+
+// check reports an error any run of the flow recorded (State is kept
+// across runs of a reused root).
+func (t *timeoutFixture) check() error {
+	if err := t.root.State().LastException; err != nil {
+		return fmt.Errorf("Timeout: the flow failed: %v", err)
+	}
+	if st := engine.EngineStats(t.r); st.FramesLive != 0 {
+		return fmt.Errorf("Timeout: %d step frames still live after the flow ended", st.FramesLive)
+	}
+	return nil
+}
+
+// Timeout: a step calls as.SetTimeout(time.Second), then succeeds through
+// its External before the timeout. b.N counts flows.
+func Timeout(b *testing.B) {
+	t := newTimeout()
+	for range warmRounds {
+		if err := t.op(); err != nil {
+			fatalf(b, "%v", err)
+		}
+	}
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := t.op(); err != nil {
+			fatalf(b, "%v", err)
+		}
+	}
+	b.StopTimer()
+	if err := t.check(); err != nil {
+		fatalf(b, "%v", err)
+	}
+}

@@ -1,0 +1,264 @@
+// Command benchtable runs the bench package's scenarios, ours and the
+// goroutine peer of each, and prints one table: time and allocations per
+// unit of work, the peer/ours ratio, and whether ours meets its target.
+//
+// It calls testing.Benchmark on the same functions `go test -bench` runs,
+// so each run auto-scales b.N to -benchtime. With -count N each
+// implementation runs N times, interleaved with its peer, and the run with
+// the median time is shown.
+//
+//	cd bench && go run ./cmd/benchtable [-scenarios RE] [-count N] [-benchtime D]
+//
+// It exits 1 if a benchmark failed (a wrong result), 2 if one did not finish
+// within -timeout (goroutine stacks are printed: a deadlock), and, with
+// -strict, 3 if a target was not met.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/asyncsteps/asyncsteps/bench"
+)
+
+func main() {
+	fs := flag.NewFlagSet("benchtable", flag.ExitOnError)
+	scenarios := fs.String("scenarios", "", "run only scenarios whose name matches this regexp (default all)")
+	count := fs.Int("count", 3, "runs per implementation; the median is shown")
+	benchtime := fs.Duration("benchtime", time.Second, "target duration of each run (testing's -benchtime)")
+	timeout := fs.Duration("timeout", 2*time.Minute, "give up on a run that takes longer (a deadlock) and exit 2")
+	strict := fs.Bool("strict", false, "exit 3 if a target is not met")
+	fs.Parse(os.Args[1:])
+
+	if *count < 1 {
+		fmt.Fprintln(os.Stderr, "benchtable: -count must be at least 1")
+		os.Exit(2)
+	}
+	var match *regexp.Regexp
+	if *scenarios != "" {
+		var err error
+		if match, err = regexp.Compile(*scenarios); err != nil {
+			fmt.Fprintf(os.Stderr, "benchtable: -scenarios: %v\n", err)
+			os.Exit(2)
+		}
+	}
+	testing.Init()
+	if err := flag.CommandLine.Set("test.benchtime", benchtime.String()); err != nil {
+		fmt.Fprintf(os.Stderr, "benchtable: -benchtime: %v\n", err)
+		os.Exit(2)
+	}
+
+	var rows []row
+	for _, s := range bench.Scenarios {
+		if match == nil || match.MatchString(s.Name) {
+			rows = append(rows, row{s: s})
+		}
+	}
+	if len(rows) == 0 {
+		fmt.Fprintf(os.Stderr, "benchtable: no scenario matches %q\n", *scenarios)
+		os.Exit(2)
+	}
+
+	header := fmt.Sprintf("%s %s/%s, GOMAXPROCS=%d, %d CPUs; -benchtime %v -count %d",
+		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.GOMAXPROCS(0), runtime.NumCPU(), *benchtime, *count)
+	for i := range rows {
+		r := &rows[i]
+		for n := range *count {
+			for _, impl := range []struct {
+				name string
+				f    func(*testing.B)
+				res  *[]result
+			}{
+				{bench.ImplAsyncSteps, r.s.Ours, &r.ours},
+				{bench.ImplGoroutines, r.s.Peer, &r.peer},
+			} {
+				name := fmt.Sprintf("%s/impl=%s", r.s.Name, impl.name)
+				fmt.Fprintf(os.Stderr, "running %s (%d/%d)\n", name, n+1, *count)
+				*impl.res = append(*impl.res, run(name, impl.f, *timeout, func(w io.Writer) {
+					fmt.Fprintln(w, header)
+					printTable(w, rows[:i+1])
+				}))
+			}
+		}
+	}
+
+	fmt.Println(header)
+	fmt.Println()
+	failed, missed := printTable(os.Stdout, rows)
+	switch {
+	case failed:
+		os.Exit(1)
+	case missed && *strict:
+		os.Exit(3)
+	}
+}
+
+type row struct {
+	s          bench.Scenario
+	ours, peer []result
+}
+
+// result is one run of one implementation.
+type result struct {
+	ns     float64 // per unit: b.N counts units
+	allocs uint64  // in the measured part, in all
+	n      int
+	err    string // the run failed
+}
+
+func (r result) allocsPerUnit() float64 { return float64(r.allocs) / float64(r.n) }
+
+// run runs f once with testing.Benchmark. If it does not return within
+// timeout, the table so far and every goroutine's stack are printed, and the
+// program exits 2.
+func run(name string, f func(*testing.B), timeout time.Duration, partial func(io.Writer)) result {
+	watchdog := time.AfterFunc(timeout, func() {
+		fmt.Fprintf(os.Stderr, "\nbenchtable: %s did not finish within %v: deadlock? goroutines:\n\n", name, timeout)
+		buf := make([]byte, 1<<20)
+		os.Stderr.Write(buf[:runtime.Stack(buf, true)])
+		fmt.Fprintln(os.Stderr)
+		partial(os.Stderr)
+		os.Exit(2)
+	})
+	defer watchdog.Stop()
+	bench.TakeFailure()
+	br := testing.Benchmark(f)
+	if br.N == 0 {
+		msg := bench.TakeFailure()
+		if msg == "" {
+			msg = "failed"
+		}
+		fmt.Fprintf(os.Stderr, "benchtable: %s: %s\n", name, msg)
+		return result{err: msg}
+	}
+	return result{ns: float64(br.T.Nanoseconds()) / float64(br.N), allocs: br.MemAllocs, n: br.N}
+}
+
+// median returns the run with the median time, or a failed run if any
+// failed; ok is false when there is none.
+func median(rs []result) (result, bool) {
+	if len(rs) == 0 {
+		return result{}, false
+	}
+	for _, r := range rs {
+		if r.err != "" {
+			return r, true
+		}
+	}
+	s := slices.Clone(rs)
+	slices.SortFunc(s, func(a, b result) int {
+		switch {
+		case a.ns < b.ns:
+			return -1
+		case a.ns > b.ns:
+			return 1
+		}
+		return 0
+	})
+	return s[len(s)/2], true
+}
+
+// printTable prints rows as an aligned Markdown table and reports whether a
+// run failed and whether a target was missed.
+func printTable(w io.Writer, rows []row) (failed, missed bool) {
+	cells := [][]string{{"scenario", "per", "asyncsteps ns/op", "allocs/op", "goroutines ns/op", "allocs/op", "ratio (peer/ours)", "target", "met?"}}
+	var notes []string
+	for _, r := range rows {
+		ours, okO := median(r.ours)
+		peer, okP := median(r.peer)
+		c := []string{r.s.Name, r.s.Unit, "", "", "", "", "", r.s.Target(), ""}
+		if okO {
+			c[2], c[3] = fmtNs(ours), fmtAllocs(ours)
+		}
+		if okP {
+			c[4], c[5] = fmtNs(peer), fmtAllocs(peer)
+		}
+		if okO && okP && ours.err == "" && peer.err == "" {
+			c[6] = fmt.Sprintf("%.1fx", peer.ns/ours.ns)
+		}
+		switch {
+		case !okO:
+		case ours.err != "":
+			c[8] = "FAIL"
+		case r.s.Met(ours.ns, ours.allocs):
+			c[8] = "yes"
+		default:
+			c[8] = "no"
+			missed = true
+		}
+		for _, x := range []struct {
+			impl string
+			r    result
+		}{{bench.ImplAsyncSteps, ours}, {bench.ImplGoroutines, peer}} {
+			if x.r.err != "" {
+				failed = true
+				notes = append(notes, fmt.Sprintf("%s/impl=%s: %s", r.s.Name, x.impl, x.r.err))
+			}
+		}
+		cells = append(cells, c)
+	}
+	widths := make([]int, len(cells[0]))
+	for _, c := range cells {
+		for i, s := range c {
+			widths[i] = max(widths[i], len([]rune(s)))
+		}
+	}
+	for k, c := range cells {
+		var b strings.Builder
+		b.WriteString("|")
+		for i, s := range c {
+			pad := strings.Repeat(" ", widths[i]-len([]rune(s)))
+			if i >= 2 && i <= 6 && k > 0 {
+				s = pad + s // numbers align right
+			} else {
+				s += pad
+			}
+			fmt.Fprintf(&b, " %s |", s)
+		}
+		fmt.Fprintln(w, b.String())
+		if k == 0 {
+			b.Reset()
+			b.WriteString("|")
+			for i := range c {
+				fmt.Fprintf(&b, "%s|", strings.Repeat("-", widths[i]+2))
+			}
+			fmt.Fprintln(w, b.String())
+		}
+	}
+	for _, n := range notes {
+		fmt.Fprintln(w, "FAIL:", n)
+	}
+	return failed, missed
+}
+
+func fmtNs(r result) string {
+	if r.err != "" {
+		return "FAIL"
+	}
+	switch {
+	case r.ns < 10:
+		return fmt.Sprintf("%.2f", r.ns)
+	case r.ns < 100:
+		return fmt.Sprintf("%.1f", r.ns)
+	}
+	return fmt.Sprintf("%.0f", r.ns)
+}
+
+// fmtAllocs shows exactly 0 only when the run allocated nothing at all.
+func fmtAllocs(r result) string {
+	switch {
+	case r.err != "":
+		return "FAIL"
+	case r.allocs == 0:
+		return "0"
+	}
+	return fmt.Sprintf("%.3g", r.allocsPerUnit())
+}

@@ -1,0 +1,27 @@
+// Package bench compares the asyncsteps engine with the idiomatic Go way of
+// doing the same work: a goroutine per flow, channels and sync.WaitGroup.
+//
+// It lives in its own module (github.com/asyncsteps/asyncsteps/bench) so
+// that peers and their dependencies never leak into the main module; nothing
+// imports it.
+//
+// The scenarios are those of the C++ reference implementation's benchmarks
+// (FutoIn core-cpp-ri-asyncsteps, bench/): Simple, Parallel and
+// ParallelWaitLoop, plus Sequential and Timeout. Each is implemented twice,
+// one file per implementation:
+//
+//   - asyncsteps.go: ours, on a warm reactor.NewManual driven by the
+//     benchmark goroutine (no loop thread, so the numbers are the engine's
+//     own cost, not a scheduler's);
+//   - goroutines.go: the peer, with the runtime's scheduler doing the work.
+//
+// scenarios.go holds the table of scenarios (Scenarios), their units and
+// their targets. The functions are exported so that both `go test -bench`
+// (scenarios_test.go) and the cmd/benchtable program (testing.Benchmark)
+// run exactly the same code.
+//
+// Every benchmark calls b.ReportAllocs, warms its pools up before
+// b.ResetTimer, checks its result (a wrong value fails the benchmark), and
+// reports its own unit (ns/step, ns/flow, ns/iter) beside ns/op, which
+// always means the same thing: b.N counts units, not rounds.
+package bench

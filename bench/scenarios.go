@@ -1,0 +1,146 @@
+package bench
+
+import (
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// Implementation names, as they appear in sub-benchmark names
+// (BenchmarkSimple/impl=asyncsteps): benchstat compares runs by them.
+const (
+	ImplAsyncSteps = "asyncsteps"
+	ImplGoroutines = "goroutines"
+)
+
+// Sizes shared by both implementations of a scenario.
+const (
+	// SequentialSteps is how many steps one Sequential round chains.
+	SequentialSteps = 1024
+	// ParallelFlows is how many flows are alive at once in Parallel and
+	// ParallelWaitLoop (the C++ reference's Parallel_LIMIT).
+	ParallelFlows = 30000
+)
+
+// Scenario is one row of the comparison: a workload, our implementation,
+// the idiomatic Go peer, and the target ours must meet.
+type Scenario struct {
+	Name string // BenchmarkName; sub-benchmarks are impl=asyncsteps and impl=goroutines
+	Unit string // what b.N counts: "op", "step", "flow" or "iter"
+	What string // one line: what one unit is
+
+	Ours func(b *testing.B) // impl=asyncsteps
+	Peer func(b *testing.B) // impl=goroutines
+
+	// Targets for Ours. MaxNs is per Unit; 0 means no time target.
+	MaxNs      float64
+	ZeroAllocs bool
+}
+
+// Target describes the scenario's targets, e.g. "≤150 ns/flow, 0 allocs".
+func (s Scenario) Target() string {
+	var t string
+	if s.MaxNs > 0 {
+		t = fmt.Sprintf("≤%g ns/%s", s.MaxNs, s.Unit)
+	}
+	if s.ZeroAllocs {
+		if t != "" {
+			t += ", "
+		}
+		t += "0 allocs"
+	}
+	return t
+}
+
+// Met reports whether a result of Ours meets the targets: nsPerUnit within
+// MaxNs, and no allocation in the measured part when ZeroAllocs is set.
+func (s Scenario) Met(nsPerUnit float64, allocs uint64) bool {
+	if s.MaxNs > 0 && nsPerUnit > s.MaxNs {
+		return false
+	}
+	return !s.ZeroAllocs || allocs == 0
+}
+
+// Scenarios is the table, in the order the reports print it.
+var Scenarios = []Scenario{
+	{
+		Name: "Simple", Unit: "op",
+		What: "new root, one empty step, Execute, run until idle, Release",
+		Ours: Simple, Peer: SimpleGoroutines,
+		MaxNs: 60, ZeroAllocs: true,
+	},
+	{
+		Name: "Sequential", Unit: "step",
+		What: "one step of a 1024-step flow passing an Int to the next",
+		Ours: Sequential, Peer: SequentialGoroutines,
+		MaxNs: 5, ZeroAllocs: true,
+	},
+	{
+		Name: "Parallel", Unit: "flow",
+		What: "one of 30,000 flows started, left waiting, then completed",
+		Ours: Parallel, Peer: ParallelGoroutines,
+		MaxNs: 150, ZeroAllocs: true,
+	},
+	{
+		Name: "ParallelWaitLoop", Unit: "iter",
+		What: "one iteration of one of 30,000 loops waiting on an external event",
+		Ours: ParallelWaitLoop, Peer: ParallelWaitLoopGoroutines,
+		MaxNs: 40, ZeroAllocs: true,
+	},
+	{
+		Name: "Timeout", Unit: "op",
+		What: "a step with a 1s timeout completed externally before it expires",
+		Ours: Timeout, Peer: TimeoutGoroutines,
+		ZeroAllocs: true,
+	},
+}
+
+// Lookup returns the scenario called name.
+func Lookup(name string) (Scenario, bool) {
+	for _, s := range Scenarios {
+		if s.Name == name {
+			return s, true
+		}
+	}
+	return Scenario{}, false
+}
+
+// reportPer reports the benchmark's time per unit under its own name
+// ("ns/step", ...). ns/op already means the same, since b.N counts units;
+// the extra metric makes the unit explicit in benchstat output.
+func reportPer(b *testing.B, unit string) {
+	if unit == "op" || b.N == 0 {
+		return
+	}
+	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N), "ns/"+unit)
+}
+
+// warmRounds is how many times a benchmark runs its operation before
+// b.ResetTimer, so that pools, free lists and the goroutine cache are full.
+const warmRounds = 1000
+
+var (
+	failMu   sync.Mutex
+	failLast string
+)
+
+// fatalf fails the benchmark and remembers why, for TakeFailure:
+// testing.Benchmark, which cmd/benchtable uses, discards a failed
+// benchmark's output.
+func fatalf(b *testing.B, format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	failMu.Lock()
+	failLast = msg
+	failMu.Unlock()
+	b.Fatal(msg)
+}
+
+// TakeFailure returns, and forgets, the message of the last benchmark that
+// failed, or "".
+func TakeFailure() string {
+	failMu.Lock()
+	defer failMu.Unlock()
+	msg := failLast
+	failLast = ""
+	return msg
+}

@@ -1,0 +1,45 @@
+package bench
+
+import "testing"
+
+// Each scenario runs both implementations side by side, named by parameter
+// so benchstat can compare them: BenchmarkSimple/impl=asyncsteps,
+// BenchmarkSimple/impl=goroutines.
+
+func BenchmarkSimple(b *testing.B)           { runScenario(b, "Simple") }
+func BenchmarkSequential(b *testing.B)       { runScenario(b, "Sequential") }
+func BenchmarkParallel(b *testing.B)         { runScenario(b, "Parallel") }
+func BenchmarkParallelWaitLoop(b *testing.B) { runScenario(b, "ParallelWaitLoop") }
+func BenchmarkTimeout(b *testing.B)          { runScenario(b, "Timeout") }
+
+func runScenario(b *testing.B, name string) {
+	s, ok := Lookup(name)
+	if !ok {
+		b.Fatalf("no scenario %q", name)
+	}
+	b.Run("impl="+ImplAsyncSteps, s.Ours)
+	b.Run("impl="+ImplGoroutines, s.Peer)
+}
+
+// TestScenarioTable keeps the table and the Benchmark functions above in
+// step: every scenario has both implementations and a target.
+func TestScenarioTable(t *testing.T) {
+	seen := map[string]bool{}
+	for _, s := range Scenarios {
+		if seen[s.Name] {
+			t.Errorf("scenario %s listed twice", s.Name)
+		}
+		seen[s.Name] = true
+		if s.Ours == nil || s.Peer == nil {
+			t.Errorf("scenario %s lacks an implementation", s.Name)
+		}
+		if s.Target() == "" {
+			t.Errorf("scenario %s has no target", s.Name)
+		}
+	}
+	for _, name := range []string{"Simple", "Sequential", "Parallel", "ParallelWaitLoop", "Timeout"} {
+		if !seen[name] {
+			t.Errorf("BenchmarkX for %s has no scenario", name)
+		}
+	}
+}
