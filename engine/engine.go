@@ -18,6 +18,8 @@ type engine struct {
 
 	readyHead, readyTail *flow
 
+	runHead *root // roots whose flow is running, linked by prevRun/nextRun
+
 	// cur is the frame whose callback (or error handler) is running, nil
 	// between callbacks. Execution-API calls are valid only on cur.
 	cur *Steps
@@ -104,10 +106,28 @@ const (
 )
 
 func engineOf(r *reactor.Reactor) *engine {
-	return r.ExtOrInit(func() (any, reactor.Runner) {
+	return r.ExtOrInit(func() reactor.Ext {
 		e := &engine{r: r, ar: r.Arena()}
-		return e, e.runReady
+		return reactor.Ext{
+			Value: e,
+			Run:   e.runReady,
+			Ready: func() bool { return e.readyHead != nil },
+			Close: e.closeAll,
+		}
 	}).(*engine)
+}
+
+// closeAll ends every flow still running when the reactor shuts down: each
+// is canceled (cancel handlers run) and ends with Canceled, info "reactor
+// closed", so no Promise waits forever.
+func (e *engine) closeAll() {
+	for rt := e.runHead; rt != nil; rt = e.runHead {
+		rt.state.ErrorInfo = "reactor closed"
+		rt.state.LastException = &Error{Code: Canceled, Info: "reactor closed"}
+		e.cancelBelow(&rt.Steps)
+		e.finishRoot(rt, Canceled)
+	}
+	e.readyHead, e.readyTail = nil, nil
 }
 
 // Stats returns the engine's counters for r. Loop only (or while no loop runs).

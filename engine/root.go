@@ -33,7 +33,8 @@ type root struct {
 	spareN, spareCap int
 	built, created   int // frames taken/allocated while building, handed to the loop's counters at start
 
-	nextFree *root
+	nextFree         *root
+	prevRun, nextRun *root // in engine.runHead while running
 }
 
 func rootOf(f *Steps) *root { return (*root)(unsafe.Pointer(f)) }
@@ -154,6 +155,11 @@ func startRoot(arg unsafe.Pointer, _ uint64) {
 // whether there is one; a root with no steps, or one misused while being
 // built, ends here.
 func (e *engine) prepareStart(rt *root) bool {
+	rt.nextRun = e.runHead
+	if e.runHead != nil {
+		e.runHead.prevRun = rt
+	}
+	e.runHead = rt
 	e.stats.FramesLive += rt.built
 	e.stats.FramesCreated += rt.created
 	rt.spareCap = max(rt.spareCap, rt.built)
@@ -180,6 +186,15 @@ func (e *engine) prepareStart(rt *root) bool {
 
 // finishRoot ends the root's flow: success when code is "", else failure.
 func (e *engine) finishRoot(rt *root, code string) {
+	if rt.prevRun != nil {
+		rt.prevRun.nextRun = rt.nextRun
+	} else if e.runHead == rt {
+		e.runHead = rt.nextRun
+	}
+	if rt.nextRun != nil {
+		rt.nextRun.prevRun = rt.prevRun
+	}
+	rt.prevRun, rt.nextRun = nil, nil
 	fl := &rt.fl
 	e.discardQueued(&rt.Steps)
 	fl.cur = &rt.Steps

@@ -79,6 +79,13 @@ type Reactor struct {
 	// between drives (IsValid, Cancel) instead of waiting for a drive that
 	// may never come.
 	loopG  atomic.Uintptr
+
+	os       *osLoop     // real reactors only: poller, eventfd, timerfd
+	started  atomic.Bool // Run was called (or Close made it impossible)
+	sleeping atomic.Bool // the loop may be blocked in the poller: wake it
+	pushing  atomic.Int32
+	done     chan struct{} // closed when a real loop has shut down
+
 	closed atomic.Bool
 	inbox  *ring.MPSC[task]
 
@@ -122,6 +129,7 @@ func newReactor(opts Options, manual bool) *Reactor {
 		tick:   tick,
 		epoch:  time.Now(),
 		inbox:  ring.NewMPSC[task](size),
+		done:   make(chan struct{}),
 	}
 	r.PanicHandler = func(v any) { fmt.Fprintf(os.Stderr, "reactor: recovered panic in callback: %v\n", v) }
 	return r
@@ -134,10 +142,19 @@ func NewManual() *Reactor { return newReactor(Options{CPU: -1}, true) }
 // Arena returns the reactor's pooled memory. Loop only.
 func (r *Reactor) Arena() *arena.Arena { return r.arena }
 
-// extSlot is what the layer above attaches to a reactor.
+// Ext is what the layer above (the engine) attaches to a reactor.
+type Ext struct {
+	Value any         // the layer's per-reactor state
+	Run   Runner      // called by the loop on every iteration
+	Ready func() bool // reports, without running anything, whether Run has work
+	Close func()      // called on the loop when it shuts down, after accepted tasks ran
+}
+
 type extSlot struct {
-	v   any
-	run Runner
+	v     any
+	run   Runner
+	ready func() bool
+	close func()
 }
 
 // Ext returns the value attached by ExtOrInit, or nil. Safe from any goroutine.
@@ -149,11 +166,9 @@ func (r *Reactor) Ext() any {
 }
 
 // ExtOrInit returns the value attached to the reactor for the layer above
-// (the engine keeps its per-reactor pools there), attaching init()'s result
-// and its Runner the first time. Safe from any goroutine; init runs at most
-// once per reactor. The Runner, if not nil, is called by the loop on every
-// iteration to run the layer's ready work.
-func (r *Reactor) ExtOrInit(init func() (any, Runner)) any {
+// (the engine keeps its per-reactor pools there), attaching init()'s Ext the
+// first time. Safe from any goroutine; init runs at most once per reactor.
+func (r *Reactor) ExtOrInit(init func() Ext) any {
 	if s := r.ext.Load(); s != nil {
 		return s.v
 	}
@@ -162,9 +177,9 @@ func (r *Reactor) ExtOrInit(init func() (any, Runner)) any {
 	if s := r.ext.Load(); s != nil {
 		return s.v
 	}
-	v, run := init()
-	r.ext.Store(&extSlot{v: v, run: run})
-	return v
+	x := init()
+	r.ext.Store(&extSlot{v: x.Value, run: x.Run, ready: x.Ready, close: x.Close})
+	return x.Value
 }
 
 // Tick returns the timer resolution.
@@ -238,6 +253,11 @@ func (r *Reactor) Cancel(h Handle) {
 			r.leave()
 			return
 		}
+		if me := goid.Current(); r.loopG.CompareAndSwap(0, me) {
+			r.wheel.Cancel(h.t)
+			r.loopG.Store(0)
+			return
+		}
 		// The wheel belongs to the loop: let the loop cancel it. Handles are
 		// generation-checked, so a late cancel never hits a newer timer.
 		r.push(task{th: h.t, kind: taskCancelTimer})
@@ -296,6 +316,11 @@ func (r *Reactor) offLoopTimerValid(h timerwheel.Handle) bool {
 		defer r.leave()
 		return r.wheel.Valid(h)
 	}
+	if me := goid.Current(); r.loopG.CompareAndSwap(0, me) {
+		// No loop is running (not started, or stopped): the wheel is idle.
+		defer r.loopG.Store(0)
+		return r.wheel.Valid(h)
+	}
 	ch := make(chan bool, 1)
 	if _, ok := r.push(task{fn: func() { ch <- r.wheel.Valid(h) }, kind: taskImmediate}); !ok {
 		return false
@@ -339,6 +364,10 @@ func (r *Reactor) Post(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Point
 // reactor's caller waits for the loop (backpressure), and a manual
 // reactor's queues the task in its overflow list.
 func (r *Reactor) push(t task) (uint64, bool) {
+	// pushing lets shutdown wait for a producer that saw the reactor open,
+	// so a task accepted before Close is never left in the ring.
+	r.pushing.Add(1)
+	defer r.pushing.Add(-1)
 	for spins := 0; ; spins++ {
 		if r.closed.Load() {
 			return 0, false
@@ -612,26 +641,57 @@ func (r *Reactor) Advance(d time.Duration) {
 	}
 }
 
-// Close stops the reactor. Safe from any goroutine and idempotent. Tasks
-// still queued are dropped; later submissions report failure (Post returns
-// false, Immediate and Deferred return the zero Handle).
+// Close stops the reactor. Safe from any goroutine and idempotent.
+//
+// On a real reactor: submissions after Close report failure (Post returns
+// false, Immediate and Deferred return the zero Handle, Execute ends the
+// flow with InternalError). Tasks accepted before Close still run, on the
+// loop, before it stops; timers that have not fired are dropped; flows
+// still running are canceled (their cancel handlers run) and end with
+// Canceled, info "reactor closed", so nobody waits forever. Then every file
+// descriptor is closed. Called off the loop, Close returns after all that;
+// called on the loop, the loop stops when the current callback returns.
+//
+// On a manual reactor, Close only makes later submissions fail.
 func (r *Reactor) Close() error {
+	// Counted as a producer from before closed is set, so that shutdown
+	// does not close the eventfd under the kick below.
+	r.pushing.Add(1)
 	if r.closed.Swap(true) {
+		r.pushing.Add(-1)
+		if r.os != nil && !r.IsSameThread() {
+			<-r.done
+		}
 		return nil
 	}
-	if r.wake != nil {
-		r.wake()
+	if r.os == nil {
+		r.pushing.Add(-1)
+		return nil
+	}
+	if r.started.CompareAndSwap(false, true) {
+		// Never ran: nobody else will touch it; shut it down here.
+		r.pushing.Add(-1)
+		r.shutdown()
+		r.closeDone()
+		return nil
+	}
+	r.kick()
+	r.pushing.Add(-1)
+	if !r.IsSameThread() {
+		<-r.done
 	}
 	return nil
+}
+
+func (r *Reactor) closeDone() {
+	select {
+	case <-r.done:
+	default:
+		close(r.done)
+	}
 }
 
 // Closed reports whether Close was called.
 func (r *Reactor) Closed() bool { return r.closed.Load() }
 
-// Run runs the loop until Close. A manual reactor has no loop to run.
-func (r *Reactor) Run() error {
-	if r.manual {
-		return ErrManual
-	}
-	return errors.New("reactor: not started")
-}
+

@@ -1,0 +1,88 @@
+package reactor
+
+import (
+	"errors"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/asyncsteps/asyncsteps/internal/goid"
+)
+
+// Group is a set of real reactors, one per CPU by default, started and
+// closed together.
+type Group struct {
+	rs   []*Reactor
+	next atomic.Uint64
+	wg   sync.WaitGroup
+	errs []error
+}
+
+// NewGroup makes n reactors (n <= 0: one per CPU). With opts.CPU >= 0,
+// reactor i is pinned to CPU (opts.CPU + i) modulo the number of CPUs; with
+// -1 none is pinned. Start runs them.
+func NewGroup(n int, opts Options) (*Group, error) {
+	ncpu := runtime.NumCPU()
+	if n <= 0 {
+		n = ncpu
+	}
+	g := &Group{rs: make([]*Reactor, 0, n), errs: make([]error, n)}
+	for i := 0; i < n; i++ {
+		o := opts
+		if opts.CPU >= 0 {
+			o.CPU = (opts.CPU + i) % ncpu
+		}
+		r, err := New(o)
+		if err != nil {
+			for _, r := range g.rs {
+				_ = r.Close()
+			}
+			return nil, err
+		}
+		g.rs = append(g.rs, r)
+	}
+	return g, nil
+}
+
+// Start runs every reactor's loop on its own goroutine.
+func (g *Group) Start() {
+	for i, r := range g.rs {
+		g.wg.Add(1)
+		go func() {
+			defer g.wg.Done()
+			g.errs[i] = r.Run()
+		}()
+	}
+}
+
+// Close closes every reactor and waits for their loops to end. It returns
+// the loops' errors joined (nil after a clean shutdown).
+func (g *Group) Close() error {
+	for _, r := range g.rs {
+		_ = r.Close()
+	}
+	g.wg.Wait()
+	return errors.Join(g.errs...)
+}
+
+// Next picks a reactor round-robin. Safe from any goroutine.
+func (g *Group) Next() *Reactor {
+	return g.rs[(g.next.Add(1)-1)%uint64(len(g.rs))]
+}
+
+// Current returns the reactor whose loop is the calling goroutine, or nil.
+func (g *Group) Current() *Reactor {
+	me := goid.Current()
+	for _, r := range g.rs {
+		if r.loopG.Load() == me {
+			return r
+		}
+	}
+	return nil
+}
+
+// Reactors returns the group's reactors, in order. Do not modify the slice.
+func (g *Group) Reactors() []*Reactor { return g.rs }
+
+// Len returns the number of reactors.
+func (g *Group) Len() int { return len(g.rs) }

@@ -1,0 +1,343 @@
+//go:build linux
+
+package reactor
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"runtime"
+	"time"
+
+	gerrors "github.com/panjf2000/gnet/v2/pkg/errors"
+	"github.com/panjf2000/gnet/v2/pkg/netpoll"
+	"golang.org/x/sys/unix"
+
+	"github.com/asyncsteps/asyncsteps/internal/goid"
+)
+
+// osLoop is the part of a Reactor that exists only for a real loop: the
+// gnet poller and the two file descriptors it watches for us.
+//
+// The loop and the poller agree on this contract (gnet's Polling calls our
+// callback for each ready descriptor, blocking in epoll_wait when there is
+// nothing to do):
+//
+//   - efd, an eventfd registered level-triggered, is readable exactly when
+//     the loop has work that is not driven by a timer or by I/O. The loop
+//     leaves it readable while it still has work after a turn (so Polling
+//     calls back at once), and reads it empty before it sleeps.
+//   - Producers write efd only when the loop may be asleep: the loop sets
+//     sleeping before its last look for work; a producer that pushed work
+//     and then sees sleeping set (and wins the CAS clearing it) writes. One
+//     of the two always sees the other, so no wake-up is lost and a busy
+//     loop costs producers no syscall.
+//   - tfd, a timerfd on CLOCK_MONOTONIC, is armed (absolute) for the timer
+//     wheel's next deadline whenever the loop goes to sleep, and only
+//     re-armed when that deadline changes: an idle reactor sleeps without
+//     spinning and without a periodic tick.
+type osLoop struct {
+	poller   *netpoll.Poller
+	efd, tfd int
+	cpu      int
+
+	epochMono int64 // CLOCK_MONOTONIC at epoch, in ns: the timerfd's origin
+	armedAt   int64 // absolute deadline tfd is armed for; 0 = disarmed
+	efdHot    bool  // the loop left efd readable (it has work)
+
+	io []ioWatch // by fd: I/O callbacks of descriptors watched through the poller
+}
+
+type ioWatch struct {
+	fn func(fd int, ev netpoll.IOEvent)
+}
+
+// New returns a reactor with a real loop: a gnet netpoll Poller, an eventfd
+// to wake it and a timerfd to fire its timer wheel. Run it with Run,
+// usually on its own goroutine; it pins its OS thread to opts.CPU when that
+// is 0 or more.
+func New(opts Options) (*Reactor, error) {
+	r := newReactor(opts, false)
+	l := &osLoop{efd: -1, tfd: -1, cpu: opts.CPU}
+	var err error
+	fail := func(what string, e error) (*Reactor, error) {
+		l.closeFDs()
+		return nil, fmt.Errorf("reactor: %s: %w", what, e)
+	}
+	if l.poller, err = netpoll.OpenPoller(); err != nil {
+		return fail("open poller", err)
+	}
+	if l.efd, err = unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC); err != nil {
+		return fail("eventfd", os.NewSyscallError("eventfd", err))
+	}
+	if l.tfd, err = unix.TimerfdCreate(unix.CLOCK_MONOTONIC, unix.TFD_NONBLOCK|unix.TFD_CLOEXEC); err != nil {
+		return fail("timerfd", os.NewSyscallError("timerfd_create", err))
+	}
+	if err = l.poller.AddRead(&netpoll.PollAttachment{FD: l.efd}, false); err != nil {
+		return fail("watch eventfd", err)
+	}
+	if err = l.poller.AddRead(&netpoll.PollAttachment{FD: l.tfd}, false); err != nil {
+		return fail("watch timerfd", err)
+	}
+	// The Go epoch is taken before the monotonic reading, so a timerfd
+	// deadline computed from epochMono is never earlier than the same tick
+	// on the reactor's clock: a timer cannot wake the loop too soon.
+	r.epoch = time.Now()
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	l.epochMono = ts.Nano()
+	r.os = l
+	r.wake = r.wakeLoop
+	return r, nil
+}
+
+func (l *osLoop) closeFDs() {
+	if l.poller != nil {
+		_ = l.poller.Close()
+		l.poller = nil
+	}
+	for _, fd := range []*int{&l.efd, &l.tfd} {
+		if *fd >= 0 {
+			_ = unix.Close(*fd)
+			*fd = -1
+		}
+	}
+}
+
+var one = [8]byte{1}
+
+// wakeLoop is called by producers after they pushed work: it writes the
+// eventfd if, and only if, the loop may be asleep.
+func (r *Reactor) wakeLoop() {
+	if r.sleeping.Load() && r.sleeping.CompareAndSwap(true, false) {
+		r.kick()
+	}
+}
+
+// kick makes efd readable.
+func (r *Reactor) kick() {
+	for {
+		_, err := unix.Write(r.os.efd, one[:])
+		if err != unix.EINTR {
+			return // EAGAIN: the counter is saturated, so it is readable anyway
+		}
+	}
+}
+
+// Run runs the loop on the calling goroutine, locked to its OS thread and
+// pinned to Options.CPU, until Close. It returns nil after Close. What
+// happens at Close is documented there.
+func (r *Reactor) Run() error {
+	if r.manual {
+		return ErrManual
+	}
+	if !r.started.CompareAndSwap(false, true) {
+		return errors.New("reactor: Run called twice")
+	}
+	l := r.os
+	defer r.closeDone()
+	if r.closed.Load() {
+		r.shutdown()
+		return nil
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if l.cpu >= 0 {
+		var set unix.CPUSet
+		set.Set(l.cpu)
+		if err := unix.SchedSetaffinity(0, &set); err != nil {
+			r.shutdown()
+			return fmt.Errorf("reactor: pin to CPU %d: %w", l.cpu, err)
+		}
+	}
+	// Become the loop. A goroutine that took the loop's role for a moment
+	// before Run (IsValid or Cancel on an idle reactor) is waited out.
+	me := goid.Current()
+	for !r.loopG.CompareAndSwap(0, me) {
+		runtime.Gosched()
+	}
+	r.kick() // run whatever was posted before Run
+	l.efdHot = true
+	err := l.poller.Polling(r.onEvent)
+	r.shutdown()
+	r.loopG.Store(0)
+	if err != nil && !errors.Is(err, gerrors.ErrEngineShutdown) {
+		return fmt.Errorf("reactor: poller: %w", err)
+	}
+	return nil
+}
+
+// maxIterPerTurn bounds the iterations one poller callback runs before
+// giving the poller a chance to report I/O: work keeps efd readable, so the
+// next turn comes at once.
+const maxIterPerTurn = 64
+
+// onEvent is the poller's callback: one ready descriptor, then a turn.
+func (r *Reactor) onEvent(fd int, ev netpoll.IOEvent, _ netpoll.IOFlags) error {
+	l := r.os
+	switch fd {
+	case l.efd:
+	case l.tfd:
+		var buf [8]byte
+		_, _ = unix.Read(l.tfd, buf[:])
+		l.armedAt = 0
+	default:
+		if fd < len(l.io) && l.io[fd].fn != nil {
+			r.safeIO(l.io[fd].fn, fd, ev)
+		}
+	}
+	return r.turn()
+}
+
+// turn runs ready work, then either keeps efd readable (more work) or gets
+// the loop ready to sleep: efd drained, sleeping set, timerfd armed.
+func (r *Reactor) turn() error {
+	l := r.os
+	if r.closed.Load() {
+		return gerrors.ErrEngineShutdown
+	}
+	more := false
+	for i := 0; i < maxIterPerTurn; i++ {
+		if more = r.iterate(); !more {
+			break
+		}
+	}
+	if r.closed.Load() {
+		return gerrors.ErrEngineShutdown
+	}
+	if more {
+		if !l.efdHot {
+			r.kick()
+			l.efdHot = true
+		}
+		return nil
+	}
+	var buf [8]byte
+	_, _ = unix.Read(l.efd, buf[:])
+	l.efdHot = false
+	r.sleeping.Store(true)
+	if r.hasReadyWork() {
+		// Work arrived after the last iteration; a producer may or may
+		// not have seen sleeping. Take the flag back and go round.
+		if r.sleeping.CompareAndSwap(true, false) {
+			r.kick()
+		}
+		l.efdHot = true
+		return nil
+	}
+	r.armTimer()
+	return nil
+}
+
+// hasReadyWork reports whether anything is ready now, without running it.
+func (r *Reactor) hasReadyWork() bool {
+	if r.inbox.Len() > 0 || r.overflowActive.Load() {
+		return true
+	}
+	if next, ok := r.wheel.NextDeadline(); ok && next <= r.currentTick() {
+		return true
+	}
+	if s := r.ext.Load(); s != nil && s.ready != nil {
+		return s.ready()
+	}
+	return false
+}
+
+// armTimer arms the timerfd for the wheel's next deadline, if it changed.
+func (r *Reactor) armTimer() {
+	l := r.os
+	next, ok := r.wheel.NextDeadline()
+	if !ok {
+		if l.armedAt != 0 {
+			_ = unix.TimerfdSettime(l.tfd, 0, &unix.ItimerSpec{}, nil)
+			l.armedAt = 0
+		}
+		return
+	}
+	at := l.epochMono + int64(next)*int64(r.tick)
+	if at == l.armedAt {
+		return
+	}
+	l.armedAt = at
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(at)}
+	_ = unix.TimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &spec, nil)
+}
+
+// shutdown runs on the loop's goroutine once the loop has stopped: tasks
+// already accepted run, flows still running end, descriptors close.
+func (r *Reactor) shutdown() {
+	me := goid.Current()
+	if r.loopG.Load() != me {
+		for !r.loopG.CompareAndSwap(0, me) {
+			runtime.Gosched()
+		}
+	}
+	r.closed.Store(true)
+	for r.pushing.Load() != 0 {
+		runtime.Gosched() // a producer that saw the reactor open is still pushing
+	}
+	for {
+		t, ok := r.inbox.TryPop()
+		if !ok {
+			break
+		}
+		r.runTask(t, r.inbox.Consumed()-1)
+	}
+	if s := r.ext.Load(); s != nil && s.close != nil {
+		r.safeCall(s.close)
+	}
+	if r.os != nil {
+		r.os.closeFDs()
+	}
+}
+
+// WatchRead calls fn on the loop whenever fd is readable (level-triggered),
+// through the poller. Loop only. Used by the network layer.
+func (r *Reactor) WatchRead(fd int, fn func(fd int, ev netpoll.IOEvent)) error {
+	return r.watch(fd, fn, false)
+}
+
+// WatchReadWrite is WatchRead for readable or writable.
+func (r *Reactor) WatchReadWrite(fd int, fn func(fd int, ev netpoll.IOEvent)) error {
+	return r.watch(fd, fn, true)
+}
+
+func (r *Reactor) watch(fd int, fn func(fd int, ev netpoll.IOEvent), write bool) error {
+	l := r.os
+	if l == nil {
+		return errors.New("reactor: I/O needs a real reactor (New), not NewManual")
+	}
+	if fd < 0 || fn == nil {
+		return errors.New("reactor: watch: bad fd or nil callback")
+	}
+	for len(l.io) <= fd {
+		l.io = append(l.io, ioWatch{})
+	}
+	added := l.io[fd].fn != nil
+	l.io[fd] = ioWatch{fn: fn}
+	pa := &netpoll.PollAttachment{FD: fd}
+	switch {
+	case added && write:
+		return l.poller.ModReadWrite(pa, false)
+	case added:
+		return l.poller.ModRead(pa, false)
+	case write:
+		return l.poller.AddReadWrite(pa, false)
+	}
+	return l.poller.AddRead(pa, false)
+}
+
+// Unwatch stops watching fd. Loop only.
+func (r *Reactor) Unwatch(fd int) error {
+	l := r.os
+	if l == nil || fd < 0 || fd >= len(l.io) || l.io[fd].fn == nil {
+		return nil
+	}
+	l.io[fd] = ioWatch{}
+	return l.poller.Delete(fd)
+}
+
+func (r *Reactor) safeIO(fn func(int, netpoll.IOEvent), fd int, ev netpoll.IOEvent) {
+	defer r.recoverPanic()
+	fn(fd, ev)
+}

@@ -1,0 +1,21 @@
+//go:build !linux
+
+package reactor
+
+import "errors"
+
+// osLoop is empty where the real loop is not implemented.
+type osLoop struct{}
+
+func (l *osLoop) closeFDs() {}
+
+// New is implemented on Linux only (eventfd, timerfd, epoll through gnet).
+func New(opts Options) (*Reactor, error) {
+	return nil, errors.New("reactor: the real loop needs Linux; use NewManual")
+}
+
+// Run returns ErrManual on a manual reactor; real reactors need Linux.
+func (r *Reactor) Run() error { return ErrManual }
+
+func (r *Reactor) kick()     {}
+func (r *Reactor) shutdown() {}
