@@ -72,6 +72,54 @@ func onLoop(r *reactor.Reactor, fn func()) (err error) {
 	return nil
 }
 
+// Driver says where a benchmark body runs: DriverGoroutine on the benchmark
+// goroutine between drives of the reactor (off the loop), DriverLoop inside a
+// callback of the reactor (on the loop).
+type Driver bool
+
+const (
+	DriverGoroutine Driver = false
+	DriverLoop      Driver = true
+)
+
+// String is the driver's name in sub-benchmark names (driver=loop).
+func (d Driver) String() string {
+	if d == DriverLoop {
+		return "loop"
+	}
+	return "goroutine"
+}
+
+// runDriven runs body, a whole benchmark (setup, warm-up, b.ResetTimer, the
+// timed loop, b.StopTimer, checks), as driver d on r, and fails b if body
+// reports an error or did not run where d says.
+func runDriven(b *testing.B, name string, r *reactor.Reactor, d Driver, body func() error) {
+	b.ReportAllocs()
+	var err error
+	switch {
+	case d == DriverLoop:
+		if lerr := onLoop(r, func() { err = body() }); lerr != nil {
+			err = fmt.Errorf("%s: %v", name, lerr)
+		}
+	case r.IsSameThread():
+		err = fmt.Errorf("%s: the benchmark goroutine is the loop outside any drive", name)
+	default:
+		err = body()
+	}
+	if err != nil {
+		fatalf(b, "driver=%v: %v", d, err)
+	}
+}
+
+// where checks, once per batch or round, that a fixture runs where its
+// driver says: New, Execute and External.Success choose their path by it.
+func where(r *reactor.Reactor, d Driver) error {
+	if r.IsSameThread() != bool(d) {
+		return fmt.Errorf("IsSameThread() = %v under driver=%v", r.IsSameThread(), d)
+	}
+	return nil
+}
+
 // --- Simple ---
 
 type simpleFixture struct {
@@ -87,7 +135,9 @@ func newSimple() *simpleFixture {
 }
 
 // op is one whole flow: a root from the pool, one empty step, Execute, run
-// until idle, Release.
+// until idle, Release. The same code under both drivers: on the loop, New
+// and Release use the loop-local pool, Execute queues the flow directly and
+// RunUntilIdle nests in the driver's callback.
 func (s *simpleFixture) op() {
 	root := engine.New(s.r)
 	root.Add(s.step)
@@ -96,23 +146,35 @@ func (s *simpleFixture) op() {
 	root.Release()
 }
 
-// Simple: engine.New on a warm manual reactor, one empty step, Execute,
-// r.RunUntilIdle, root.Release. b.N counts flows.
-func Simple(b *testing.B) {
-	s := newSimple()
+func (s *simpleFixture) bench(b *testing.B) error {
 	for range warmRounds {
 		s.op()
 	}
 	s.ran = 0
-	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		s.op()
 	}
 	b.StopTimer()
 	if s.ran != b.N {
-		fatalf(b, "Simple: %d of %d steps ran", s.ran, b.N)
+		return fmt.Errorf("Simple: %d of %d steps ran", s.ran, b.N)
 	}
+	return nil
+}
+
+// Simple: engine.New on a warm manual reactor, one empty step, Execute,
+// r.RunUntilIdle, root.Release, from the benchmark goroutine
+// (driver=goroutine). b.N counts flows.
+func Simple(b *testing.B) {
+	s := newSimple()
+	runDriven(b, "Simple", s.r, DriverGoroutine, func() error { return s.bench(b) })
+}
+
+// SimpleOnLoop: Simple with the whole benchmark inside a loop callback
+// (driver=loop).
+func SimpleOnLoop(b *testing.B) {
+	s := newSimple()
+	runDriven(b, "Simple", s.r, DriverLoop, func() error { return s.bench(b) })
 }
 
 // --- Sequential ---
@@ -126,7 +188,6 @@ type sequentialFixture struct {
 
 func newSequential() *sequentialFixture {
 	s := &sequentialFixture{r: reactor.NewManual()}
-	s.root = engine.New(s.r)
 	s.step = func(as *engine.Steps) {
 		v := as.Arg(0).Int() + 1
 		s.last = v
@@ -137,8 +198,11 @@ func newSequential() *sequentialFixture {
 
 // round builds the root with n steps (the root is reused: a finished root
 // takes new steps), executes it and checks that the value went through all
-// of them.
+// of them. The root is taken from the pool on first use, by the driver.
 func (s *sequentialFixture) round(n int) error {
+	if s.root == nil {
+		s.root = engine.New(s.r)
+	}
 	s.last = -1
 	for range n {
 		s.root.Add(s.step)
@@ -151,41 +215,55 @@ func (s *sequentialFixture) round(n int) error {
 	return nil
 }
 
-// Sequential: one flow of SequentialSteps steps, each succeeding with the
-// Int it received plus one. b.N counts steps: b.N/SequentialSteps full
-// rounds and one shorter round for the remainder.
-func Sequential(b *testing.B) {
-	s := newSequential()
+func (s *sequentialFixture) bench(b *testing.B) error {
 	for range 16 {
 		if err := s.round(SequentialSteps); err != nil {
-			fatalf(b, "%v", err)
+			return err
 		}
 	}
-	b.ReportAllocs()
 	b.ResetTimer()
 	for left := b.N; left > 0; {
 		n := min(left, SequentialSteps)
 		if err := s.round(n); err != nil {
-			fatalf(b, "%v", err)
+			return err
 		}
 		left -= n
 	}
 	b.StopTimer()
 	reportPer(b, "step")
+	return nil
+}
+
+// Sequential: one flow of SequentialSteps steps, each succeeding with the
+// Int it received plus one, driven from the benchmark goroutine
+// (driver=goroutine). b.N counts steps: b.N/SequentialSteps full rounds and
+// one shorter round for the remainder.
+func Sequential(b *testing.B) {
+	s := newSequential()
+	runDriven(b, "Sequential", s.r, DriverGoroutine, func() error { return s.bench(b) })
+}
+
+// SequentialOnLoop: Sequential with the whole benchmark inside a loop
+// callback (driver=loop).
+func SequentialOnLoop(b *testing.B) {
+	s := newSequential()
+	runDriven(b, "Sequential", s.r, DriverLoop, func() error { return s.bench(b) })
 }
 
 // --- Parallel ---
 
 type parallelFixture struct {
 	r     *reactor.Reactor
+	d     Driver
 	roots []*engine.Steps
 	exts  []engine.External
 	wait  engine.ExecFunc
 }
 
-func newParallel() *parallelFixture {
+func newParallel(d Driver) *parallelFixture {
 	p := &parallelFixture{
 		r:     reactor.NewManual(),
+		d:     d,
 		roots: make([]*engine.Steps, 0, ParallelFlows),
 		exts:  make([]engine.External, 0, ParallelFlows),
 	}
@@ -194,17 +272,26 @@ func newParallel() *parallelFixture {
 }
 
 // batch starts n flows whose one step waits for an External, runs the loop
-// until all of them wait, completes every External from the benchmark
-// goroutine, runs the loop until all flows have ended, and releases the
-// roots.
+// until all of them wait, completes every External from the driver, runs
+// the loop until all flows have ended, and releases the roots.
+//
+// Under driver=goroutine each Execute and each External.Success is a task
+// posted to the reactor's ring, and the loop is run every drainEvery posts.
+// Under driver=loop nothing is posted: Execute queues the flow, Success
+// applies the result and queues the flow to advance, and one nested
+// RunUntilIdle runs all of them.
 func (p *parallelFixture) batch(n int) error {
+	if err := where(p.r, p.d); err != nil {
+		return err
+	}
+	drain := p.d == DriverGoroutine
 	p.roots, p.exts = p.roots[:0], p.exts[:0]
 	for i := range n {
 		root := engine.New(p.r)
 		root.Add(p.wait)
 		root.Execute()
 		p.roots = append(p.roots, root)
-		if (i+1)%drainEvery == 0 {
+		if drain && (i+1)%drainEvery == 0 {
 			p.r.RunUntilIdle()
 		}
 	}
@@ -216,7 +303,7 @@ func (p *parallelFixture) batch(n int) error {
 		if !x.Success() {
 			return fmt.Errorf("Parallel: External.Success of flow %d of %d reported false", i, n)
 		}
-		if (i+1)%drainEvery == 0 {
+		if drain && (i+1)%drainEvery == 0 {
 			p.r.RunUntilIdle()
 		}
 	}
@@ -230,33 +317,46 @@ func (p *parallelFixture) batch(n int) error {
 	return nil
 }
 
-// Parallel: batches of ParallelFlows flows, each one step that takes
-// as.External() and waits; once all wait, the benchmark goroutine completes
-// them all, then runs the loop. b.N counts flows.
-func Parallel(b *testing.B) {
-	p := newParallel()
+func (p *parallelFixture) bench(b *testing.B) error {
 	for range 2 {
 		if err := p.batch(ParallelFlows); err != nil {
-			fatalf(b, "%v", err)
+			return err
 		}
 	}
-	b.ReportAllocs()
 	b.ResetTimer()
 	for left := b.N; left > 0; {
 		n := min(left, ParallelFlows)
 		if err := p.batch(n); err != nil {
-			fatalf(b, "%v", err)
+			return err
 		}
 		left -= n
 	}
 	b.StopTimer()
 	reportPer(b, "flow")
+	return nil
+}
+
+// Parallel: batches of ParallelFlows flows, each one step that takes
+// as.External() and waits; once all wait, the benchmark goroutine completes
+// them all, then runs the loop (driver=goroutine). b.N counts flows.
+func Parallel(b *testing.B) {
+	p := newParallel(DriverGoroutine)
+	runDriven(b, "Parallel", p.r, p.d, func() error { return p.bench(b) })
+}
+
+// ParallelOnLoop: Parallel with the whole benchmark inside a loop callback
+// (driver=loop): the flows are started and their Externals completed on the
+// loop, as the C++ reference does.
+func ParallelOnLoop(b *testing.B) {
+	p := newParallel(DriverLoop)
+	runDriven(b, "Parallel", p.r, p.d, func() error { return p.bench(b) })
 }
 
 // --- ParallelWaitLoop ---
 
 type waitLoopFixture struct {
 	r     *reactor.Reactor
+	d     Driver
 	roots []*engine.Steps
 	slots []engine.External // slots[i]: what flow i's current iteration waits for
 
@@ -266,22 +366,31 @@ type waitLoopFixture struct {
 	drive     func()
 }
 
-// newWaitLoop starts ParallelFlows flows, each one Loop whose body stores
-// its External in the flow's slot and waits.
-func newWaitLoop() (*waitLoopFixture, error) {
+// newWaitLoop makes the fixture; start starts its flows.
+func newWaitLoop(d Driver) *waitLoopFixture {
 	w := &waitLoopFixture{
 		r:     reactor.NewManual(),
+		d:     d,
 		roots: make([]*engine.Steps, ParallelFlows),
 		slots: make([]engine.External, ParallelFlows),
 	}
 	// The driver runs on the loop, as the C++ reference's driver flow does:
-	// a task posted once per round completes the stored Externals.
+	// it completes the stored Externals.
 	w.drive = func() {
 		for _, x := range w.slots[:min(w.quota, len(w.slots))] {
 			if x.Success() {
 				w.completed++
 			}
 		}
+	}
+	return w
+}
+
+// start starts ParallelFlows flows, each one Loop whose body stores its
+// External in the flow's slot and waits.
+func (w *waitLoopFixture) start() error {
+	if err := where(w.r, w.d); err != nil {
+		return err
 	}
 	for i := range w.roots {
 		root := engine.New(w.r)
@@ -293,25 +402,31 @@ func newWaitLoop() (*waitLoopFixture, error) {
 		})
 		root.Execute()
 		w.roots[i] = root
-		if (i+1)%drainEvery == 0 {
+		if w.d == DriverGoroutine && (i+1)%drainEvery == 0 {
 			w.r.RunUntilIdle()
 		}
 	}
 	w.r.RunUntilIdle()
 	for i, x := range w.slots {
 		if !x.Valid() {
-			return nil, fmt.Errorf("ParallelWaitLoop: flow %d is not waiting after start", i)
+			return fmt.Errorf("ParallelWaitLoop: flow %d is not waiting after start", i)
 		}
 	}
-	return w, nil
+	return nil
 }
 
 // round completes the current iteration of the first n flows (n ≤
-// ParallelFlows) from one driver task, and runs the loop until each of them
-// waits again in its next iteration.
+// ParallelFlows) and runs the loop until each of them waits again in its
+// next iteration. Under driver=goroutine the driver is one task posted to
+// the loop per round; under driver=loop the benchmark is already on the
+// loop and calls it directly. Either way every Success is made on the loop.
 func (w *waitLoopFixture) round(n int) error {
 	w.quota, w.completed = n, 0
-	w.r.Immediate(w.drive)
+	if w.d == DriverLoop {
+		w.drive()
+	} else {
+		w.r.Immediate(w.drive)
+	}
 	w.r.RunUntilIdle()
 	if w.completed != n {
 		return fmt.Errorf("ParallelWaitLoop: the driver completed %d of %d iterations", w.completed, n)
@@ -334,33 +449,42 @@ func (w *waitLoopFixture) close() error {
 	return nil
 }
 
-// ParallelWaitLoop: ParallelFlows flows, each looping on a body that waits
-// for an External; a driver on the loop completes all stored Externals each
-// round. b.N counts iterations, spread over the flows.
-func ParallelWaitLoop(b *testing.B) {
-	w, err := newWaitLoop()
-	if err != nil {
-		fatalf(b, "%v", err)
+func (w *waitLoopFixture) bench(b *testing.B) error {
+	if err := w.start(); err != nil {
+		return err
 	}
 	for range 2 {
 		if err := w.round(ParallelFlows); err != nil {
-			fatalf(b, "%v", err)
+			return err
 		}
 	}
-	b.ReportAllocs()
 	b.ResetTimer()
 	for left := b.N; left > 0; {
 		n := min(left, ParallelFlows)
 		if err := w.round(n); err != nil {
-			fatalf(b, "%v", err)
+			return err
 		}
 		left -= n
 	}
 	b.StopTimer()
 	reportPer(b, "iter")
-	if err := w.close(); err != nil {
-		fatalf(b, "%v", err)
-	}
+	return w.close()
+}
+
+// ParallelWaitLoop: ParallelFlows flows, each looping on a body that waits
+// for an External; a driver task posted to the loop completes all stored
+// Externals each round (driver=goroutine). b.N counts iterations, spread
+// over the flows.
+func ParallelWaitLoop(b *testing.B) {
+	w := newWaitLoop(DriverGoroutine)
+	runDriven(b, "ParallelWaitLoop", w.r, w.d, func() error { return w.bench(b) })
+}
+
+// ParallelWaitLoopOnLoop: ParallelWaitLoop with the whole benchmark, the
+// flows' start included, inside a loop callback (driver=loop).
+func ParallelWaitLoopOnLoop(b *testing.B) {
+	w := newWaitLoop(DriverLoop)
+	runDriven(b, "ParallelWaitLoop", w.r, w.d, func() error { return w.bench(b) })
 }
 
 // --- Timeout ---
@@ -374,7 +498,6 @@ type timeoutFixture struct {
 
 func newTimeout() *timeoutFixture {
 	t := &timeoutFixture{r: reactor.NewManual()}
-	t.root = engine.New(t.r)
 	t.step = func(as *engine.Steps) {
 		as.SetTimeout(time.Second)
 		t.ext = as.External()
@@ -382,9 +505,13 @@ func newTimeout() *timeoutFixture {
 	return t
 }
 
-// op runs a step that sets a 1s timeout and waits; the benchmark goroutine
-// completes it through its External long before the (virtual) second ends.
+// op runs a step that sets a 1s timeout and waits; the driver completes it
+// through its External long before the (virtual) second ends. The root is
+// taken from the pool on first use, by the driver.
 func (t *timeoutFixture) op() error {
+	if t.root == nil {
+		t.root = engine.New(t.r)
+	}
 	t.root.Add(t.step)
 	t.root.Execute()
 	t.r.RunUntilIdle()
@@ -398,6 +525,9 @@ func (t *timeoutFixture) op() error {
 // check reports an error any run of the flow recorded (State is kept
 // across runs of a reused root).
 func (t *timeoutFixture) check() error {
+	if t.root == nil {
+		return fmt.Errorf("Timeout: the flow never ran")
+	}
 	if err := t.root.State().LastException; err != nil {
 		return fmt.Errorf("Timeout: the flow failed: %v", err)
 	}
@@ -407,24 +537,33 @@ func (t *timeoutFixture) check() error {
 	return nil
 }
 
-// Timeout: a step calls as.SetTimeout(time.Second), then succeeds through
-// its External before the timeout. b.N counts flows.
-func Timeout(b *testing.B) {
-	t := newTimeout()
+func (t *timeoutFixture) bench(b *testing.B) error {
 	for range warmRounds {
 		if err := t.op(); err != nil {
-			fatalf(b, "%v", err)
+			return err
 		}
 	}
-	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
 		if err := t.op(); err != nil {
-			fatalf(b, "%v", err)
+			return err
 		}
 	}
 	b.StopTimer()
-	if err := t.check(); err != nil {
-		fatalf(b, "%v", err)
-	}
+	return t.check()
+}
+
+// Timeout: a step calls as.SetTimeout(time.Second), then succeeds through
+// its External before the timeout, completed from the benchmark goroutine
+// (driver=goroutine). b.N counts flows.
+func Timeout(b *testing.B) {
+	t := newTimeout()
+	runDriven(b, "Timeout", t.r, DriverGoroutine, func() error { return t.bench(b) })
+}
+
+// TimeoutOnLoop: Timeout with the whole benchmark inside a loop callback
+// (driver=loop): the External is completed on the loop.
+func TimeoutOnLoop(b *testing.B) {
+	t := newTimeout()
+	runDriven(b, "Timeout", t.r, DriverLoop, func() error { return t.bench(b) })
 }

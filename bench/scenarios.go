@@ -7,7 +7,9 @@ import (
 )
 
 // Implementation names, as they appear in sub-benchmark names
-// (BenchmarkSimple/impl=asyncsteps): benchstat compares runs by them.
+// (BenchmarkSimple/impl=asyncsteps/driver=loop,
+// BenchmarkSimple/impl=goroutines): benchstat compares runs by them. Ours
+// has two drivers (Driver: "driver=loop" and "driver=goroutine").
 const (
 	ImplAsyncSteps = "asyncsteps"
 	ImplGoroutines = "goroutines"
@@ -25,14 +27,16 @@ const (
 // Scenario is one row of the comparison: a workload, our implementation,
 // the idiomatic Go peer, and the target ours must meet.
 type Scenario struct {
-	Name string // BenchmarkName; sub-benchmarks are impl=asyncsteps and impl=goroutines
+	Name string // BenchmarkName; sub-benchmarks are impl=asyncsteps/driver=loop, impl=asyncsteps/driver=goroutine and impl=goroutines
 	Unit string // what b.N counts: "op", "step", "flow" or "iter"
 	What string // one line: what one unit is
 
-	Ours func(b *testing.B) // impl=asyncsteps
-	Peer func(b *testing.B) // impl=goroutines
+	OursLoop func(b *testing.B) // impl=asyncsteps/driver=loop: the benchmark runs inside a loop callback
+	Ours     func(b *testing.B) // impl=asyncsteps/driver=goroutine: the benchmark goroutine drives the loop from outside
+	Peer     func(b *testing.B) // impl=goroutines
 
-	// Targets for Ours. MaxNs is per Unit; 0 means no time target.
+	// Targets for ours, under either driver. MaxNs is per Unit; 0 means no
+	// time target.
 	MaxNs      float64
 	ZeroAllocs bool
 }
@@ -52,7 +56,15 @@ func (s Scenario) Target() string {
 	return t
 }
 
-// Met reports whether a result of Ours meets the targets: nsPerUnit within
+// OursBy returns our implementation under driver d.
+func (s Scenario) OursBy(d Driver) func(b *testing.B) {
+	if d == DriverLoop {
+		return s.OursLoop
+	}
+	return s.Ours
+}
+
+// Met reports whether a result of ours (either driver) meets the targets: nsPerUnit within
 // MaxNs, and no allocation in the measured part when ZeroAllocs is set.
 func (s Scenario) Met(nsPerUnit float64, allocs uint64) bool {
 	if s.MaxNs > 0 && nsPerUnit > s.MaxNs {
@@ -65,32 +77,32 @@ func (s Scenario) Met(nsPerUnit float64, allocs uint64) bool {
 var Scenarios = []Scenario{
 	{
 		Name: "Simple", Unit: "op",
-		What: "new root, one empty step, Execute, run until idle, Release",
-		Ours: Simple, Peer: SimpleGoroutines,
+		What:     "new root, one empty step, Execute, run until idle, Release",
+		OursLoop: SimpleOnLoop, Ours: Simple, Peer: SimpleGoroutines,
 		MaxNs: 60, ZeroAllocs: true,
 	},
 	{
 		Name: "Sequential", Unit: "step",
-		What: "one step of a 1024-step flow passing an Int to the next",
-		Ours: Sequential, Peer: SequentialGoroutines,
+		What:     "one step of a 1024-step flow passing an Int to the next",
+		OursLoop: SequentialOnLoop, Ours: Sequential, Peer: SequentialGoroutines,
 		MaxNs: 5, ZeroAllocs: true,
 	},
 	{
 		Name: "Parallel", Unit: "flow",
-		What: "one of 30,000 flows started, left waiting, then completed",
-		Ours: Parallel, Peer: ParallelGoroutines,
+		What:     "one of 30,000 flows started, left waiting, then completed",
+		OursLoop: ParallelOnLoop, Ours: Parallel, Peer: ParallelGoroutines,
 		MaxNs: 150, ZeroAllocs: true,
 	},
 	{
 		Name: "ParallelWaitLoop", Unit: "iter",
-		What: "one iteration of one of 30,000 loops waiting on an external event",
-		Ours: ParallelWaitLoop, Peer: ParallelWaitLoopGoroutines,
+		What:     "one iteration of one of 30,000 loops waiting on an external event",
+		OursLoop: ParallelWaitLoopOnLoop, Ours: ParallelWaitLoop, Peer: ParallelWaitLoopGoroutines,
 		MaxNs: 40, ZeroAllocs: true,
 	},
 	{
 		Name: "Timeout", Unit: "op",
-		What: "a step with a 1s timeout completed externally before it expires",
-		Ours: Timeout, Peer: TimeoutGoroutines,
+		What:     "a step with a 1s timeout completed externally before it expires",
+		OursLoop: TimeoutOnLoop, Ours: Timeout, Peer: TimeoutGoroutines,
 		ZeroAllocs: true,
 	},
 }

@@ -2,8 +2,10 @@ package bench
 
 import "testing"
 
-// Each scenario runs both implementations side by side, named by parameter
-// so benchstat can compare them: BenchmarkSimple/impl=asyncsteps,
+// Each scenario runs both implementations side by side, ours under both
+// drivers, named by parameter so benchstat can compare them:
+// BenchmarkSimple/impl=asyncsteps/driver=loop,
+// BenchmarkSimple/impl=asyncsteps/driver=goroutine,
 // BenchmarkSimple/impl=goroutines.
 
 func BenchmarkSimple(b *testing.B)           { runScenario(b, "Simple") }
@@ -17,7 +19,10 @@ func runScenario(b *testing.B, name string) {
 	if !ok {
 		b.Fatalf("no scenario %q", name)
 	}
-	b.Run("impl="+ImplAsyncSteps, s.Ours)
+	b.Run("impl="+ImplAsyncSteps, func(b *testing.B) {
+		b.Run("driver="+DriverLoop.String(), s.OursLoop)
+		b.Run("driver="+DriverGoroutine.String(), s.Ours)
+	})
 	b.Run("impl="+ImplGoroutines, s.Peer)
 }
 
@@ -30,7 +35,7 @@ func TestScenarioTable(t *testing.T) {
 			t.Errorf("scenario %s listed twice", s.Name)
 		}
 		seen[s.Name] = true
-		if s.Ours == nil || s.Peer == nil {
+		if s.OursLoop == nil || s.Ours == nil || s.Peer == nil {
 			t.Errorf("scenario %s lacks an implementation", s.Name)
 		}
 		if s.Target() == "" {

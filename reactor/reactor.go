@@ -78,7 +78,7 @@ type Reactor struct {
 	// by CASing it from 0, so another goroutine can take the loop's role
 	// between drives (IsValid, Cancel) instead of waiting for a drive that
 	// may never come.
-	loopG  atomic.Uintptr
+	loopG atomic.Uintptr
 
 	os       *osLoop     // real reactors only: poller, eventfd, timerfd
 	started  atomic.Bool // Run was called (or Close made it impossible)
@@ -693,5 +693,3 @@ func (r *Reactor) closeDone() {
 
 // Closed reports whether Close was called.
 func (r *Reactor) Closed() bool { return r.closed.Load() }
-
-

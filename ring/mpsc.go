@@ -126,8 +126,10 @@ func (q *MPSC[T]) TryPop() (T, bool) {
 // TryPopBatch pops up to len(dst) items into dst, oldest first, and returns
 // how many it popped. It stops at the first position that is not yet
 // published. It costs one atomic store per call instead of one per item,
-// so a reactor draining its inbox should prefer it to repeated TryPop.
-// Only the consumer may call it.
+// which matters when the consumer is the bottleneck; when producers are
+// (the ring keeps running empty) it does not raise throughput, because
+// sweeping many slots at once contends more with the producers still
+// writing them. Only the consumer may call it.
 func (q *MPSC[T]) TryPopBatch(dst []T) int {
 	var zero T
 	start := q.deq.Load()

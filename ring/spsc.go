@@ -71,9 +71,9 @@ func (q *SPSC[T]) TryPop() (T, bool) {
 }
 
 // TryPopBatch pops up to len(dst) items into dst, oldest first, and returns
-// how many it popped. It publishes the consumer position once per batch,
-// so it costs one atomic store however many items it moves. Only the
-// consumer may call it.
+// how many it popped. It publishes the consumer position once per call, so
+// it costs one atomic store however many items it moves. Only the consumer
+// may call it.
 func (q *SPSC[T]) TryPopBatch(dst []T) int {
 	var zero T
 	h := q.head.Load()

@@ -1,11 +1,13 @@
-// Command benchtable runs the bench package's scenarios, ours and the
-// goroutine peer of each, and prints one table: time and allocations per
-// unit of work, the peer/ours ratio, and whether ours meets its target.
+// Command benchtable runs the bench package's scenarios, ours under both
+// drivers and the goroutine peer of each, and prints one table with two rows
+// per scenario (ours with driver=loop, then with driver=goroutine, each beside
+// the same peer run): time and allocations per unit of work, the peer/ours
+// ratio, and whether ours meets its target.
 //
 // It calls testing.Benchmark on the same functions `go test -bench` runs,
-// so each run auto-scales b.N to -benchtime. With -count N each
-// implementation runs N times, interleaved with its peer, and the run with
-// the median time is shown.
+// so each run auto-scales b.N to -benchtime. With -count N each of the three
+// runs N times, interleaved (loop, goroutine, peer, loop, ...), and the run
+// with the median time is shown.
 //
 //	cd bench && go run ./cmd/benchtable [-scenarios RE] [-count N] [-benchtime D]
 //
@@ -32,7 +34,7 @@ import (
 func main() {
 	fs := flag.NewFlagSet("benchtable", flag.ExitOnError)
 	scenarios := fs.String("scenarios", "", "run only scenarios whose name matches this regexp (default all)")
-	count := fs.Int("count", 3, "runs per implementation; the median is shown")
+	count := fs.Int("count", 3, "runs of each of ours (per driver) and the peer; the median is shown")
 	benchtime := fs.Duration("benchtime", time.Second, "target duration of each run (testing's -benchtime)")
 	timeout := fs.Duration("timeout", 2*time.Minute, "give up on a run that takes longer (a deadlock) and exit 2")
 	strict := fs.Bool("strict", false, "exit 3 if a target is not met")
@@ -72,15 +74,18 @@ func main() {
 	for i := range rows {
 		r := &rows[i]
 		for n := range *count {
-			for _, impl := range []struct {
+			type impl struct {
 				name string
 				f    func(*testing.B)
 				res  *[]result
-			}{
-				{bench.ImplAsyncSteps, r.s.Ours, &r.ours},
-				{bench.ImplGoroutines, r.s.Peer, &r.peer},
-			} {
-				name := fmt.Sprintf("%s/impl=%s", r.s.Name, impl.name)
+			}
+			var impls []impl
+			for di, d := range drivers {
+				impls = append(impls, impl{implName(d), r.s.OursBy(d), &r.ours[di]})
+			}
+			impls = append(impls, impl{"impl=" + bench.ImplGoroutines, r.s.Peer, &r.peer})
+			for _, impl := range impls {
+				name := fmt.Sprintf("%s/%s", r.s.Name, impl.name)
 				fmt.Fprintf(os.Stderr, "running %s (%d/%d)\n", name, n+1, *count)
 				*impl.res = append(*impl.res, run(name, impl.f, *timeout, func(w io.Writer) {
 					fmt.Fprintln(w, header)
@@ -101,9 +106,19 @@ func main() {
 	}
 }
 
+// drivers are ours, in the order of a row's ours and of the table's rows.
+var drivers = [2]bench.Driver{bench.DriverLoop, bench.DriverGoroutine}
+
+// implName is ours under driver d as in sub-benchmark names:
+// impl=asyncsteps/driver=loop.
+func implName(d bench.Driver) string {
+	return fmt.Sprintf("impl=%s/driver=%v", bench.ImplAsyncSteps, d)
+}
+
 type row struct {
-	s          bench.Scenario
-	ours, peer []result
+	s    bench.Scenario
+	ours [2][]result // by drivers' index
+	peer []result
 }
 
 // result is one run of one implementation.
@@ -166,44 +181,46 @@ func median(rs []result) (result, bool) {
 	return s[len(s)/2], true
 }
 
-// printTable prints rows as an aligned Markdown table and reports whether a
-// run failed and whether a target was missed.
+// printTable prints rows as an aligned Markdown table, two lines per
+// scenario (ours under each driver, beside the same peer run), and reports
+// whether a run failed and whether a target was missed.
 func printTable(w io.Writer, rows []row) (failed, missed bool) {
-	cells := [][]string{{"scenario", "per", "asyncsteps ns/op", "allocs/op", "goroutines ns/op", "allocs/op", "ratio (peer/ours)", "target", "met?"}}
+	cells := [][]string{{"scenario", "per", "driver", "asyncsteps ns/op", "allocs/op", "goroutines ns/op", "allocs/op", "ratio (peer/ours)", "target", "met?"}}
 	var notes []string
 	for _, r := range rows {
-		ours, okO := median(r.ours)
 		peer, okP := median(r.peer)
-		c := []string{r.s.Name, r.s.Unit, "", "", "", "", "", r.s.Target(), ""}
-		if okO {
-			c[2], c[3] = fmtNs(ours), fmtAllocs(ours)
-		}
-		if okP {
-			c[4], c[5] = fmtNs(peer), fmtAllocs(peer)
-		}
-		if okO && okP && ours.err == "" && peer.err == "" {
-			c[6] = fmt.Sprintf("%.1fx", peer.ns/ours.ns)
-		}
-		switch {
-		case !okO:
-		case ours.err != "":
-			c[8] = "FAIL"
-		case r.s.Met(ours.ns, ours.allocs):
-			c[8] = "yes"
-		default:
-			c[8] = "no"
-			missed = true
-		}
-		for _, x := range []struct {
-			impl string
-			r    result
-		}{{bench.ImplAsyncSteps, ours}, {bench.ImplGoroutines, peer}} {
-			if x.r.err != "" {
-				failed = true
-				notes = append(notes, fmt.Sprintf("%s/impl=%s: %s", r.s.Name, x.impl, x.r.err))
+		for di, d := range drivers {
+			ours, okO := median(r.ours[di])
+			c := []string{r.s.Name, r.s.Unit, d.String(), "", "", "", "", "", r.s.Target(), ""}
+			if okO {
+				c[3], c[4] = fmtNs(ours), fmtAllocs(ours)
 			}
+			if okP {
+				c[5], c[6] = fmtNs(peer), fmtAllocs(peer)
+			}
+			if okO && okP && ours.err == "" && peer.err == "" {
+				c[7] = fmt.Sprintf("%.1fx", peer.ns/ours.ns)
+			}
+			switch {
+			case !okO:
+			case ours.err != "":
+				c[9] = "FAIL"
+			case r.s.Met(ours.ns, ours.allocs):
+				c[9] = "yes"
+			default:
+				c[9] = "no"
+				missed = true
+			}
+			if ours.err != "" {
+				failed = true
+				notes = append(notes, fmt.Sprintf("%s/%s: %s", r.s.Name, implName(d), ours.err))
+			}
+			cells = append(cells, c)
 		}
-		cells = append(cells, c)
+		if peer.err != "" {
+			failed = true
+			notes = append(notes, fmt.Sprintf("%s/impl=%s: %s", r.s.Name, bench.ImplGoroutines, peer.err))
+		}
 	}
 	widths := make([]int, len(cells[0]))
 	for _, c := range cells {
@@ -216,7 +233,7 @@ func printTable(w io.Writer, rows []row) (failed, missed bool) {
 		b.WriteString("|")
 		for i, s := range c {
 			pad := strings.Repeat(" ", widths[i]-len([]rune(s)))
-			if i >= 2 && i <= 6 && k > 0 {
+			if i >= 3 && i <= 7 && k > 0 {
 				s = pad + s // numbers align right
 			} else {
 				s += pad
