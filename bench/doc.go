@@ -10,9 +10,13 @@
 // ParallelWaitLoop, plus Sequential and Timeout. Each is implemented twice,
 // one file per implementation:
 //
-//   - asyncsteps.go: ours, on a warm reactor.NewManual driven by the
-//     benchmark goroutine (no loop thread, so the numbers are the engine's
-//     own cost, not a scheduler's);
+//   - asyncsteps.go: ours, on a warm reactor.NewManual (no loop thread, so
+//     the numbers are the engine's own cost, not a scheduler's), under two
+//     drivers: driver=loop runs the whole benchmark inside a loop callback,
+//     as the C++ reference and a server's own flows do (loop-local pools, no
+//     ring hop); driver=goroutine drives it from the benchmark goroutine,
+//     off the loop, paying the cross-goroutine handoffs (root pool lock,
+//     submission ring, taking the loop);
 //   - goroutines.go: the peer, with the runtime's scheduler doing the work.
 //
 // scenarios.go holds the table of scenarios (Scenarios), their units and

@@ -4,6 +4,12 @@ go 1.24
 
 require github.com/asyncsteps/asyncsteps v0.0.0
 
-require golang.org/x/sys v0.33.0 // indirect
+require (
+	github.com/panjf2000/gnet/v2 v2.9.4 // indirect
+	go.uber.org/multierr v1.11.0 // indirect
+	go.uber.org/zap v1.27.0 // indirect
+	golang.org/x/sys v0.33.0 // indirect
+	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
+)
 
 replace github.com/asyncsteps/asyncsteps => ../

@@ -39,9 +39,16 @@ type task struct {
 	cb    func(arg unsafe.Pointer, aux uint64)
 	arg   unsafe.Pointer
 	aux   uint64
-	th    timerwheel.Handle // taskCancelTimer
-	delay time.Duration     // deferred tasks only
+	delay time.Duration // taskDeferred: the delay; taskCancelTimer: the handle (see timerTask)
 	kind  uint8
+}
+
+// timerTask packs a wheel handle into a task's word fields, keeping the
+// ring's slots small (48 bytes): the handle is only needed by the rare
+// off-loop cancel of a loop-side timer.
+func timerTask(h timerwheel.Handle) task {
+	idx, gen := h.Parts()
+	return task{aux: gen, delay: time.Duration(idx), kind: taskCancelTimer}
 }
 
 const (
@@ -260,7 +267,7 @@ func (r *Reactor) Cancel(h Handle) {
 		}
 		// The wheel belongs to the loop: let the loop cancel it. Handles are
 		// generation-checked, so a late cancel never hits a newer timer.
-		r.push(task{th: h.t, kind: taskCancelTimer})
+		r.push(timerTask(h.t))
 	case handleRemote:
 		r.remoteMu.Lock()
 		if r.pending(h.pos) {
@@ -529,7 +536,7 @@ func (r *Reactor) runTask(t task, pos uint64) {
 	case taskCall:
 		r.safeCb(t.cb, t.arg, t.aux)
 	case taskCancelTimer:
-		r.wheel.Cancel(t.th)
+		r.wheel.Cancel(timerwheel.HandleOf(uint32(t.delay), t.aux))
 	case taskDeferred:
 		h := r.wheel.Add(r.deadlineTick(t.delay), timerwheel.Entry{Cb: fireRemoteTimer, Arg: unsafe.Pointer(r), Aux: pos})
 		r.remoteMu.Lock()

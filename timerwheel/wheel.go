@@ -61,6 +61,14 @@ type Handle struct {
 	gen uint64
 }
 
+// Parts returns the handle's node index and generation, so that a handle can
+// travel through plain integer fields (the reactor's cross-goroutine tasks).
+func (h Handle) Parts() (idx uint32, gen uint64) { return h.idx, h.gen }
+
+// HandleOf rebuilds a Handle from Parts. A forged handle is harmless: it is
+// generation-checked like any other and matches no timer unless both parts do.
+func HandleOf(idx uint32, gen uint64) Handle { return Handle{idx: idx, gen: gen} }
+
 // IsZero reports whether h is the zero Handle, which callers use as "no
 // timer armed".
 func (h Handle) IsZero() bool { return h.idx == 0 }
