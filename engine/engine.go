@@ -95,6 +95,9 @@ type flow struct {
 	xargs        Args
 	xcode, xinfo string
 	xerr         error
+	xpass        bool // the External result keeps the step\'s own values
+
+	held []any // sync objects this flow holds (Hold/Unhold), for reentrance
 }
 
 // Flow actions.
@@ -281,7 +284,9 @@ func (e *engine) afterCallback(f *Steps) {
 		fl.action = actDone
 	case f.head != nil:
 		f.setStatus(stActive)
-		fl.args.reset()
+		if f.flags&fForward == 0 {
+			fl.args.reset()
+		}
 		fl.cur = f.dequeue()
 		fl.action = actExec
 	case f.flags&(fWait|fTimeout) != 0 || f.oncancel != nil:

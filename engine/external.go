@@ -27,8 +27,18 @@ func (x External) Success(args ...Value) bool {
 	if len(args) > MaxArgs {
 		return x.fail(InternalError, "External.Success: more than 4 values", nil)
 	}
+	if args == nil {
+		args = noValues
+	}
 	return x.finish(args, "", "", nil)
 }
+
+// Pass completes the step successfully, passing on the values it received
+// unchanged: a wait step that stands between two steps stays transparent.
+func (x External) Pass() bool { return x.finish(nil, "", "", nil) }
+
+// noValues marks a success with no values, as distinct from Pass (nil).
+var noValues = make([]Value, 0)
 
 // Error fails the step with code; info becomes State().ErrorInfo.
 func (x External) Error(code string, info ...string) bool {
@@ -69,7 +79,7 @@ func (x External) finish(args []Value, code, info string, err error) bool {
 	}
 	fl := f.fl
 	fl.xargs.set(args)
-	fl.xcode, fl.xinfo, fl.xerr = code, info, err
+	fl.xcode, fl.xinfo, fl.xerr, fl.xpass = code, info, err, args == nil && code == ""
 	f.ctl.Store(x.gen<<xBits | xClaimed)
 	return e.r.Post(deliverClaimed, unsafe.Pointer(f), x.gen)
 }
@@ -83,9 +93,9 @@ func deliverClaimed(arg unsafe.Pointer, gen uint64) {
 		return
 	}
 	fl := f.fl
-	code, info, err := fl.xcode, fl.xinfo, fl.xerr
-	fl.xcode, fl.xinfo, fl.xerr = "", "", nil
-	if code == "" {
+	code, info, err, pass := fl.xcode, fl.xinfo, fl.xerr, fl.xpass
+	fl.xcode, fl.xinfo, fl.xerr, fl.xpass = "", "", nil, false
+	if code == "" && !pass {
 		fl.args = fl.xargs
 	}
 	fl.xargs.reset()
@@ -95,7 +105,8 @@ func deliverClaimed(arg unsafe.Pointer, gen uint64) {
 // apply finishes f on the loop with a result. Inside f's own callback it acts
 // as Success or Error there (the callback goes on; an error unwinds when it
 // returns). For a waiting step the flow is queued to advance or unwind.
-// args == nil with code == "" keeps fl.args (already set by the caller).
+// args == nil with code == "" keeps fl.args: a Pass, or values the caller
+// already put there.
 func (e *engine) apply(f *Steps, args []Value, code, info string, err error) {
 	fl := f.fl
 	switch {

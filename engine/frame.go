@@ -51,7 +51,8 @@ type Steps struct {
 	oncancel CancelFunc
 	timer    reactor.Timer
 	scope    arena.Scope    // Stack[T] memory and per-kind state, freed with the step
-	x        unsafe.Pointer // per-kind: *loopState, *Args of SuccessStep, first branch *flow of a running parallel
+	x        unsafe.Pointer // per-kind: *loopState, *Args of SuccessStep, first branch *flow of a running parallel, AddWith's *T
+	xfn      unsafe.Pointer // AddWith: the user's func(*Steps, *T), called by fn
 	n        int32          // parallel: branches still running
 	kind     uint8
 	flags    uint8
@@ -97,6 +98,7 @@ const (
 	fCancelDone             // its cancel handler already ran
 	fBuilt                  // taken while building a root off the loop
 	fArmed                  // External() was called in this step
+	fForward                // ForwardArgs: the first sub-step gets this step's own values
 )
 
 func (f *Steps) status() uint8      { return f.st }
@@ -214,7 +216,7 @@ func (f *Steps) reset() {
 	f.fn, f.onerr, f.oncancel = nil, nil, nil
 	f.timer = reactor.Timer{}
 	f.scope = arena.Scope{}
-	f.x = nil
+	f.x, f.xfn = nil, nil
 	f.n, f.kind, f.flags, f.st = 0, 0, 0, stFree
 }
 

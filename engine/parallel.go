@@ -22,6 +22,8 @@ func (e *engine) releaseFlow(fl *flow) {
 	fl.root, fl.top, fl.cur, fl.par = nil, nil, nil, nil
 	fl.action = actNone
 	fl.args.reset()
+	clear(fl.held)
+	fl.held = fl.held[:0]
 	fl.nextBranch = e.freeFlows
 	e.freeFlows = fl
 	e.stats.FlowsLive--

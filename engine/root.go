@@ -166,6 +166,8 @@ func (e *engine) prepareStart(rt *root) bool {
 	rt.built, rt.created = 0, 0
 	fl := &rt.fl
 	fl.args.reset()
+	clear(fl.held)
+	fl.held = fl.held[:0]
 	fl.cur = &rt.Steps
 	rt.Steps.setStatus(stActive)
 	if rt.misuse != "" {

@@ -236,7 +236,10 @@ func (as *Steps) copyStep(s *Steps) bool {
 	if c == nil {
 		return false
 	}
-	c.fn, c.onerr = s.fn, s.onerr
+	c.fn, c.onerr, c.xfn = s.fn, s.onerr, s.xfn
+	if s.kind == kStep {
+		c.x = s.x
+	}
 	switch s.kind {
 	case kParallel:
 		for b := s.head; b != nil; b = b.next {

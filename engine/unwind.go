@@ -67,6 +67,9 @@ func funcPC(fn unsafe.Pointer) uintptr {
 func (f *Steps) pc() uintptr {
 	switch f.kind {
 	case kStep:
+		if f.xfn != nil {
+			return funcPC(f.xfn) // AddWith: the user's function, not the trampoline
+		}
 		return funcPC(*(*unsafe.Pointer)(unsafe.Pointer(&f.fn)))
 	case kBody:
 		return f.parent.loop().pc
