@@ -1,0 +1,42 @@
+// Package syncprim provides FTN12's synchronization primitives (spec 1.11,
+// 2.3-2.5): Mutex, Throttle and Limiter. Each implements engine.Sync, so
+// as.Sync(obj, f, onerror) runs f inside the object's critical section.
+//
+// # What a Sync adds
+//
+// obj.Sync(as, f, onerror) adds one step W to as, with onerror as W's error
+// handler. When W runs it enters the section, or queues and waits; then f
+// runs as W's sub-step, receiving the values W received (spec 1.11.3); the
+// values f succeeds with flow out of W unchanged. A Mutex is left when f's
+// steps are done, when an error unwinds through W, or when the flow is
+// canceled: W's cancel handler leaves it. A full queue fails W with
+// DefenseRejected, which onerror sees like any error of the section.
+//
+// # Threads and reactors
+//
+// Objects may be shared by flows on any number of reactors. The uncontended
+// path is one CAS on a single state word: no lock, no allocation. Waiters
+// queue under a mutex (contended path only) and are resumed through their
+// step's External, which posts to the waiter's own reactor: a flow always
+// continues on the reactor it runs on. Throttle and Limiter keep their
+// period timers on the reactor given to their constructor, on its wheel.
+//
+// # Invariants
+//
+//   - A waiter is queued only while the object is full (Mutex: holders ==
+//     max; Throttle: entries == max this period), and the fast path enters
+//     only while nobody is queued: the queue is strictly first in, first
+//     out, and nobody starves.
+//   - A slot given to a waiter is handed over, never returned first: the
+//     holder count does not drop and rise again, so no newcomer can barge.
+//   - A waiter's record lives in per-call memory (engine.Local) that
+//     outlives the wait; the releaser copies the waiter's External under
+//     the lock and resumes it after unlocking, never touching the record
+//     again, and a waiter canceled after it was handed a slot gives the slot
+//     back from its cancel handler.
+//
+// Reentrance (spec 1.11.4): a flow that holds a Mutex passes straight
+// through a nested Sync on it. Parallel branches are flows of their own and
+// inherit no lock. Deadlock detection (optional in the spec) is not
+// implemented.
+package syncprim
