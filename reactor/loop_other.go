@@ -4,7 +4,7 @@ package reactor
 
 import "errors"
 
-// osLoop is empty where the real loop is not implemented.
+// osLoop is empty off Linux: only the manual reactor exists there.
 type osLoop struct{}
 
 func (l *osLoop) closeFDs() {}

@@ -45,11 +45,7 @@ func NewLimiter(r *reactor.Reactor, o LimiterOptions) *Limiter {
 func (l *Limiter) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFunc) {
 	c := engine.Local[call](as)
 	c.m, c.t, c.f = l.m, l.t, f
-	if onerror != nil {
-		engine.AddWith(as, mutexEnter, c, onerror)
-	} else {
-		engine.AddWith(as, mutexEnter, c)
-	}
+	addSync(as, c, mutexEnter, onerror)
 }
 
 // Stats returns snapshots of the concurrency and rate parts.

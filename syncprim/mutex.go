@@ -43,11 +43,7 @@ func newMutex(max, maxQueue int) *Mutex {
 func (m *Mutex) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFunc) {
 	c := engine.Local[call](as)
 	c.m, c.f = m, f
-	if onerror != nil {
-		engine.AddWith(as, mutexEnter, c, onerror)
-	} else {
-		engine.AddWith(as, mutexEnter, c)
-	}
+	addSync(as, c, mutexEnter, onerror)
 }
 
 // tryAcquire takes a slot if one is free and nobody is queued.

@@ -65,6 +65,16 @@ type call struct {
 	tw waiter // on t
 }
 
+// addSync adds the step that enters the object for one Sync call, with
+// onerror as its handler (nil: none). Every object's Sync is this.
+func addSync(as *engine.Steps, c *call, enter func(*engine.Steps, *call), onerror engine.ErrorFunc) {
+	if onerror != nil {
+		engine.AddWith(as, enter, c, onerror)
+		return
+	}
+	engine.AddWith(as, enter, c)
+}
+
 // addSection adds the section's content, f, as the running step's sub-step.
 func addSection(as *engine.Steps, c *call) {
 	if c.t != nil && c.m != nil {

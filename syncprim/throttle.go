@@ -53,11 +53,7 @@ func newThrottle(r *reactor.Reactor, max int, period time.Duration, maxQueue int
 func (t *Throttle) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFunc) {
 	c := engine.Local[call](as)
 	c.t, c.f = t, f
-	if onerror != nil {
-		engine.AddWith(as, throttleEnter, c, onerror)
-	} else {
-		engine.AddWith(as, throttleEnter, c)
-	}
+	addSync(as, c, throttleEnter, onerror)
 }
 
 // tryEnter counts an entry if the period has room and nobody waits.
