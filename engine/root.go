@@ -208,7 +208,7 @@ func (e *engine) finishRoot(rt *root, code string) {
 	// execute the root again as soon as Wait returns.
 	rt.running.Store(false)
 	rt.resolve(p, code)
-	if rt.releaseAtEnd.Swap(false) {
+	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
 		rt.release()
 	}
 }
