@@ -355,6 +355,10 @@ func TestMPSCStress(t *testing.T) {
 				t.Errorf("Len = %d outside [0, %d]", l, q.Cap())
 				return
 			}
+			if d, e := q.deq.Load(), q.enq.Load(); e < d {
+				t.Errorf("deq %d > enq %d", d, e)
+				return
+			}
 			runtime.Gosched()
 		}
 	}()

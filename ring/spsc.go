@@ -10,18 +10,18 @@ import "sync/atomic"
 type SPSC[T any] struct {
 	_ pad
 	// Read-only after construction, shared by both roles.
-	buf  []T
-	mask uint64
-	_    pad
-	// Producer's line: tail is written here and read by the consumer only
-	// when its cached copy runs out; headCache is producer-private.
+	slots []slot[T]
+	mask  uint64
+	_     pad
+	// Producer's line. tail is read by other goroutines only in Len;
+	// headCache is producer-private.
 	tail      atomic.Uint64
 	headCache uint64
 	_         pad
-	// Consumer's line, symmetric to the producer's.
-	head      atomic.Uint64
-	tailCache uint64
-	_         pad
+	// Consumer's line. The consumer needs no copy of tail: a slot's own
+	// sequence number says whether it has been published.
+	head atomic.Uint64
+	_    pad
 }
 
 // NewSPSC returns an empty queue holding up to capacity items. capacity is
@@ -30,8 +30,8 @@ type SPSC[T any] struct {
 func NewSPSC[T any](capacity int) *SPSC[T] {
 	c := roundCapacity(capacity)
 	return &SPSC[T]{
-		buf:  make([]T, c),
-		mask: uint64(c - 1),
+		slots: make([]slot[T], c),
+		mask:  uint64(c - 1),
 	}
 }
 
@@ -47,8 +47,12 @@ func (q *SPSC[T]) TryPush(v T) bool {
 			return false
 		}
 	}
-	q.buf[t&q.mask] = v
+	// tail before publishing, so that head <= tail at every instant and
+	// Len never sees the consumer ahead of the producer.
 	q.tail.Store(t + 1)
+	s := &q.slots[t&q.mask]
+	s.val = v
+	s.seq.Store(t + 1)
 	return true
 }
 
@@ -57,47 +61,44 @@ func (q *SPSC[T]) TryPush(v T) bool {
 func (q *SPSC[T]) TryPop() (T, bool) {
 	var zero T
 	h := q.head.Load()
-	if h == q.tailCache {
-		q.tailCache = q.tail.Load()
-		if h == q.tailCache {
-			return zero, false
-		}
+	s := &q.slots[h&q.mask]
+	if s.seq.Load() != h+1 {
+		return zero, false
 	}
-	i := h & q.mask
-	v := q.buf[i]
-	q.buf[i] = zero
+	v := s.val
+	s.val = zero
 	q.head.Store(h + 1)
 	return v, true
 }
 
 // TryPopBatch pops up to len(dst) items into dst, oldest first, and returns
 // how many it popped. It publishes the consumer position once per call, so
-// it costs one atomic store however many items it moves. Only the consumer
-// may call it.
+// it costs one atomic store however many items it moves; see
+// [MPSC.TryPopBatch] for when that helps. Only the consumer may call it.
 func (q *SPSC[T]) TryPopBatch(dst []T) int {
 	var zero T
-	h := q.head.Load()
-	avail := q.tailCache - h
-	if avail < uint64(len(dst)) {
-		q.tailCache = q.tail.Load()
-		avail = q.tailCache - h
+	start := q.head.Load()
+	h := start
+	for i := range dst {
+		s := &q.slots[h&q.mask]
+		if s.seq.Load() != h+1 {
+			break
+		}
+		dst[i] = s.val
+		s.val = zero
+		h++
 	}
-	n := min(avail, uint64(len(dst)))
-	for i := range n {
-		j := (h + i) & q.mask
-		dst[i] = q.buf[j]
-		q.buf[j] = zero
+	if h != start {
+		q.head.Store(h)
 	}
-	if n > 0 {
-		q.head.Store(h + n)
-	}
-	return int(n)
+	return int(h - start)
 }
 
-// Len returns the number of items in the queue. Under concurrent use it is
-// a snapshot that may already be stale; it is always in [0, Cap()].
+// Len returns the number of items in the queue, counting a push that is
+// in progress. Under concurrent use it is a snapshot that may already be
+// stale; it is always in [0, Cap()].
 func (q *SPSC[T]) Len() int {
-	head := q.head.Load() // before tail, so that tail >= head.
+	head := q.head.Load() // before tail: see SPSC invariant 5 in the package doc.
 	tail := q.tail.Load()
 	n := tail - head
 	if n > q.mask+1 {

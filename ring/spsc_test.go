@@ -128,8 +128,8 @@ func TestSPSCPopClearsSlots(t *testing.T) {
 	}
 	q.TryPop()
 	q.TryPopBatch(make([]*int, 4))
-	for i, p := range q.buf {
-		if p != nil {
+	for i := range q.slots {
+		if q.slots[i].val != nil {
 			t.Fatalf("slot %d still holds a pointer after being popped", i)
 		}
 	}
@@ -200,6 +200,11 @@ func TestSPSCStress(t *testing.T) {
 		for !stop.Load() {
 			if l := q.Len(); l < 0 || l > q.Cap() {
 				t.Errorf("Len = %d outside [0, %d]", l, q.Cap())
+				return
+			}
+			// Len's clamp would hide a consumer seen ahead of the producer.
+			if h, tl := q.head.Load(), q.tail.Load(); tl < h {
+				t.Errorf("head %d > tail %d", h, tl)
 				return
 			}
 			runtime.Gosched()
