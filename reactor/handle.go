@@ -14,7 +14,8 @@ type Handle struct {
 const (
 	handleNone uint8 = iota
 	handleTimer
-	handleRemote
+	handleRemote         // Immediate from another goroutine: pos is its ring position
+	handleRemoteDeferred // Deferred from another goroutine: pos is its ring position
 )
 
 // IsZero reports whether h is the zero Handle.

@@ -132,6 +132,10 @@ func (r *Reactor) Run() error {
 		return ErrManual
 	}
 	if !r.started.CompareAndSwap(false, true) {
+		if r.closed.Load() {
+			<-r.done // Close got here first (or raced Run): nothing to run
+			return nil
+		}
 		return errors.New("reactor: Run called twice")
 	}
 	l := r.os
@@ -143,7 +147,12 @@ func (r *Reactor) Run() error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	if l.cpu >= 0 {
-		var set unix.CPUSet
+		// The thread goes back to the runtime when Run returns: give it
+		// back with the affinity it came with.
+		var old, set unix.CPUSet
+		if err := unix.SchedGetaffinity(0, &old); err == nil {
+			defer unix.SchedSetaffinity(0, &old)
+		}
 		set.Set(l.cpu)
 		if err := unix.SchedSetaffinity(0, &set); err != nil {
 			r.shutdown()
@@ -268,9 +277,11 @@ func (r *Reactor) armTimer() {
 func (r *Reactor) shutdown() {
 	me := goid.Current()
 	if r.loopG.Load() != me {
+		// Close before Run: act as the loop for the shutdown only.
 		for !r.loopG.CompareAndSwap(0, me) {
 			runtime.Gosched()
 		}
+		defer r.loopG.Store(0)
 	}
 	r.closed.Store(true)
 	for r.pushing.Load() != 0 {

@@ -39,16 +39,17 @@ type task struct {
 	cb    func(arg unsafe.Pointer, aux uint64)
 	arg   unsafe.Pointer
 	aux   uint64
-	delay time.Duration // taskDeferred: the delay; taskCancelTimer: the handle (see timerTask)
+	delay time.Duration // taskDeferred: the deadline since epoch; taskCancelTimer: the handle's index
+	seq   uint64        // taskCancelTimer: the timer's sequence number
 	kind  uint8
 }
 
 // timerTask packs a wheel handle into a task's word fields, keeping the
-// ring's slots small (48 bytes): the handle is only needed by the rare
-// off-loop cancel of a loop-side timer.
-func timerTask(h timerwheel.Handle) task {
+// ring's slots small: it is only needed by the rare off-loop cancel of a
+// loop-side timer.
+func timerTask(h timerwheel.Handle, seq uint64) task {
 	idx, gen := h.Parts()
-	return task{aux: gen, delay: time.Duration(idx), kind: taskCancelTimer}
+	return task{aux: gen, delay: time.Duration(idx), seq: seq, kind: taskCancelTimer}
 }
 
 const (
@@ -109,11 +110,15 @@ type Reactor struct {
 
 	// remote bookkeeping: rare paths (cancel of a cross-goroutine task, and
 	// cross-goroutine Deferred), kept off the hot path behind one mutex.
-	remoteMu       sync.Mutex
-	remoteCanceled map[uint64]struct{}          // positions canceled before the loop took them
-	remoteTimers   map[uint64]timerwheel.Handle // positions of remote Deferred tasks now in the wheel
-	remoteFns      map[uint64]func()            // their callbacks, by the same position
-	remotePending  atomic.Int32                 // len(remoteCanceled), read without the lock
+	remoteMu        sync.Mutex
+	remoteCanceled  map[uint64]struct{}          // positions canceled before the loop took them
+	remoteTimers    map[uint64]timerwheel.Handle // positions of remote Deferred tasks now in the wheel
+	remoteFns       map[uint64]func()            // their callbacks, by the same position
+	deferredSettled uint64                       // remote Deferred positions below it are in the wheel, fired or canceled
+	remotePending   atomic.Int32                 // len(remoteCanceled), read without the lock
+	timerCanceled   map[uint64]struct{}          // seqs of loop-side timers canceled off the loop, not yet removed
+	timerPending    atomic.Int32                 // len(timerCanceled), read without the lock
+	timerSeq        uint64                       // loop-owned: sequence of user timers made on the loop
 
 	// PanicHandler receives the value of a panic recovered from a callback.
 	// Set it before the loop starts. The default prints to standard error.
@@ -220,9 +225,17 @@ func (r *Reactor) currentTick() uint64 { return uint64(r.elapsed() / r.tick) }
 // Immediate schedules fn to run on the loop as soon as possible. Safe from
 // any goroutine; callbacks run in the order posted. Returns the zero Handle
 // after Close.
+//
+// On the loop an Immediate is a timer due at the current tick, behind the
+// timers already due: a callback that keeps rescheduling itself cannot
+// starve timers, posted tasks or flows.
 func (r *Reactor) Immediate(fn func()) Handle {
 	if r.IsSameThread() {
-		return Handle{t: r.wheel.Add(r.wheel.Now(), timerwheel.Entry{Fn: fn}), kind: handleTimer}
+		if r.closed.Load() {
+			return Handle{}
+		}
+		r.timerSeq++
+		return Handle{t: r.wheel.Add(r.currentTick(), timerwheel.Entry{Fn: fn, Aux: r.timerSeq}), pos: r.timerSeq, kind: handleTimer}
 	}
 	pos, ok := r.push(task{fn: fn, kind: taskImmediate})
 	if !ok {
@@ -235,13 +248,19 @@ func (r *Reactor) Immediate(fn func()) Handle {
 // Returns the zero Handle after Close.
 func (r *Reactor) Deferred(d time.Duration, fn func()) Handle {
 	if r.IsSameThread() {
-		return Handle{t: r.wheel.Add(r.deadlineTick(d), timerwheel.Entry{Fn: fn}), kind: handleTimer}
+		if r.closed.Load() {
+			return Handle{}
+		}
+		r.timerSeq++
+		return Handle{t: r.wheel.Add(r.deadlineTick(d), timerwheel.Entry{Fn: fn, Aux: r.timerSeq}), pos: r.timerSeq, kind: handleTimer}
 	}
-	pos, ok := r.push(task{fn: fn, delay: d, kind: taskDeferred})
+	// The deadline counts from this call, not from when the loop takes
+	// the task: delay carries it as time since epoch.
+	pos, ok := r.push(task{fn: fn, delay: r.elapsed() + max(d, 0), kind: taskDeferred})
 	if !ok {
 		return Handle{}
 	}
-	return Handle{pos: pos, kind: handleRemote}
+	return Handle{pos: pos, kind: handleRemoteDeferred}
 }
 
 // Cancel cancels a task scheduled with Immediate or Deferred. It is not an
@@ -265,26 +284,38 @@ func (r *Reactor) Cancel(h Handle) {
 			r.loopG.Store(0)
 			return
 		}
-		// The wheel belongs to the loop: let the loop cancel it. Handles are
-		// generation-checked, so a late cancel never hits a newer timer.
-		r.push(timerTask(h.t))
+		// The wheel belongs to the loop. Mark the timer canceled where the
+		// loop looks before it runs a user timer, so that a task whose
+		// Cancel returned never runs, without waiting for a loop that may
+		// be busy; the loop then removes it from the wheel.
+		r.remoteMu.Lock()
+		if r.timerCanceled == nil {
+			r.timerCanceled = make(map[uint64]struct{})
+		}
+		r.timerCanceled[h.pos] = struct{}{}
+		r.timerPending.Add(1)
+		r.remoteMu.Unlock()
+		r.push(timerTask(h.t, h.pos))
 	case handleRemote:
 		r.remoteMu.Lock()
 		if r.pending(h.pos) {
-			if r.remoteCanceled == nil {
-				r.remoteCanceled = make(map[uint64]struct{})
-			}
-			if _, dup := r.remoteCanceled[h.pos]; !dup {
-				r.remoteCanceled[h.pos] = struct{}{}
-				r.remotePending.Add(1)
-			}
-		} else if th, ok := r.remoteTimers[h.pos]; ok {
+			r.markRemoteCanceled(h.pos)
+		}
+		r.remoteMu.Unlock()
+	case handleRemoteDeferred:
+		r.remoteMu.Lock()
+		if th, ok := r.remoteTimers[h.pos]; ok {
 			delete(r.remoteTimers, h.pos)
+			delete(r.remoteFns, h.pos)
 			if r.IsSameThread() {
 				r.wheel.Cancel(th)
 			}
 			// Off the loop, the wheel entry stays until it falls due; its
 			// callback finds no record in remoteTimers and does nothing.
+		} else if h.pos >= r.deferredSettled {
+			// Not yet in the wheel: still in the ring, or taken by the
+			// loop and about to be added, which checks this mark.
+			r.markRemoteCanceled(h.pos)
 		}
 		r.remoteMu.Unlock()
 	}
@@ -299,6 +330,14 @@ func (r *Reactor) IsValid(h Handle) bool {
 		if r.IsSameThread() {
 			return r.wheel.Valid(h.t)
 		}
+		if r.timerPending.Load() != 0 {
+			r.remoteMu.Lock()
+			_, canceled := r.timerCanceled[h.pos]
+			r.remoteMu.Unlock()
+			if canceled {
+				return false
+			}
+		}
 		return r.offLoopTimerValid(h.t)
 	case handleRemote:
 		r.remoteMu.Lock()
@@ -307,8 +346,18 @@ func (r *Reactor) IsValid(h Handle) bool {
 			_, canceled := r.remoteCanceled[h.pos]
 			return !canceled && !r.closed.Load()
 		}
-		_, ok := r.remoteTimers[h.pos]
-		return ok
+		return false
+	case handleRemoteDeferred:
+		r.remoteMu.Lock()
+		defer r.remoteMu.Unlock()
+		if _, ok := r.remoteTimers[h.pos]; ok {
+			return true
+		}
+		if h.pos >= r.deferredSettled {
+			_, canceled := r.remoteCanceled[h.pos]
+			return !canceled && !r.closed.Load()
+		}
+		return false
 	}
 	return false
 }
@@ -360,7 +409,10 @@ func (r *Reactor) Stop(t Timer) {
 // It reports false, doing nothing, after Close.
 func (r *Reactor) Post(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
 	if r.IsSameThread() {
-		r.wheel.Add(r.wheel.Now(), timerwheel.Entry{Cb: cb, Arg: arg, Aux: aux})
+		if r.closed.Load() {
+			return false
+		}
+		r.wheel.Add(r.currentTick(), timerwheel.Entry{Cb: cb, Arg: arg, Aux: aux})
 		return true
 	}
 	_, ok := r.push(task{cb: cb, arg: arg, aux: aux, kind: taskCall})
@@ -492,6 +544,10 @@ func (r *Reactor) leave() {
 // so a flood from other goroutines cannot starve timers and flows.
 const maxInboxBatch = 1024
 
+// maxTimersPerIteration bounds the timers (loop-side Immediates included)
+// one iteration fires.
+const maxTimersPerIteration = 1024
+
 // iterate runs what is ready now, once: posted tasks, due timers, then the
 // engine's ready flows. It reports whether work is still ready.
 func (r *Reactor) iterate() bool {
@@ -506,7 +562,10 @@ func (r *Reactor) iterate() bool {
 		r.drainOverflow()
 	}
 	now := r.currentTick()
-	for {
+	// Bounded: a callback that schedules itself again at once (an
+	// Immediate from the loop is a timer due now) must not keep the loop
+	// from posted tasks and flows; the rest fires on the next iteration.
+	for i := 0; i < maxTimersPerIteration; i++ {
 		e, ok := r.wheel.Poll(now)
 		if !ok {
 			break
@@ -527,6 +586,10 @@ func (r *Reactor) iterate() bool {
 }
 
 func (r *Reactor) runTask(t task, pos uint64) {
+	if t.kind == taskDeferred {
+		r.addRemoteTimer(t, pos)
+		return
+	}
 	if r.remotePending.Load() != 0 && r.takeCanceled(pos) {
 		return
 	}
@@ -537,16 +600,40 @@ func (r *Reactor) runTask(t task, pos uint64) {
 		r.safeCb(t.cb, t.arg, t.aux)
 	case taskCancelTimer:
 		r.wheel.Cancel(timerwheel.HandleOf(uint32(t.delay), t.aux))
-	case taskDeferred:
-		h := r.wheel.Add(r.deadlineTick(t.delay), timerwheel.Entry{Cb: fireRemoteTimer, Arg: unsafe.Pointer(r), Aux: pos})
-		r.remoteMu.Lock()
-		if r.remoteTimers == nil {
-			r.remoteTimers = make(map[uint64]timerwheel.Handle)
-			r.remoteFns = make(map[uint64]func())
-		}
-		r.remoteTimers[pos] = h
-		r.remoteFns[pos] = t.fn
-		r.remoteMu.Unlock()
+		r.takeTimerCanceled(t.seq)
+	}
+}
+
+// addRemoteTimer puts a Deferred from another goroutine in the wheel. Under
+// remoteMu, so that a Cancel racing it either is seen here or finds the
+// timer recorded; deferredSettled tells the two cases apart later.
+func (r *Reactor) addRemoteTimer(t task, pos uint64) {
+	r.remoteMu.Lock()
+	defer r.remoteMu.Unlock()
+	r.deferredSettled = pos + 1
+	if _, ok := r.remoteCanceled[pos]; ok {
+		delete(r.remoteCanceled, pos)
+		r.remotePending.Add(-1)
+		return
+	}
+	at := uint64((t.delay + r.tick - 1) / r.tick) // t.delay is the deadline since epoch
+	h := r.wheel.Add(at, timerwheel.Entry{Cb: fireRemoteTimer, Arg: unsafe.Pointer(r), Aux: pos})
+	if r.remoteTimers == nil {
+		r.remoteTimers = make(map[uint64]timerwheel.Handle)
+		r.remoteFns = make(map[uint64]func())
+	}
+	r.remoteTimers[pos] = h
+	r.remoteFns[pos] = t.fn
+}
+
+// markRemoteCanceled records a cancel of the task at pos. Under remoteMu.
+func (r *Reactor) markRemoteCanceled(pos uint64) {
+	if r.remoteCanceled == nil {
+		r.remoteCanceled = make(map[uint64]struct{})
+	}
+	if _, dup := r.remoteCanceled[pos]; !dup {
+		r.remoteCanceled[pos] = struct{}{}
+		r.remotePending.Add(1)
 	}
 }
 
@@ -579,7 +666,23 @@ func (r *Reactor) runEntry(e timerwheel.Entry) {
 		r.safeCb(e.Cb, e.Arg, e.Aux)
 		return
 	}
+	if r.timerPending.Load() != 0 && r.takeTimerCanceled(e.Aux) {
+		return // canceled off the loop before it fired
+	}
 	r.safeCall(e.Fn)
+}
+
+// takeTimerCanceled forgets an off-loop cancel of the timer with seq,
+// reporting whether there was one.
+func (r *Reactor) takeTimerCanceled(seq uint64) bool {
+	r.remoteMu.Lock()
+	defer r.remoteMu.Unlock()
+	if _, ok := r.timerCanceled[seq]; ok {
+		delete(r.timerCanceled, seq)
+		r.timerPending.Add(-1)
+		return true
+	}
+	return false
 }
 
 // safeCall and safeCb contain a panic to the one callback that raised it. The
