@@ -20,7 +20,14 @@
 //   - goroutines.go: the peer, with the runtime's scheduler doing the work.
 //
 // scenarios.go holds the table of scenarios (Scenarios), their units and
-// their targets. The functions are exported so that both `go test -bench`
+// their targets.
+//
+// The sync primitives (package syncprim) are compared with the Go
+// libraries that do the same job, one file per implementation:
+// syncprim.go (ours, on two real reactors), semaphore.go
+// (golang.org/x/sync/semaphore), stdsync.go (sync.Mutex) and rate.go
+// (golang.org/x/time/rate); sync_scenarios.go holds their table
+// (SyncScenarios) and the work all of them do. The functions are exported so that both `go test -bench`
 // (scenarios_test.go) and the cmd/benchtable program (testing.Benchmark)
 // run exactly the same code.
 //

@@ -2,7 +2,11 @@ module github.com/asyncsteps/asyncsteps/bench
 
 go 1.24
 
-require github.com/asyncsteps/asyncsteps v0.0.0
+require (
+	github.com/asyncsteps/asyncsteps v0.0.0
+	golang.org/x/sync v0.11.0
+	golang.org/x/time v0.8.0
+)
 
 require (
 	github.com/panjf2000/gnet/v2 v2.9.4 // indirect

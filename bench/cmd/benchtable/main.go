@@ -4,10 +4,15 @@
 // the same peer run): time and allocations per unit of work, the peer/ours
 // ratio, and whether ours meets its target.
 //
+// A second table has the sync primitives' scenarios (bench.SyncScenarios):
+// ours (syncprim on two real reactors) and each library peer doing the same
+// job, one row per implementation, with the fairness and rate metrics the
+// benchmarks report beside time and allocations.
+//
 // It calls testing.Benchmark on the same functions `go test -bench` runs,
-// so each run auto-scales b.N to -benchtime. With -count N each of the three
-// runs N times, interleaved (loop, goroutine, peer, loop, ...), and the run
-// with the median time is shown.
+// so each run auto-scales b.N to -benchtime. With -count N each
+// implementation runs N times, interleaved (loop, goroutine, peer, loop,
+// ...), and the run with the median time is shown.
 //
 //	cd bench && go run ./cmd/benchtable [-scenarios RE] [-count N] [-benchtime D]
 //
@@ -64,9 +69,28 @@ func main() {
 			rows = append(rows, row{s: s})
 		}
 	}
-	if len(rows) == 0 {
+	var srows []syncRow
+	for _, s := range bench.SyncScenarios {
+		if match == nil || match.MatchString(s.Name) {
+			srows = append(srows, syncRow{s: s, peers: make([][]result, len(s.Peers))})
+		}
+	}
+	if len(rows) == 0 && len(srows) == 0 {
 		fmt.Fprintf(os.Stderr, "benchtable: no scenario matches %q\n", *scenarios)
 		os.Exit(2)
+	}
+	printAll := func(w io.Writer, rows []row, srows []syncRow) (failed, missed bool) {
+		if len(rows) > 0 {
+			failed, missed = printTable(w, rows)
+		}
+		if len(srows) > 0 {
+			if len(rows) > 0 {
+				fmt.Fprintln(w)
+			}
+			f, m := printSyncTable(w, srows)
+			failed, missed = failed || f, missed || m
+		}
+		return failed, missed
 	}
 
 	header := fmt.Sprintf("%s %s/%s, GOMAXPROCS=%d, %d CPUs; -benchtime %v -count %d",
@@ -89,7 +113,29 @@ func main() {
 				fmt.Fprintf(os.Stderr, "running %s (%d/%d)\n", name, n+1, *count)
 				*impl.res = append(*impl.res, run(name, impl.f, *timeout, func(w io.Writer) {
 					fmt.Fprintln(w, header)
-					printTable(w, rows[:i+1])
+					printAll(w, rows[:i+1], nil)
+				}))
+			}
+		}
+	}
+	for i := range srows {
+		r := &srows[i]
+		for n := range *count {
+			type impl struct {
+				name string
+				f    func(*testing.B)
+				res  *[]result
+			}
+			impls := []impl{{"impl=" + bench.ImplAsyncSteps, r.s.Ours, &r.ours}}
+			for pi, p := range r.s.Peers {
+				impls = append(impls, impl{"impl=" + p.Name, p.Bench, &r.peers[pi]})
+			}
+			for _, impl := range impls {
+				name := fmt.Sprintf("%s/%s", r.s.Name, impl.name)
+				fmt.Fprintf(os.Stderr, "running %s (%d/%d)\n", name, n+1, *count)
+				*impl.res = append(*impl.res, run(name, impl.f, *timeout, func(w io.Writer) {
+					fmt.Fprintln(w, header)
+					printAll(w, rows, srows[:i+1])
 				}))
 			}
 		}
@@ -97,7 +143,7 @@ func main() {
 
 	fmt.Println(header)
 	fmt.Println()
-	failed, missed := printTable(os.Stdout, rows)
+	failed, missed := printAll(os.Stdout, rows, srows)
 	switch {
 	case failed:
 		os.Exit(1)
@@ -121,12 +167,20 @@ type row struct {
 	peer []result
 }
 
+// syncRow is one sync scenario: ours and each peer's runs, by Peers' index.
+type syncRow struct {
+	s     bench.SyncScenario
+	ours  []result
+	peers [][]result
+}
+
 // result is one run of one implementation.
 type result struct {
 	ns     float64 // per unit: b.N counts units
 	allocs uint64  // in the measured part, in all
 	n      int
-	err    string // the run failed
+	extra  map[string]float64 // the benchmark's own metrics (b.ReportMetric)
+	err    string             // the run failed
 }
 
 func (r result) allocsPerUnit() float64 { return float64(r.allocs) / float64(r.n) }
@@ -154,7 +208,7 @@ func run(name string, f func(*testing.B), timeout time.Duration, partial func(io
 		fmt.Fprintf(os.Stderr, "benchtable: %s: %s\n", name, msg)
 		return result{err: msg}
 	}
-	return result{ns: float64(br.T.Nanoseconds()) / float64(br.N), allocs: br.MemAllocs, n: br.N}
+	return result{ns: float64(br.T.Nanoseconds()) / float64(br.N), allocs: br.MemAllocs, n: br.N, extra: br.Extra}
 }
 
 // median returns the run with the median time, or a failed run if any
@@ -222,6 +276,69 @@ func printTable(w io.Writer, rows []row) (failed, missed bool) {
 			notes = append(notes, fmt.Sprintf("%s/impl=%s: %s", r.s.Name, bench.ImplGoroutines, peer.err))
 		}
 	}
+	writeCells(w, cells, 3, 7)
+	for _, n := range notes {
+		fmt.Fprintln(w, "FAIL:", n)
+	}
+	return failed, missed
+}
+
+// printSyncTable prints the sync scenarios as an aligned Markdown table,
+// one line per implementation (ours first, then the peers, each with its
+// time over ours), and reports whether a run failed and whether a target
+// of ours was missed.
+func printSyncTable(w io.Writer, rows []syncRow) (failed, missed bool) {
+	cells := [][]string{{"sync scenario", "per", "impl", "ns/op", "allocs/op", "fairness (max/min)", "rate/limit", "ratio (impl/ours)", "target", "met?"}}
+	var notes []string
+	for _, r := range rows {
+		ours, okO := median(r.ours)
+		line := func(impl string, res result, ok bool) []string {
+			c := []string{r.s.Name, r.s.Unit, impl, "", "", "", "", "", "", ""}
+			if !ok {
+				return c
+			}
+			c[3], c[4] = fmtNs(res), fmtAllocs(res)
+			if res.err == "" {
+				c[5] = fmtMetric(res, bench.MetricFairness)
+				c[6] = fmtMetric(res, bench.MetricOfLimit)
+			} else {
+				failed = true
+				notes = append(notes, fmt.Sprintf("%s/impl=%s: %s", r.s.Name, impl, res.err))
+			}
+			return c
+		}
+		c := line(bench.ImplAsyncSteps, ours, okO)
+		c[8] = r.s.Target()
+		switch {
+		case !okO:
+		case ours.err != "":
+			c[9] = "FAIL"
+		case r.s.Met(ours.ns, ours.allocs):
+			c[9] = "yes"
+		default:
+			c[9] = "no"
+			missed = true
+		}
+		cells = append(cells, c)
+		for pi, p := range r.s.Peers {
+			peer, okP := median(r.peers[pi])
+			c := line(p.Name, peer, okP)
+			if okO && okP && ours.err == "" && peer.err == "" {
+				c[7] = fmt.Sprintf("%.2fx", peer.ns/ours.ns)
+			}
+			cells = append(cells, c)
+		}
+	}
+	writeCells(w, cells, 3, 7)
+	for _, n := range notes {
+		fmt.Fprintln(w, "FAIL:", n)
+	}
+	return failed, missed
+}
+
+// writeCells prints cells as an aligned Markdown table, the first row as
+// the header; columns lo..hi hold numbers and align right.
+func writeCells(w io.Writer, cells [][]string, lo, hi int) {
 	widths := make([]int, len(cells[0]))
 	for _, c := range cells {
 		for i, s := range c {
@@ -233,7 +350,7 @@ func printTable(w io.Writer, rows []row) (failed, missed bool) {
 		b.WriteString("|")
 		for i, s := range c {
 			pad := strings.Repeat(" ", widths[i]-len([]rune(s)))
-			if i >= 3 && i <= 7 && k > 0 {
+			if i >= lo && i <= hi && k > 0 {
 				s = pad + s // numbers align right
 			} else {
 				s += pad
@@ -250,10 +367,15 @@ func printTable(w io.Writer, rows []row) (failed, missed bool) {
 			fmt.Fprintln(w, b.String())
 		}
 	}
-	for _, n := range notes {
-		fmt.Fprintln(w, "FAIL:", n)
+}
+
+// fmtMetric shows a benchmark's own metric, or nothing if it has none.
+func fmtMetric(r result, name string) string {
+	v, ok := r.extra[name]
+	if !ok {
+		return ""
 	}
-	return failed, missed
+	return fmt.Sprintf("%.3g", v)
 }
 
 func fmtNs(r result) string {

@@ -1,0 +1,139 @@
+package bench
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/reactor"
+	"github.com/asyncsteps/asyncsteps/syncprim"
+)
+
+// This file is our implementation of the sync scenarios (impl=asyncsteps):
+// SyncWorkers flows spread over a reactor.Group of two real reactors (one
+// loop thread each, not pinned), each flow a loop of
+// as.Sync(obj, section) until the round is done. Unlike the engine
+// scenarios (asyncsteps.go) this runs real loops: a primitive shared by
+// flows of two threads is the point, and a waiter is resumed on its own
+// reactor, which may have to be woken up. The peers' goroutines get the
+// same two CPUs (GOMAXPROCS).
+
+// syncFlows is the fixture: the group, the flows' roots (reused from round
+// to round) and the steps they run.
+type syncFlows struct {
+	g     *reactor.Group
+	w     *syncWork
+	roots [SyncWorkers]*engine.Steps
+	start [SyncWorkers]engine.ExecFunc // flow i's first step: adds its loop
+	done  engine.ExecFunc              // every flow's last step
+	ended func()                       // done's callback: the flow has ended
+	wg    sync.WaitGroup
+}
+
+// newSyncFlows starts a group of two reactors and builds the flows around
+// the object mk returns; owner is the reactor a Throttle's timer runs on.
+func newSyncFlows(w *syncWork, mk func(owner *reactor.Reactor) engine.Sync) (*syncFlows, error) {
+	g, err := reactor.NewGroup(2, reactor.Options{CPU: -1})
+	if err != nil {
+		return nil, err
+	}
+	g.Start()
+	obj := mk(g.Reactors()[0])
+	f := &syncFlows{g: g, w: w}
+	// The last step cannot report the end itself: the flow ends after it
+	// returns, and a root may be built again only once its flow has ended.
+	// A loop callback posted from it runs after the flow's turn, when the
+	// flow has ended (a Promise would allocate per run).
+	f.ended = func() { f.wg.Done() }
+	f.done = func(as *engine.Steps) { as.Reactor().Immediate(f.ended) }
+	for i := range SyncWorkers {
+		section := func(*engine.Steps) { w.enter(i) }
+		body := func(as *engine.Steps) {
+			if !w.more() {
+				as.Break()
+			}
+			as.Sync(obj, section, nil)
+		}
+		// The loop is added on the loop by the flow's first step: a Loop
+		// built off the loop keeps its state on the heap, one allocation
+		// per round.
+		f.start[i] = func(as *engine.Steps) { as.Loop(body) }
+		f.roots[i] = engine.New(g.Next())
+	}
+	return f, nil
+}
+
+// round runs every flow until the section has been entered n times in all.
+func (f *syncFlows) round(n int) {
+	f.w.reset(n)
+	f.wg.Add(SyncWorkers)
+	for i, root := range f.roots {
+		root.Add(f.start[i])
+		root.Add(f.done)
+		root.Execute()
+	}
+	f.wg.Wait()
+}
+
+// close releases the roots and closes the group.
+func (f *syncFlows) close() error {
+	for _, root := range f.roots {
+		root.Release()
+	}
+	return f.g.Close()
+}
+
+// runSyncFlows is our whole benchmark for a sync scenario: warm up, b.N
+// entries, checks and metrics (rate > 0: a throttled scenario).
+func runSyncFlows(b *testing.B, name string, exclusive bool, rate int, period time.Duration, mk func(owner *reactor.Reactor) engine.Sync) {
+	w := &syncWork{exclusive: exclusive}
+	f, err := newSyncFlows(w, mk)
+	if err != nil {
+		fatalf(b, "%s: %v", name, err)
+	}
+	f.round(syncWarm)
+	settle(f.round)
+	b.ReportAllocs()
+	b.ResetTimer()
+	f.round(b.N)
+	w.finish(b, name, rate, period, true)
+	if err := f.close(); err != nil {
+		fatalf(b, "%s: closing the reactors: %v", name, err)
+	}
+}
+
+// MutexContended: SyncWorkers flows on two reactors take turns in one
+// syncprim.NewMutex(1, 0). A flow that finds it taken queues (FIFO) and is
+// resumed on its own reactor when its turn comes. b.N counts entries.
+func MutexContended(b *testing.B) {
+	var m *syncprim.Mutex
+	runSyncFlows(b, "MutexContended", true, 0, 0, func(*reactor.Reactor) engine.Sync {
+		m = syncprim.NewMutex(1, 0)
+		return m
+	})
+	if s := m.Stats(); s != (syncprim.Stats{}) {
+		fatalf(b, "MutexContended: %+v after the run, want zero", s)
+	}
+}
+
+// ThrottlePass: SyncWorkers flows on two reactors enter one Throttle whose
+// limit (2^30 an hour) they never reach: the cost of admission, one CAS on
+// the Throttle's state word shared by both reactors. b.N counts entries.
+func ThrottlePass(b *testing.B) {
+	runSyncFlows(b, "ThrottlePass", false, 0, 0, func(owner *reactor.Reactor) engine.Sync {
+		return syncprim.NewThrottle(owner, 1<<30, time.Hour, 0)
+	})
+}
+
+// ThrottleWait: SyncWorkers flows on two reactors enter one Throttle of
+// WaitRate entries per WaitPeriod, which they exceed: once a period's
+// entries are spent they queue, and the Throttle's timer lets them in at
+// the next period. The period is measured by the owner reactor's timer
+// wheel (1ms ticks, a timer fires at most one tick late), so a period lasts
+// WaitPeriod plus up to a tick. b.N counts entries.
+func ThrottleWait(b *testing.B) {
+	runSyncFlows(b, "ThrottleWait", false, WaitRate, WaitPeriod, func(owner *reactor.Reactor) engine.Sync {
+		return syncprim.NewThrottle(owner, WaitRate, WaitPeriod, 0)
+	})
+}
