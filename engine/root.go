@@ -143,12 +143,12 @@ func (as *Steps) Execute() {
 	}
 }
 
+// startRoot starts a root executed off the loop. It joins the ready queue
+// rather than running at once, so roots start in the order of their Execute
+// calls whichever goroutine made them.
 func startRoot(arg unsafe.Pointer, _ uint64) {
 	rt := (*root)(arg)
-	e := rt.e
-	if e.prepareStart(rt) {
-		e.drive(&rt.fl)
-	}
+	rt.e.prepareStart(rt)
 }
 
 // prepareStart readies rt's flow to run its first step (queued) and reports
