@@ -210,6 +210,9 @@ func (r *Reactor) turn() error {
 		if more = r.iterate(); !more {
 			break
 		}
+		if r.closed.Load() {
+			return gerrors.ErrEngineShutdown // flows that never wait must not delay Close
+		}
 	}
 	if r.closed.Load() {
 		return gerrors.ErrEngineShutdown
@@ -293,6 +296,17 @@ func (r *Reactor) shutdown() {
 			break
 		}
 		r.runTask(t, r.inbox.Consumed()-1)
+	}
+	// Timers already due were accepted work too (a loop-side Immediate is
+	// one). Bounded: a callback that keeps rescheduling itself cannot hold
+	// the shutdown.
+	now := r.currentTick()
+	for i := 0; i < maxTimersPerIteration; i++ {
+		e, ok := r.wheel.Poll(now)
+		if !ok {
+			break
+		}
+		r.runEntry(e)
 	}
 	if s := r.ext.Load(); s != nil && s.close != nil {
 		r.safeCall(s.close)

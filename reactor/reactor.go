@@ -26,8 +26,8 @@ type Options struct {
 // DefaultRingSize is the capacity of the submission ring when Options.RingSize is 0.
 const DefaultRingSize = 1 << 14
 
-// ErrClosed is returned by Run on a reactor that was already closed, and
-// reported by tasks submitted after Close.
+// ErrClosed describes work refused because the reactor is closed; Run
+// itself returns nil after Close.
 var ErrClosed = errors.New("reactor: closed")
 
 // ErrManual is returned by Run on a reactor made with NewManual.
@@ -756,10 +756,11 @@ func (r *Reactor) Advance(d time.Duration) {
 // On a real reactor: submissions after Close report failure (Post returns
 // false, Immediate and Deferred return the zero Handle, Execute ends the
 // flow with InternalError). Tasks accepted before Close still run, on the
-// loop, before it stops; timers that have not fired are dropped; flows
-// still running are canceled (their cancel handlers run) and end with
-// Canceled, info "reactor closed", so nobody waits forever. Then every file
-// descriptor is closed. Called off the loop, Close returns after all that;
+// loop, before it stops: those from other goroutines, and timers already
+// due (Immediates made on the loop among them); timers not yet due are
+// dropped; flows still running are canceled (their cancel handlers run) and
+// end with Canceled, info "reactor closed", so nobody waits forever. Then
+// every file descriptor is closed. Called off the loop, Close returns after all that;
 // called on the loop, the loop stops when the current callback returns.
 //
 // On a manual reactor, Close only makes later submissions fail.

@@ -265,10 +265,7 @@ func TestRealDeferredOffLoopFireInDeadlineOrderNeverEarly(t *testing.T) {
 // with the earlier deadline must still fire first.
 func TestRealDeferredOffLoopDeadlineCountsFromTheCall(t *testing.T) {
 	r, runErr := startReal(t, reactor.Options{CPU: -1})
-	release := make(chan struct{})
-	blocked := make(chan struct{})
-	r.Immediate(func() { close(blocked); <-release })
-	wait(t, blocked, "loop blocked")
+	unblock := blockLoop(t, r) // released by cleanup too, whatever happens
 
 	var mu sync.Mutex
 	var got []string
@@ -276,25 +273,26 @@ func TestRealDeferredOffLoopDeadlineCountsFromTheCall(t *testing.T) {
 	note := func(s string) func() {
 		return func() { mu.Lock(); got = append(got, s); mu.Unlock(); done <- struct{}{} }
 	}
+	const dA = 200 * time.Millisecond
 	aBefore := time.Now()
-	r.Deferred(60*time.Millisecond, note("A")) // due at aBefore+60ms at the latest + the call
+	r.Deferred(dA, note("A")) // due at aAfter+200ms at the latest
 	aAfter := time.Now()
-	time.Sleep(30 * time.Millisecond)
+	time.Sleep(10 * time.Millisecond) // B is scheduled at least 10ms later
 	// B is due 5ms after A's latest possible deadline.
 	bBefore := time.Now()
-	dB := aAfter.Add(65 * time.Millisecond).Sub(bBefore)
+	dB := aAfter.Add(dA + 5*time.Millisecond).Sub(bBefore)
 	if dB <= 0 {
 		t.Skip("the test goroutine was descheduled for too long to set up the case")
 	}
 	r.Deferred(dB, note("B"))
-	close(release)
-	<-done
-	<-done
+	unblock() // the loop takes both only now
+	wait(t, chanOf(done), "first timer")
+	wait(t, chanOf(done), "second timer")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != 2 || got[0] != "A" {
-		t.Fatalf("fired %v; A (delay 60ms, scheduled %v before B) is due 5ms before B (delay %v) and must fire first",
-			got, bBefore.Sub(aBefore), dB)
+		t.Fatalf("fired %v; A (delay %v, scheduled %v before B) is due 5ms before B (delay %v) and must fire first",
+			got, dA, bBefore.Sub(aBefore), dB)
 	}
 	closeAndWait(t, r, runErr)
 }
