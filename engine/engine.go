@@ -29,7 +29,8 @@ type engine struct {
 
 	stats Stats
 
-	rootLocal *root // roots released on the loop, for New on the loop: no lock
+	rootLocal  *root // roots released on the loop, for New on the loop: no lock
+	rootLocalN int
 
 	rootMu    sync.Mutex // guards rootFree and rootsLive: New and Release run on any goroutine
 	rootFree  *root
@@ -284,6 +285,11 @@ func (e *engine) afterCallback(f *Steps) {
 		fl.action = actDone
 	case f.head != nil:
 		f.setStatus(stActive)
+		if f.ctl.Load()&xMask != xNone {
+			// Sub-steps decide how it ends: its External goes stale, so
+			// one flow never has two steps waiting on its mailbox.
+			f.disarm()
+		}
 		if f.flags&fForward == 0 {
 			fl.args.reset()
 		}
@@ -306,12 +312,6 @@ func (e *engine) settle(f *Steps) {
 	e.raised = raise{}
 	switch r.kind {
 	case raiseError:
-		if f.flags&fHandler != 0 {
-			// Error inside an error handler: the handler is spent; keep unwinding above it.
-			f.flags &^= fHandler
-			e.unwindFrom(f, r.code)
-			return
-		}
 		e.unwind(f, r.code)
 	case raiseBreak, raiseContinue:
 		e.loopControl(f, r)

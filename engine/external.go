@@ -95,8 +95,8 @@ func deliverClaimed(arg unsafe.Pointer, gen uint64) {
 	fl := f.fl
 	code, info, err, pass := fl.xcode, fl.xinfo, fl.xerr, fl.xpass
 	fl.xcode, fl.xinfo, fl.xerr, fl.xpass = "", "", nil, false
-	if code == "" && !pass {
-		fl.args = fl.xargs
+	if f.st == stWaiting && code == "" && !pass {
+		fl.args = fl.xargs // only now: the flow's values are the step's to replace
 	}
 	fl.xargs.reset()
 	f.e.apply(f, nil, code, info, err)
@@ -111,6 +111,9 @@ func (e *engine) apply(f *Steps, args []Value, code, info string, err error) {
 	fl := f.fl
 	switch {
 	case e.cur == f:
+		if code == "" && f.head != nil {
+			code, info, err = InternalError, "External: step completed after sub-steps were added", nil
+		}
 		if code != "" {
 			e.setError(f, code, info, err)
 			e.raised = raise{kind: raiseError, code: code}
@@ -122,18 +125,17 @@ func (e *engine) apply(f *Steps, args []Value, code, info string, err error) {
 		f.flags |= fSucceeded
 	case f.st == stWaiting:
 		f.st = stRunning
-		f.oncancel = nil
 		fl.cur = f
 		if code != "" {
+			// The error unwinds through the step: its cancel handler runs.
 			fl.failCode, fl.failInfo, fl.failErr = code, info, err
 			e.ready(fl, actFail)
 			return
 		}
+		f.oncancel = nil
 		if args != nil {
 			fl.args.set(args)
 		}
 		e.ready(fl, actDone)
 	}
-	// Otherwise the step added sub-steps after taking an External: its
-	// sub-steps decide how it ends, and the result is dropped.
 }

@@ -182,6 +182,9 @@ func (e *engine) grow() *Steps {
 // releaseFrame destroys a frame: its timer stops, its Stack memory is
 // freed, and it returns to a free list with a new generation. Loop only.
 func (e *engine) releaseFrame(f *Steps) {
+	if f.head != nil {
+		e.discardQueued(f) // never lose queued frames, whatever path ends f
+	}
 	if !f.timer.IsZero() {
 		e.r.Stop(f.timer)
 	}

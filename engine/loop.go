@@ -79,12 +79,7 @@ func (e *engine) loopControl(f *Steps, r raise) {
 			info = op + ": no enclosing loop labelled " + r.label
 		}
 		e.setError(f, InternalError, info, nil)
-		if f.flags&fHandler != 0 {
-			f.flags &^= fHandler
-			e.unwindFrom(f, InternalError)
-		} else {
-			e.unwind(f, InternalError)
-		}
+		e.unwind(f, InternalError) // f's handler, if it raised this, is spent already
 		return
 	}
 	for x := f; x != target; {

@@ -15,9 +15,14 @@ type root struct {
 	state State
 	fl    flow // the root's own flow
 
-	running  atomic.Bool   // between Execute and the end of the flow
-	execGen  atomic.Uint64 // bumped by Execute: a Cancel aimed at an earlier run is ignored
-	released bool
+	running atomic.Bool   // between Execute and the end of the flow
+	execGen atomic.Uint64 // bumped by Execute: a Cancel aimed at an earlier run is ignored
+
+	// Loop-owned: started is set when the flow really starts; a Cancel
+	// that overtakes a start posted from another goroutine is kept in
+	// cancelPending and honoured by that start.
+	started, cancelPending bool
+	released               bool
 	// releaseAtEnd: Release was called while the flow ran. The owner sets
 	// it then rechecks running; finishRoot clears running then checks it;
 	// whoever Swaps it back to false releases, so exactly one does.
@@ -39,6 +44,10 @@ type root struct {
 
 func rootOf(f *Steps) *root { return (*root)(unsafe.Pointer(f)) }
 
+// maxRootLocal bounds the loop's lock-free root list: roots released on the
+// loop beyond it go to the shared list, where New off the loop finds them.
+const maxRootLocal = 1024
+
 // New returns a new root on r, not yet executed. Safe from any goroutine.
 // Roots come from r's pool: Release gives one back, so create → execute →
 // release allocates nothing once warm.
@@ -49,6 +58,7 @@ func New(r *reactor.Reactor) *Steps {
 		// On the loop: a free list no other goroutine touches.
 		rt = e.rootLocal
 		e.rootLocal = rt.nextFree
+		e.rootLocalN--
 		rt.nextFree = nil
 		e.stats.RootsLive++
 	} else {
@@ -138,16 +148,22 @@ func (as *Steps) Execute() {
 		rt.state.LastException = &Error{Code: InternalError, Info: "reactor closed"}
 		p := rt.promise
 		rt.promise = nil
+		rt.fill(p, InternalError)
 		rt.running.Store(false)
-		rt.resolve(p, InternalError)
+		if p != nil {
+			close(p.done)
+		}
 	}
 }
 
 // startRoot starts a root executed off the loop. It joins the ready queue
 // rather than running at once, so roots start in the order of their Execute
 // calls whichever goroutine made them.
-func startRoot(arg unsafe.Pointer, _ uint64) {
+func startRoot(arg unsafe.Pointer, g uint64) {
 	rt := (*root)(arg)
+	if rt.execGen.Load() != g || rt.started {
+		return // a start for a run that is already over
+	}
 	rt.e.prepareStart(rt)
 }
 
@@ -155,6 +171,7 @@ func startRoot(arg unsafe.Pointer, _ uint64) {
 // whether there is one; a root with no steps, or one misused while being
 // built, ends here.
 func (e *engine) prepareStart(rt *root) bool {
+	rt.started = true
 	rt.nextRun = e.runHead
 	if e.runHead != nil {
 		e.runHead.prevRun = rt
@@ -177,6 +194,10 @@ func (e *engine) prepareStart(rt *root) bool {
 		e.finishRoot(rt, InternalError)
 		return false
 	}
+	if rt.cancelPending {
+		e.finishRoot(rt, Canceled) // canceled before it could start: no step runs
+		return false
+	}
 	if c := rt.Steps.dequeue(); c != nil {
 		fl.cur = c
 		e.ready(fl, actExec)
@@ -197,6 +218,7 @@ func (e *engine) finishRoot(rt *root, code string) {
 		rt.nextRun.prevRun = rt.prevRun
 	}
 	rt.prevRun, rt.nextRun = nil, nil
+	rt.started, rt.cancelPending = false, false
 	fl := &rt.fl
 	e.discardQueued(&rt.Steps)
 	fl.cur = &rt.Steps
@@ -204,17 +226,21 @@ func (e *engine) finishRoot(rt *root, code string) {
 	rt.Steps.setStatus(stIdle)
 	p := rt.promise
 	rt.promise = nil
-	// running is cleared before the Promise resolves: the owner may
-	// execute the root again as soon as Wait returns.
+	rt.fill(p, code)
+	// running is cleared after the Promise has its result (the owner may
+	// release the root as soon as running is false) and before it is
+	// closed (the owner may execute the root again as soon as Wait returns).
 	rt.running.Store(false)
-	rt.resolve(p, code)
+	if p != nil {
+		close(p.done)
+	}
 	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
 		rt.release()
 	}
 }
 
-// resolve reports the end of the flow to p, if the flow has a Promise.
-func (rt *root) resolve(p *Promise, code string) {
+// fill gives p, if the flow has a Promise, the end of the flow.
+func (rt *root) fill(p *Promise, code string) {
 	if p == nil {
 		return
 	}
@@ -223,7 +249,6 @@ func (rt *root) resolve(p *Promise, code string) {
 	} else {
 		p.err = &Error{Code: code, Info: rt.state.ErrorInfo}
 	}
-	close(p.done)
 }
 
 // Cancel cancels the root's flow (spec 2.2.3): every pending cancel handler
@@ -245,6 +270,10 @@ func (as *Steps) Cancel() {
 func cancelRoot(arg unsafe.Pointer, g uint64) {
 	rt := (*root)(arg)
 	if !rt.running.Load() || rt.execGen.Load() != g {
+		return
+	}
+	if !rt.started {
+		rt.cancelPending = true // its start task is still on the way
 		return
 	}
 	e := rt.e
@@ -284,9 +313,10 @@ func (rt *root) release() {
 	rt.state.reset()
 	rt.fl.args.reset()
 	e := rt.e
-	if e.r.IsSameThread() {
+	if e.r.IsSameThread() && e.rootLocalN < maxRootLocal {
 		rt.nextFree = e.rootLocal
 		e.rootLocal = rt
+		e.rootLocalN++
 		e.stats.RootsLive--
 		return
 	}

@@ -14,7 +14,7 @@ func (as *Steps) current(op string) bool {
 	if as == nil {
 		return false
 	}
-	if as.e.cur == as {
+	if as.e.cur == as && as.e.r.IsSameThread() {
 		return true
 	}
 	misuse(as, op+": not called on the running step's accessor (kept past its step, or called outside its callback)")
@@ -25,8 +25,8 @@ func (as *Steps) current(op string) bool {
 // With a callback running on this goroutine's loop, the running step fails
 // with InternalError and misuse does not return. Otherwise there is no step
 // to fail right now: a misuse while building a root fails that root when it
-// is executed, and a misuse on a step waiting for an External fails that
-// step; anything else (a stale accessor off the loop) is dropped.
+// is executed; anything else (an accessor used off the loop, whose memory
+// may belong to another flow by now) is dropped.
 func misuse(as *Steps, info string) {
 	if as == nil || as.e == nil {
 		return
@@ -45,11 +45,9 @@ func misuse(as *Steps, info string) {
 		if rt := rootOf(as.parent); !rt.running.Load() && rt.misuse == "" {
 			rt.misuse = info
 		}
-	default:
-		if g := as.ctl.Load(); g&xMask == xArmed {
-			External{f: as, gen: g >> xBits}.fail(InternalError, info, nil)
-		}
 	}
+	// Anything else is an accessor used off the loop: its memory may
+	// belong to another flow by now, so nothing is failed.
 }
 
 // addFrame adds a sub-step of the given kind to as, checking that as may take
@@ -68,10 +66,10 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 		c := rt.buildFrame(kind, as)
 		as.enqueue(c)
 		return c
-	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot:
-		// A level-0 parallel step takes branches only while its root is
-		// being built, possibly off the loop: e.cur must not be read here.
-		if rt := rootOf(as.parent); kind == kStep && as.st == stQueued && !rt.running.Load() && !rt.released {
+	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot && !rootOf(as.parent).running.Load():
+		// A level-0 parallel step of a root being built, possibly off the
+		// loop: e.cur must not be read here.
+		if rt := rootOf(as.parent); kind == kStep && as.st == stQueued && !rt.released {
 			c := rt.buildFrame(kind, as)
 			as.enqueue(c)
 			return c
@@ -322,7 +320,7 @@ func (as *Steps) Success(args ...Value) {
 	if as == nil {
 		return
 	}
-	if as.e.cur != as {
+	if !as.e.r.IsSameThread() || as.e.cur != as {
 		if g := as.ctl.Load(); g&xMask == xArmed {
 			External{f: as, gen: g >> xBits}.Success(args...)
 			return
@@ -357,7 +355,7 @@ func (as *Steps) Error(code string, info ...string) {
 		inf = info[0]
 	}
 	e := as.e
-	if e.cur != as {
+	if !e.r.IsSameThread() || e.cur != as {
 		if g := as.ctl.Load(); g&xMask == xArmed {
 			External{f: as, gen: g >> xBits}.Error(code, info...)
 			return

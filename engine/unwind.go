@@ -80,12 +80,7 @@ func (f *Steps) pc() uintptr {
 // unwind handles an error of code raised by f (spec 1.2): f's cancel handler
 // runs, then its error handler, then those of the steps below, until one
 // recovers or the flow ends.
-func (e *engine) unwind(f *Steps, code string) { e.unwindAt(f, code, true) }
-
-// unwindFrom continues unwinding above f, whose error handler is spent.
-func (e *engine) unwindFrom(f *Steps, code string) { e.unwindAt(f, code, false) }
-
-func (e *engine) unwindAt(f *Steps, code string, handle bool) {
+func (e *engine) unwind(f *Steps, code string) {
 	fl := f.fl
 	for {
 		fl.cur = f
@@ -94,7 +89,7 @@ func (e *engine) unwindAt(f *Steps, code string, handle bool) {
 			f.disarm()
 		}
 		e.discardQueued(f)
-		if handle {
+		{
 			e.runCancel(f)
 			if !f.timer.IsZero() {
 				e.r.Stop(f.timer)
@@ -109,7 +104,6 @@ func (e *engine) unwindAt(f *Steps, code string, handle bool) {
 				code = next
 			}
 		}
-		handle = true
 		if f == fl.top {
 			if fl.par != nil {
 				e.branchFailed(fl, code)

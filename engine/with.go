@@ -50,9 +50,9 @@ func (as *Steps) ForwardArgs() {
 	}
 }
 
-// Bound returns the value AddWith bound to as's step, or nil if as is not an
-// AddWith step of that type's. A static cancel or error handler uses it to
-// find its context.
+// Bound returns the value AddWith bound to as's step (nil if as is not an
+// AddWith step). T must be the type given to AddWith: it is not checked. A
+// static cancel or error handler uses it to find its context.
 func Bound[T any](as *Steps) *T {
 	if as == nil || as.xfn == nil {
 		return nil
@@ -123,5 +123,15 @@ func (as *Steps) Unhold(key any) {
 			as.fl.held = h[:len(h)-1]
 			return
 		}
+	}
+}
+
+// Rebind replaces the value bound to the running AddWith step: per-run state
+// allocated with Stack in the step itself, while the value given to AddWith
+// stays immutable and can be shared by copies of the step (CopyFrom,
+// Clone). Bound returns the new value from then on.
+func Rebind[T any](as *Steps, v *T) {
+	if as.current("Rebind") && as.xfn != nil {
+		as.x = unsafe.Pointer(v)
 	}
 }

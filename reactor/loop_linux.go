@@ -228,6 +228,11 @@ func (r *Reactor) turn() error {
 	_, _ = unix.Read(l.efd, buf[:])
 	l.efdHot = false
 	r.sleeping.Store(true)
+	if r.closed.Load() {
+		// Close may have kicked efd between the check above and the
+		// drain: its kick is gone, so nothing else would wake the loop.
+		return gerrors.ErrEngineShutdown
+	}
 	if r.hasReadyWork() {
 		// Work arrived after the last iteration; a producer may or may
 		// not have seen sleeping. Take the flag back and go round.

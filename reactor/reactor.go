@@ -115,6 +115,7 @@ type Reactor struct {
 	remoteTimers    map[uint64]timerwheel.Handle // positions of remote Deferred tasks now in the wheel
 	remoteFns       map[uint64]func()            // their callbacks, by the same position
 	deferredSettled uint64                       // remote Deferred positions below it are in the wheel, fired or canceled
+	overflowSettled uint64                       // the same for overflow positions (without overflowBit)
 	remotePending   atomic.Int32                 // len(remoteCanceled), read without the lock
 	timerCanceled   map[uint64]struct{}          // seqs of loop-side timers canceled off the loop, not yet removed
 	timerPending    atomic.Int32                 // len(timerCanceled), read without the lock
@@ -312,7 +313,7 @@ func (r *Reactor) Cancel(h Handle) {
 			}
 			// Off the loop, the wheel entry stays until it falls due; its
 			// callback finds no record in remoteTimers and does nothing.
-		} else if h.pos >= r.deferredSettled {
+		} else if !r.settled(h.pos) {
 			// Not yet in the wheel: still in the ring, or taken by the
 			// loop and about to be added, which checks this mark.
 			r.markRemoteCanceled(h.pos)
@@ -353,7 +354,7 @@ func (r *Reactor) IsValid(h Handle) bool {
 		if _, ok := r.remoteTimers[h.pos]; ok {
 			return true
 		}
-		if h.pos >= r.deferredSettled {
+		if !r.settled(h.pos) {
 			_, canceled := r.remoteCanceled[h.pos]
 			return !canceled && !r.closed.Load()
 		}
@@ -610,7 +611,11 @@ func (r *Reactor) runTask(t task, pos uint64) {
 func (r *Reactor) addRemoteTimer(t task, pos uint64) {
 	r.remoteMu.Lock()
 	defer r.remoteMu.Unlock()
-	r.deferredSettled = pos + 1
+	if pos&overflowBit != 0 {
+		r.overflowSettled = pos&^overflowBit + 1
+	} else {
+		r.deferredSettled = pos + 1
+	}
 	if _, ok := r.remoteCanceled[pos]; ok {
 		delete(r.remoteCanceled, pos)
 		r.remotePending.Add(-1)
@@ -624,6 +629,16 @@ func (r *Reactor) addRemoteTimer(t task, pos uint64) {
 	}
 	r.remoteTimers[pos] = h
 	r.remoteFns[pos] = t.fn
+}
+
+// settled reports whether the remote Deferred at pos was put in the wheel
+// (and so has fired or been canceled if it is no longer there). Ring and
+// overflow positions are separate sequences. Under remoteMu.
+func (r *Reactor) settled(pos uint64) bool {
+	if pos&overflowBit != 0 {
+		return pos&^overflowBit < r.overflowSettled
+	}
+	return pos < r.deferredSettled
 }
 
 // markRemoteCanceled records a cancel of the task at pos. Under remoteMu.

@@ -1125,3 +1125,33 @@ func TestRealNoLostWakeups(t *testing.T) {
 	}
 	closeAndWait(t, r, runErr)
 }
+
+// Close racing the loop's last look for work must never leave Close waiting
+// on a loop asleep in the poller (found in review: the kick was drained).
+func TestRealCloseNeverHangsRacingTheLoop(t *testing.T) {
+	rounds := 3000
+	if testing.Short() {
+		rounds = 300
+	}
+	for i := 0; i < rounds; i++ {
+		r, err := reactor.New(reactor.Options{CPU: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		runErr := make(chan error, 1)
+		go func() { runErr <- r.Run() }()
+		for j := 0; j < i%7; j++ {
+			r.Immediate(func() {})
+		}
+		closed := make(chan struct{})
+		go func() { r.Close(); close(closed) }()
+		select {
+		case <-closed:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("Close hung at round %d", i)
+		}
+		if err := <-runErr; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

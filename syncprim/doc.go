@@ -29,8 +29,9 @@
 //     out, and nobody starves.
 //   - A slot given to a waiter is handed over, never returned first: the
 //     holder count does not drop and rise again, so no newcomer can barge.
-//   - A waiter's record lives in per-call memory (engine.Local) that
-//     outlives the wait; the releaser copies the waiter's External under
+//   - A waiter's record lives in the per-run state of the Sync step (its
+//     Stack memory, so copies of the step never share it) and outlives the
+//     wait; the releaser copies the waiter's External under
 //     the lock and resumes it after unlocking, never touching the record
 //     again, and a waiter canceled after it was handed a slot gives the slot
 //     back from its cancel handler.

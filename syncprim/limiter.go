@@ -43,9 +43,7 @@ func NewLimiter(r *reactor.Reactor, o LimiterOptions) *Limiter {
 // Sync implements engine.Sync: f runs within both limits; a flow over
 // either queue limit fails with DefenseRejected.
 func (l *Limiter) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFunc) {
-	c := engine.Local[call](as)
-	c.m, c.t, c.f = l.m, l.t, f
-	addSync(as, c, mutexEnter, onerror)
+	addSync(as, l.m, l.t, f, onerror)
 }
 
 // Stats returns snapshots of the concurrency and rate parts.

@@ -41,9 +41,7 @@ func newMutex(max, maxQueue int) *Mutex {
 
 // Sync implements engine.Sync: f runs inside the section; see the package doc.
 func (m *Mutex) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFunc) {
-	c := engine.Local[call](as)
-	c.m, c.f = m, f
-	addSync(as, c, mutexEnter, onerror)
+	addSync(as, m, nil, f, onerror)
 }
 
 // tryAcquire takes a slot if one is free and nobody is queued.

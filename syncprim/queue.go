@@ -55,24 +55,41 @@ func (q *waitQueue) remove(w *waiter) {
 	w.prev, w.next = nil, nil
 }
 
-// call is the state of one Sync call, in engine.Local memory of the step
-// that called Sync.
+// spec is what one Sync call adds: the object(s) and the section. It is
+// immutable once added, so copies of the step (CopyFrom, Clone) may share it.
+type spec struct {
+	m *Mutex
+	t *Throttle
+	f engine.ExecFunc
+}
+
+// call is the state of one run of a Sync step: the spec and the waiters. It
+// is Stack memory of the step that enters the object, rebound to that step,
+// so it lives exactly as long as the critical section.
 type call struct {
-	m  *Mutex
-	t  *Throttle
-	f  engine.ExecFunc
+	spec
 	mw waiter // on m
 	tw waiter // on t
 }
 
-// addSync adds the step that enters the object for one Sync call, with
-// onerror as its handler (nil: none). Every object's Sync is this.
-func addSync(as *engine.Steps, c *call, enter func(*engine.Steps, *call), onerror engine.ErrorFunc) {
-	if onerror != nil {
-		engine.AddWith(as, enter, c, onerror)
+// addSync adds the step that enters the object(s) of sp, with onerror as its
+// handler (nil: none). Every object's Sync is this.
+func addSync(as *engine.Steps, m *Mutex, t *Throttle, f engine.ExecFunc, onerror engine.ErrorFunc) {
+	sp := engine.Local[spec](as)
+	sp.m, sp.t, sp.f = m, t, f
+	engine.AddWith(as, enter, sp, onerror)
+}
+
+// enter starts one run: per-run state, then the first object.
+func enter(as *engine.Steps, sp *spec) {
+	c := engine.Stack[call](as)
+	c.spec = *sp
+	engine.Rebind(as, c)
+	if c.m != nil {
+		mutexEnter(as, c)
 		return
 	}
-	engine.AddWith(as, enter, c)
+	throttleEnter(as, c)
 }
 
 // addSection adds the section's content, f, as the running step's sub-step.

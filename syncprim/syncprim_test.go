@@ -405,3 +405,32 @@ func TestUncontendedSyncAllocatesNothing(t *testing.T) {
 		}
 	}
 }
+
+// Clones of a model root share its Sync step's spec, never its per-run state.
+func TestRegressClonesOfASyncStepAreIndependent(t *testing.T) {
+	r := reactor.NewManual()
+	m := NewMutex(1, 0)
+	model := engine.New(r)
+	var exts []engine.External
+	model.Sync(m, func(as *engine.Steps) { exts = append(exts, as.External()) })
+	var ps []*engine.Promise
+	for i := 0; i < 3; i++ {
+		ps = append(ps, model.Clone().Promise())
+	}
+	r.RunUntilIdle()
+	for n := 0; n < 3; n++ {
+		if len(exts) != n+1 {
+			t.Fatalf("after %d releases, %d sections entered", n, len(exts))
+		}
+		exts[n].Success()
+		r.RunUntilIdle()
+	}
+	for i, p := range ps {
+		if _, err := p.Wait(); err != nil {
+			t.Fatalf("clone %d: %v", i, err)
+		}
+	}
+	if s := m.Stats(); s != (Stats{}) {
+		t.Fatalf("stats %+v", s)
+	}
+}

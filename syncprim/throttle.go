@@ -51,9 +51,7 @@ func newThrottle(r *reactor.Reactor, max int, period time.Duration, maxQueue int
 
 // Sync implements engine.Sync: f runs once the flow is let in; see the package doc.
 func (t *Throttle) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFunc) {
-	c := engine.Local[call](as)
-	c.t, c.f = t, f
-	addSync(as, c, throttleEnter, onerror)
+	addSync(as, nil, t, f, onerror)
 }
 
 // tryEnter counts an entry if the period has room and nobody waits.
