@@ -17,10 +17,14 @@
 //
 // The engine relies on exactly these guarantees:
 //
-//   - Post(cb, arg, aux) is safe from any goroutine, never allocates, never
-//     drops work and never spins forever: when the ring is full the caller
-//     waits (yielding, then sleeping with backoff) until the loop frees a
-//     slot, which is backpressure rather than loss. After Close it reports
+//   - Post(cb, arg, aux) is safe from any goroutine, never allocates while
+//     the ring has room, never drops work and never spins forever: when the
+//     ring is full an ordinary goroutine waits (yielding, then sleeping with
+//     backoff) until the loop frees a slot, which is backpressure rather
+//     than loss; another reactor's loop (which must not block: two loops
+//     waiting on each other would deadlock) and any caller of a manual
+//     reactor queue the task in a locked overflow list instead, which the
+//     loop drains keeping each producer's order. After Close it reports
 //     false and does nothing.
 //   - After, Stop and the Runner are called on the loop only.
 //   - Callbacks run on the loop, one at a time, never re-entrantly: a

@@ -165,6 +165,8 @@ func (r *Reactor) Run() error {
 	for !r.loopG.CompareAndSwap(0, me) {
 		runtime.Gosched()
 	}
+	loops.Store(me, struct{}{})
+	defer loops.Delete(me)
 	r.kick() // run whatever was posted before Run
 	l.efdHot = true
 	err := l.poller.Polling(r.onEvent)

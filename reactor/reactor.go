@@ -421,8 +421,9 @@ func (r *Reactor) Post(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Point
 }
 
 // push hands t to the loop through the ring. When the ring is full a real
-// reactor's caller waits for the loop (backpressure), and a manual
-// reactor's queues the task in its overflow list.
+// reactor's caller waits for the loop (backpressure), unless the caller is
+// itself a reactor's loop; then, as on a manual reactor, the task goes to
+// the overflow list.
 func (r *Reactor) push(t task) (uint64, bool) {
 	// pushing lets shutdown wait for a producer that saw the reactor open,
 	// so a task accepted before Close is never left in the ring.
@@ -441,8 +442,14 @@ func (r *Reactor) push(t task) (uint64, bool) {
 			}
 			return pos, true
 		}
-		if r.manual {
-			return r.pushOverflow(t), true
+		if r.manual || isLoop(goid.Current()) {
+			// A manual reactor runs only when driven; and a loop waiting
+			// for another loop's ring could deadlock with it. Both queue.
+			pos := r.pushOverflow(t)
+			if r.wake != nil {
+				r.wake()
+			}
+			return pos, true
 		}
 		// Full: the loop is behind. Yield first; if that is not enough the
 		// loop is busy for longer, so sleep with a capped backoff instead of
@@ -457,6 +464,17 @@ func (r *Reactor) push(t task) (uint64, bool) {
 			time.Sleep(d)
 		}
 	}
+}
+
+// loops holds the goroutine identities of running real loops, so that a
+// loop posting to another reactor's full ring queues instead of waiting
+// (two loops waiting on each other would deadlock). Read only when a ring
+// is full.
+var loops sync.Map // goid -> struct{}
+
+func isLoop(g uintptr) bool {
+	_, ok := loops.Load(g)
+	return ok
 }
 
 // overflowBit marks the position of a task in the overflow list, a sequence

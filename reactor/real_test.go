@@ -1155,3 +1155,40 @@ func TestRealCloseNeverHangsRacingTheLoop(t *testing.T) {
 		}
 	}
 }
+
+// Two loops flooding each other's tiny rings from their callbacks: a loop
+// never waits for another loop's ring (that could deadlock both), so every
+// task runs.
+func TestRealLoopsPostingToEachOtherNeverDeadlock(t *testing.T) {
+	a, errA := startReal(t, reactor.Options{CPU: -1, RingSize: 4})
+	b, errB := startReal(t, reactor.Options{CPU: -1, RingSize: 4})
+	const n = 20000
+	var ranA, ranB atomic.Int64
+	done := make(chan struct{}, 2)
+	flood := func(from, to *reactor.Reactor, ran *atomic.Int64) {
+		from.Immediate(func() {
+			for i := 0; i < n; i++ {
+				to.Post(func(unsafe.Pointer, uint64) { ran.Add(1) }, nil, 0)
+			}
+			done <- struct{}{}
+		})
+	}
+	flood(a, b, &ranB)
+	flood(b, a, &ranA)
+	for i := 0; i < 2; i++ {
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatal("a loop is stuck posting to the other's full ring")
+		}
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for ranA.Load() != n || ranB.Load() != n {
+		if time.Now().After(deadline) {
+			t.Fatalf("ran %d and %d of %d", ranA.Load(), ranB.Load(), n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+	closeAndWait(t, a, errA)
+	closeAndWait(t, b, errB)
+}
