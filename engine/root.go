@@ -15,8 +15,11 @@ type root struct {
 	state State
 	fl    flow // the root's own flow
 
-	running atomic.Bool   // between Execute and the end of the flow
-	execGen atomic.Uint64 // bumped by Execute: a Cancel aimed at an earlier run is ignored
+	// run is execGen<<1 | running: running between Execute and the end of
+	// the flow; execGen bumped by each Execute, so a Cancel or a start
+	// aimed at an earlier run is ignored. One word: one locked instruction
+	// to start a run, one to end it.
+	run atomic.Uint64
 
 	// Loop-owned: started is set when the flow really starts; a Cancel
 	// that overtakes a start posted from another goroutine is kept in
@@ -43,6 +46,10 @@ type root struct {
 }
 
 func rootOf(f *Steps) *root { return (*root)(unsafe.Pointer(f)) }
+
+func (rt *root) running() bool   { return rt.run.Load()&1 != 0 }
+func (rt *root) execGen() uint64 { return rt.run.Load() >> 1 }
+func (rt *root) endRun()         { rt.run.Store(rt.run.Load() &^ 1) }
 
 // maxRootLocal bounds the loop's lock-free root list: roots released on the
 // loop beyond it go to the shared list, where New off the loop finds them.
@@ -132,10 +139,17 @@ func (as *Steps) Execute() {
 	if rt.released {
 		return
 	}
-	if !rt.running.CompareAndSwap(false, true) {
-		return // already executing: the spec allows one execute per run
+	var g uint64
+	for {
+		v := rt.run.Load()
+		if v&1 != 0 {
+			return // already executing: the spec allows one execute per run
+		}
+		g = v>>1 + 1
+		if rt.run.CompareAndSwap(v, g<<1|1) {
+			break
+		}
 	}
-	g := rt.execGen.Add(1)
 	if e := rt.e; e.r.IsSameThread() {
 		// On the loop: start it from the ready queue, behind the flows
 		// already there, without a reactor task.
@@ -149,7 +163,7 @@ func (as *Steps) Execute() {
 		p := rt.promise
 		rt.promise = nil
 		rt.fill(p, InternalError)
-		rt.running.Store(false)
+		rt.endRun()
 		if p != nil {
 			close(p.done)
 		}
@@ -161,7 +175,7 @@ func (as *Steps) Execute() {
 // calls whichever goroutine made them.
 func startRoot(arg unsafe.Pointer, g uint64) {
 	rt := (*root)(arg)
-	if rt.execGen.Load() != g || rt.started {
+	if rt.execGen() != g || rt.started {
 		return // a start for a run that is already over
 	}
 	rt.e.prepareStart(rt)
@@ -230,7 +244,7 @@ func (e *engine) finishRoot(rt *root, code string) {
 	// running is cleared after the Promise has its result (the owner may
 	// release the root as soon as running is false) and before it is
 	// closed (the owner may execute the root again as soon as Wait returns).
-	rt.running.Store(false)
+	rt.endRun()
 	if p != nil {
 		close(p.done)
 	}
@@ -261,15 +275,16 @@ func (as *Steps) Cancel() {
 		return
 	}
 	rt := rootOf(as)
-	if !rt.running.Load() {
+	v := rt.run.Load()
+	if v&1 == 0 {
 		return
 	}
-	rt.e.r.Post(cancelRoot, unsafe.Pointer(rt), rt.execGen.Load())
+	rt.e.r.Post(cancelRoot, unsafe.Pointer(rt), v>>1)
 }
 
 func cancelRoot(arg unsafe.Pointer, g uint64) {
 	rt := (*root)(arg)
-	if !rt.running.Load() || rt.execGen.Load() != g {
+	if v := rt.run.Load(); v&1 == 0 || v>>1 != g {
 		return
 	}
 	if !rt.started {
@@ -295,10 +310,10 @@ func (as *Steps) Release() {
 	if rt.released {
 		return
 	}
-	if rt.running.Load() {
+	if rt.running() {
 		rt.releaseAtEnd.Store(true)
 		as.Cancel()
-		if rt.running.Load() || !rt.releaseAtEnd.Swap(false) {
+		if rt.running() || !rt.releaseAtEnd.Swap(false) {
 			return // finishRoot releases it
 		}
 	}
@@ -344,7 +359,7 @@ func (as *Steps) Promise() *Promise {
 		return p
 	}
 	rt := rootOf(as)
-	if rt.running.Load() || rt.released {
+	if rt.running() || rt.released {
 		p.err = &Error{Code: InternalError, Info: "Promise: root is executing or released"}
 		close(p.done)
 		return p

@@ -41,7 +41,9 @@ func (s *State) Keys(fn func(key string)) {
 
 // reset empties the state but keeps the map's and AsyncStack's storage.
 func (s *State) reset() {
-	clear(s.vals)
+	if len(s.vals) != 0 {
+		clear(s.vals)
+	}
 	s.ErrorInfo, s.LastException, s.User = "", nil, nil
 	s.AsyncStack = s.AsyncStack[:0]
 }

@@ -38,11 +38,11 @@ func misuse(as *Steps, info string) {
 	}
 	switch {
 	case as.kind == kRoot:
-		if rt := rootOf(as); !rt.running.Load() && rt.misuse == "" {
+		if rt := rootOf(as); !rt.running() && rt.misuse == "" {
 			rt.misuse = info
 		}
 	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot:
-		if rt := rootOf(as.parent); !rt.running.Load() && rt.misuse == "" {
+		if rt := rootOf(as.parent); !rt.running() && rt.misuse == "" {
 			rt.misuse = info
 		}
 	}
@@ -60,13 +60,13 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 	case as.kind == kRoot:
 		// Checked first: a root is built off the loop, where e.cur must not be read.
 		rt := rootOf(as)
-		if rt.running.Load() || rt.released {
+		if rt.running() || rt.released {
 			break
 		}
 		c := rt.buildFrame(kind, as)
 		as.enqueue(c)
 		return c
-	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot && !rootOf(as.parent).running.Load():
+	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot && !rootOf(as.parent).running():
 		// A level-0 parallel step of a root being built, possibly off the
 		// loop: e.cur must not be read here.
 		if rt := rootOf(as.parent); kind == kStep && as.st == stQueued && !rt.released {
@@ -213,7 +213,7 @@ func (as *Steps) CopyFrom(model *Steps) *Steps {
 	if as == nil {
 		return nil
 	}
-	if model == nil || model.kind != kRoot || rootOf(model).running.Load() {
+	if model == nil || model.kind != kRoot || rootOf(model).running() {
 		misuse(as, "CopyFrom: the model must be a root that is not executing")
 		return as
 	}
