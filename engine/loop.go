@@ -82,12 +82,7 @@ func (e *engine) loopControl(f *Steps, r raise) {
 		e.unwind(f, InternalError) // f's handler, if it raised this, is spent already
 		return
 	}
-	for x := f; x != target; {
-		p := x.parent
-		e.cancelFrame(x)
-		e.releaseFrame(x)
-		x = p
-	}
+	e.cancelUpTo(f, target)
 	fl.cur = target
 	if r.kind == raiseBreak {
 		fl.args.reset()

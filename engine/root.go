@@ -160,13 +160,7 @@ func (as *Steps) Execute() {
 		// The reactor is closed: the flow can never run.
 		rt.state.ErrorInfo = "reactor closed"
 		rt.state.LastException = &Error{Code: InternalError, Info: "reactor closed"}
-		p := rt.promise
-		rt.promise = nil
-		rt.fill(p, InternalError)
-		rt.endRun()
-		if p != nil {
-			close(p.done)
-		}
+		rt.endRunWith(InternalError)
 	}
 }
 
@@ -238,30 +232,29 @@ func (e *engine) finishRoot(rt *root, code string) {
 	fl.cur = &rt.Steps
 	fl.action = actNone
 	rt.Steps.setStatus(stIdle)
-	p := rt.promise
-	rt.promise = nil
-	rt.fill(p, code)
-	// running is cleared after the Promise has its result (the owner may
-	// release the root as soon as running is false) and before it is
-	// closed (the owner may execute the root again as soon as Wait returns).
-	rt.endRun()
-	if p != nil {
-		close(p.done)
-	}
+	rt.endRunWith(code)
 	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
 		rt.release()
 	}
 }
 
-// fill gives p, if the flow has a Promise, the end of the flow.
-func (rt *root) fill(p *Promise, code string) {
-	if p == nil {
-		return
+// endRunWith ends the run: success when code is "". The Promise, if any,
+// gets its result first; running is cleared next (the owner may release
+// the root as soon as running is false); the Promise is closed last (the
+// owner may execute the root again as soon as Wait returns).
+func (rt *root) endRunWith(code string) {
+	p := rt.promise
+	rt.promise = nil
+	if p != nil {
+		if code == "" {
+			p.args = rt.fl.args
+		} else {
+			p.err = &Error{Code: code, Info: rt.state.ErrorInfo}
+		}
 	}
-	if code == "" {
-		p.args = rt.fl.args
-	} else {
-		p.err = &Error{Code: code, Info: rt.state.ErrorInfo}
+	rt.endRun()
+	if p != nil {
+		close(p.done)
 	}
 }
 

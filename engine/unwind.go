@@ -218,15 +218,21 @@ func (e *engine) cancelFrame(x *Steps) {
 // without calling their error handlers; t becomes its flow's current frame.
 func (e *engine) cancelBelow(t *Steps) {
 	fl := t.fl
-	for x := fl.cur; x != t && x != nil; {
+	e.cancelUpTo(fl.cur, t)
+	fl.cur = t
+	if t.kind == kParallel {
+		e.cancelBranches(t)
+	}
+}
+
+// cancelUpTo cancels and destroys x and its ancestors, innermost first, up
+// to but not including stop.
+func (e *engine) cancelUpTo(x, stop *Steps) {
+	for x != stop && x != nil {
 		p := x.parent
 		e.cancelFrame(x)
 		e.releaseFrame(x)
 		x = p
-	}
-	fl.cur = t
-	if t.kind == kParallel {
-		e.cancelBranches(t)
 	}
 }
 

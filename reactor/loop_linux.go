@@ -305,16 +305,9 @@ func (r *Reactor) shutdown() {
 		r.runTask(t, r.inbox.Consumed()-1)
 	}
 	// Timers already due were accepted work too (a loop-side Immediate is
-	// one). Bounded: a callback that keeps rescheduling itself cannot hold
-	// the shutdown.
-	now := r.currentTick()
-	for i := 0; i < maxTimersPerIteration; i++ {
-		e, ok := r.wheel.Poll(now)
-		if !ok {
-			break
-		}
-		r.runEntry(e)
-	}
+	// one); bounded, so a callback that keeps rescheduling itself cannot
+	// hold the shutdown.
+	r.fireDue(r.currentTick())
 	if s := r.ext.Load(); s != nil && s.close != nil {
 		r.safeCall(s.close)
 	}

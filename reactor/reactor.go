@@ -581,16 +581,7 @@ func (r *Reactor) iterate() bool {
 		r.drainOverflow()
 	}
 	now := r.currentTick()
-	// Bounded: a callback that schedules itself again at once (an
-	// Immediate from the loop is a timer due now) must not keep the loop
-	// from posted tasks and flows; the rest fires on the next iteration.
-	for i := 0; i < maxTimersPerIteration; i++ {
-		e, ok := r.wheel.Poll(now)
-		if !ok {
-			break
-		}
-		r.runEntry(e)
-	}
+	r.fireDue(now)
 	more := false
 	if s := r.ext.Load(); s != nil && s.run != nil {
 		more = s.run()
@@ -602,6 +593,20 @@ func (r *Reactor) iterate() bool {
 		return true
 	}
 	return false
+}
+
+// fireDue runs the timers due at tick now, at most maxTimersPerIteration:
+// a callback that schedules itself again at once (an Immediate from the
+// loop is a timer due now) must not keep the loop from posted tasks and
+// flows; the rest fires on the next iteration.
+func (r *Reactor) fireDue(now uint64) {
+	for i := 0; i < maxTimersPerIteration; i++ {
+		e, ok := r.wheel.Poll(now)
+		if !ok {
+			return
+		}
+		r.runEntry(e)
+	}
 }
 
 func (r *Reactor) runTask(t task, pos uint64) {
@@ -671,11 +676,17 @@ func (r *Reactor) markRemoteCanceled(pos uint64) {
 }
 
 func (r *Reactor) takeCanceled(pos uint64) bool {
+	return r.takeMark(r.remoteCanceled, &r.remotePending, pos)
+}
+
+// takeMark removes key from set (a cancel mark, counted by n), reporting
+// whether it was there.
+func (r *Reactor) takeMark(set map[uint64]struct{}, n *atomic.Int32, key uint64) bool {
 	r.remoteMu.Lock()
 	defer r.remoteMu.Unlock()
-	if _, ok := r.remoteCanceled[pos]; ok {
-		delete(r.remoteCanceled, pos)
-		r.remotePending.Add(-1)
+	if _, ok := set[key]; ok {
+		delete(set, key)
+		n.Add(-1)
 		return true
 	}
 	return false
@@ -708,14 +719,7 @@ func (r *Reactor) runEntry(e timerwheel.Entry) {
 // takeTimerCanceled forgets an off-loop cancel of the timer with seq,
 // reporting whether there was one.
 func (r *Reactor) takeTimerCanceled(seq uint64) bool {
-	r.remoteMu.Lock()
-	defer r.remoteMu.Unlock()
-	if _, ok := r.timerCanceled[seq]; ok {
-		delete(r.timerCanceled, seq)
-		r.timerPending.Add(-1)
-		return true
-	}
-	return false
+	return r.takeMark(r.timerCanceled, &r.timerPending, seq)
 }
 
 // safeCall and safeCb contain a panic to the one callback that raised it. The
