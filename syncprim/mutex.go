@@ -1,25 +1,12 @@
 package syncprim
 
-import (
-	"sync"
-	"sync/atomic"
-
-	"github.com/asyncsteps/asyncsteps/engine"
-)
+import "github.com/asyncsteps/asyncsteps/engine"
 
 // Mutex lets at most max flows into its critical section at once, which may
 // span many steps (spec 2.3). The others wait in a strict FIFO queue of at
 // most maxQueue flows; past that a newcomer fails with DefenseRejected.
 type Mutex struct {
-	max      uint32
-	maxQueue int64 // < 0: unlimited; 0: no waiting (Limiter)
-
-	// state is holders | queued<<32. The fast paths CAS it; queue changes
-	// are made under mu, in the same word, so a release that sees nobody
-	// queued and an enqueue that sees the mutex full cannot both succeed.
-	state atomic.Uint64
-	mu    sync.Mutex
-	q     waitQueue
+	gate // count = holders
 }
 
 // NewMutex returns a Mutex for max concurrent flows (at least 1) and a
@@ -36,7 +23,7 @@ func newMutex(max, maxQueue int) *Mutex {
 	if max < 1 {
 		max = 1
 	}
-	return &Mutex{max: uint32(max), maxQueue: int64(maxQueue)}
+	return &Mutex{gate{max: uint32(max), maxQueue: int64(maxQueue)}}
 }
 
 // Sync implements engine.Sync: f runs inside the section; see the package doc.
@@ -44,117 +31,60 @@ func (m *Mutex) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFu
 	addSync(as, m, nil, f, onerror)
 }
 
-// tryAcquire takes a slot if one is free and nobody is queued.
-func (m *Mutex) tryAcquire() bool {
-	for {
-		s := m.state.Load()
-		n, q := unpack(s)
-		if n >= m.max || q != 0 {
-			return false
-		}
-		if m.state.CompareAndSwap(s, s+1) {
-			return true
-		}
-	}
-}
-
-func mutexEnter(as *engine.Steps, c *call) {
-	m := c.m
+func mutexEnter(as *engine.Steps, sp *spec) {
+	m := sp.m
+	as.ForwardArgs()
 	if as.Holds(m) {
 		// Reentrance (spec 1.11.4): the flow already holds m.
-		as.ForwardArgs()
-		addSection(as, c)
+		addSection(as, sp)
 		return
 	}
-	wait := false
-	if !m.tryAcquire() {
-		var ok bool
-		if wait, ok = m.enqueue(&c.mw); !ok {
+	if _, ok := m.tryEnter(0); ok {
+		as.SetCancel(mutexCancelHeld)
+	} else {
+		c := queueCall(as, sp)
+		_, wait, ok := m.enqueue(&c.mw, 0)
+		if !ok {
 			as.Error(engine.DefenseRejected, "mutex queue is full")
 		}
-	} else {
-		c.mw.state = holding
+		as.SetCancel(mutexCancelQueued)
+		if wait {
+			engine.AddWith(as, mutexWait, c)
+		}
 	}
 	as.Hold(m)
-	as.SetCancel(mutexCancel)
-	as.ForwardArgs()
-	if wait {
-		engine.AddWith(as, mutexWait, c)
-	}
-	addSection(as, c)
-	engine.AddWith(as, mutexLeave, c)
+	addSection(as, sp)
+	engine.AddWith(as, mutexLeave, sp)
 }
 
-// enqueue queues w (wait), or takes a slot that came free meanwhile. It
-// reports ok=false when the queue is full.
-func (m *Mutex) enqueue(w *waiter) (wait, ok bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	for {
-		s := m.state.Load()
-		n, q := unpack(s)
-		if n < m.max && q == 0 {
-			if m.state.CompareAndSwap(s, s+1) {
-				w.state = holding
-				return false, true
-			}
-			continue
-		}
-		if m.maxQueue >= 0 && int64(q) >= m.maxQueue {
-			return false, false
-		}
-		if m.state.CompareAndSwap(s, s+oneQueued) {
-			w.state = queued
-			m.q.push(w)
-			return true, true
-		}
-	}
-}
+func mutexWait(as *engine.Steps, c *call) { c.m.wait(as, &c.mw) }
 
-// mutexWait waits until the waiter is handed a slot.
-func mutexWait(as *engine.Steps, c *call) {
-	ext := as.External()
-	m := c.m
-	m.mu.Lock()
-	if c.mw.state == holding {
-		m.mu.Unlock()
-		as.Pass()
-		return
-	}
-	c.mw.ext = ext
-	m.mu.Unlock()
-}
-
-func mutexLeave(as *engine.Steps, c *call) {
-	as.Unhold(c.m)
-	c.m.release(&c.mw)
+func mutexLeave(as *engine.Steps, sp *spec) {
+	as.Unhold(sp.m)
+	sp.m.release()
 	as.Pass()
 }
 
-// mutexCancel leaves the section, or the queue, when an error unwinds
-// through the Sync step or the flow is canceled.
-func mutexCancel(as *engine.Steps) {
-	c := engine.Bound[call](as)
-	m := c.m
+// mutexCancelHeld leaves the section when an error unwinds through a Sync
+// step that entered at once, or its flow is canceled.
+func mutexCancelHeld(as *engine.Steps) {
+	m := engine.Bound[spec](as).m
 	as.Unhold(m)
-	m.mu.Lock()
-	switch c.mw.state {
-	case queued:
-		m.q.remove(&c.mw)
-		c.mw.state = idle
-		m.state.Add(^uint64(oneQueued - 1)) // queued--
-		m.mu.Unlock()
-	case holding:
-		m.mu.Unlock()
-		m.release(&c.mw)
-	default:
-		m.mu.Unlock()
+	m.release()
+}
+
+// mutexCancelQueued leaves the queue, or the section it was let into, for a
+// Sync step that had to queue.
+func mutexCancelQueued(as *engine.Steps) {
+	c := engine.Bound[call](as)
+	as.Unhold(c.m)
+	if c.m.unqueue(&c.mw) == holding {
+		c.m.release()
 	}
 }
 
-// release gives up w's slot: handed to the first waiter if there is one.
-func (m *Mutex) release(w *waiter) {
-	w.state = idle
+// release gives up a slot: handed to the first waiter if there is one.
+func (m *Mutex) release() {
 	for {
 		s := m.state.Load()
 		if _, q := unpack(s); q == 0 {
@@ -184,10 +114,4 @@ func (m *Mutex) release(w *waiter) {
 type Stats struct {
 	Holders int // Mutex: flows inside; Throttle: entries this period
 	Queued  int // flows waiting
-}
-
-// Stats returns a snapshot of m.
-func (m *Mutex) Stats() Stats {
-	n, q := unpack(m.state.Load())
-	return Stats{Holders: int(n), Queued: int(q)}
 }

@@ -1,6 +1,11 @@
 package syncprim
 
-import "github.com/asyncsteps/asyncsteps/engine"
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+)
 
 // Unlimited is accepted wherever a queue length is: no limit.
 const Unlimited = -1
@@ -63,13 +68,23 @@ type spec struct {
 	f engine.ExecFunc
 }
 
-// call is the state of one run of a Sync step: the spec and the waiters. It
-// is Stack memory of the step that enters the object, rebound to that step,
-// so it lives exactly as long as the critical section.
+// call is the state of one run of a Sync step that had to queue: the spec
+// and the waiter. It is Stack memory of the step that enters the object,
+// rebound to that step (engine.Rebind), so it lives exactly as long as the
+// critical section and copies of the step never share it. The uncontended
+// path needs none: the step stays bound to its spec.
 type call struct {
 	spec
 	mw waiter // on m
 	tw waiter // on t
+}
+
+// queueCall makes the per-run state of a step that has to queue.
+func queueCall(as *engine.Steps, sp *spec) *call {
+	c := engine.Stack[call](as)
+	c.spec = *sp
+	engine.Rebind(as, c)
+	return c
 }
 
 // addSync adds the step that enters the object(s) of sp, with onerror as its
@@ -80,26 +95,23 @@ func addSync(as *engine.Steps, m *Mutex, t *Throttle, f engine.ExecFunc, onerror
 	engine.AddWith(as, enter, sp, onerror)
 }
 
-// enter starts one run: per-run state, then the first object.
+// enter starts one run of a Sync step on its first object.
 func enter(as *engine.Steps, sp *spec) {
-	c := engine.Stack[call](as)
-	c.spec = *sp
-	engine.Rebind(as, c)
-	if c.m != nil {
-		mutexEnter(as, c)
+	if sp.m != nil {
+		mutexEnter(as, sp)
 		return
 	}
-	throttleEnter(as, c)
+	throttleEnter(as, sp)
 }
 
-// addSection adds the section's content, f, as the running step's sub-step.
-func addSection(as *engine.Steps, c *call) {
-	if c.t != nil && c.m != nil {
-		// A Limiter: inside the Mutex, pass the Throttle too.
-		engine.AddWith(as, throttleEnter, c)
+// addSection adds the section's content as the running step's sub-step:
+// f, or for a Limiter, inside its Mutex, the step that passes its Throttle.
+func addSection(as *engine.Steps, sp *spec) {
+	if sp.t != nil && sp.m != nil {
+		engine.AddWith(as, throttleEnter, sp)
 		return
 	}
-	as.Add(c.f)
+	as.Add(sp.f)
 }
 
 // resume lets a waiter in: its wait step ends keeping the values it received.
@@ -107,6 +119,92 @@ func resume(ext engine.External) {
 	if ext != (engine.External{}) {
 		ext.Pass()
 	}
+}
+
+// gate is the admission core shared by Mutex and Throttle: a state word
+// count | queued<<32 (plus the caller's mark bits), CASed by the fast path,
+// and a FIFO queue changed under mu in the same word, so a leave that sees
+// nobody queued and an enqueue that sees the gate full cannot both succeed.
+type gate struct {
+	max      uint32
+	maxQueue int64 // < 0: unlimited; 0: no waiting (Limiter)
+	state    atomic.Uint64
+	mu       sync.Mutex
+	q        waitQueue
+}
+
+// tryEnter counts an entry if there is room and nobody waits, or-ing mark
+// into the state; it returns the state it replaced.
+func (g *gate) tryEnter(mark uint64) (prev uint64, ok bool) {
+	for {
+		s := g.state.Load()
+		n, q := unpack(s)
+		if n >= g.max || q != 0 {
+			return s, false
+		}
+		if g.state.CompareAndSwap(s, (s+1)|mark) {
+			return s, true
+		}
+	}
+}
+
+// enqueue queues w (wait), or enters if there is room after all. It reports
+// ok=false when the queue is full, and the state it replaced.
+func (g *gate) enqueue(w *waiter, mark uint64) (prev uint64, wait, ok bool) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for {
+		s := g.state.Load()
+		n, q := unpack(s)
+		if n < g.max && q == 0 {
+			if g.state.CompareAndSwap(s, (s+1)|mark) {
+				w.state = holding
+				return s, false, true
+			}
+			continue
+		}
+		if g.maxQueue >= 0 && int64(q) >= g.maxQueue {
+			return s, false, false
+		}
+		if g.state.CompareAndSwap(s, s+oneQueued) {
+			w.state = queued
+			g.q.push(w)
+			return s, true, true
+		}
+	}
+}
+
+// wait is the wait step's body: it passes at once if w was let in already,
+// or leaves its External for whoever lets it in.
+func (g *gate) wait(as *engine.Steps, w *waiter) {
+	ext := as.External()
+	g.mu.Lock()
+	if w.state == holding {
+		g.mu.Unlock()
+		as.Pass()
+		return
+	}
+	w.ext = ext
+	g.mu.Unlock()
+}
+
+// unqueue takes a canceled w out of the queue; it reports w's state before.
+func (g *gate) unqueue(w *waiter) uint8 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := w.state
+	if st == queued {
+		g.q.remove(w)
+		g.state.Add(^uint64(oneQueued - 1)) // queued--
+	}
+	w.state = idle
+	return st
+}
+
+// Stats returns a snapshot of the gate.
+func (g *gate) Stats() Stats {
+	n, q := unpack(g.state.Load())
+	return Stats{Holders: int(n), Queued: int(q)}
 }
 
 // unpack splits a state word: count in the low 32 bits, queue length above.

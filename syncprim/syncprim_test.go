@@ -8,22 +8,22 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// gate is a section that waits until released, recording entries.
-type gate struct {
+// sectionGate is a section that waits until released, recording entries.
+type sectionGate struct {
 	log  []string
 	exts map[string]engine.External
 }
 
-func newGate() *gate { return &gate{exts: map[string]engine.External{}} }
+func newGate() *sectionGate { return &sectionGate{exts: map[string]engine.External{}} }
 
-func (g *gate) section(name string) engine.ExecFunc {
+func (g *sectionGate) section(name string) engine.ExecFunc {
 	return func(as *engine.Steps) {
 		g.log = append(g.log, "enter "+name)
 		g.exts[name] = as.External()
 	}
 }
 
-func (g *gate) open(t *testing.T, name string, args ...engine.Value) {
+func (g *sectionGate) open(t *testing.T, name string, args ...engine.Value) {
 	t.Helper()
 	if !g.exts[name].Success(args...) {
 		t.Fatalf("%s: section not waiting", name)

@@ -1,8 +1,6 @@
 package syncprim
 
 import (
-	"sync"
-	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -15,16 +13,9 @@ import (
 // a FIFO queue for the next period, at most maxQueue of them (past that:
 // DefenseRejected). Its period timer runs on r's wheel: no goroutine.
 type Throttle struct {
-	r        *reactor.Reactor
-	max      uint32
-	period   time.Duration
-	maxQueue int64 // < 0: unlimited; 0: no waiting (Limiter)
-
-	// state is entries | queued<<32 | armedBit: entries this period, flows
-	// waiting, and whether the period timer is running.
-	state atomic.Uint64
-	mu    sync.Mutex
-	q     waitQueue
+	r      *reactor.Reactor
+	period time.Duration
+	gate   // count = entries this period; armedBit: the period timer runs
 
 	grants []engine.External // the owner loop's scratch for waking waiters
 }
@@ -46,29 +37,12 @@ func newThrottle(r *reactor.Reactor, max int, period time.Duration, maxQueue int
 	if period <= 0 {
 		period = time.Second
 	}
-	return &Throttle{r: r, max: uint32(max), period: period, maxQueue: int64(maxQueue)}
+	return &Throttle{r: r, period: period, gate: gate{max: uint32(max), maxQueue: int64(maxQueue)}}
 }
 
 // Sync implements engine.Sync: f runs once the flow is let in; see the package doc.
 func (t *Throttle) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFunc) {
 	addSync(as, nil, t, f, onerror)
-}
-
-// tryEnter counts an entry if the period has room and nobody waits.
-func (t *Throttle) tryEnter() bool {
-	for {
-		s := t.state.Load()
-		n, q := unpack(s)
-		if n >= t.max || q != 0 {
-			return false
-		}
-		if t.state.CompareAndSwap(s, (s+1)|armedBit) {
-			if s&armedBit == 0 {
-				t.arm()
-			}
-			return true
-		}
-	}
 }
 
 // arm starts the period timer on the owner reactor.
@@ -118,79 +92,38 @@ func throttleTick(arg unsafe.Pointer, _ uint64) {
 	t.grants = g[:0]
 }
 
-func throttleEnter(as *engine.Steps, c *call) {
-	t := c.t
+func throttleEnter(as *engine.Steps, sp *spec) {
+	t := sp.t
 	as.ForwardArgs()
-	if t.tryEnter() {
-		as.Add(c.f)
+	if prev, ok := t.tryEnter(armedBit); ok {
+		if prev&armedBit == 0 {
+			t.arm()
+		}
+		as.Add(sp.f)
 		return
 	}
-	if !t.enqueue(&c.tw) {
+	c := queueCall(as, sp)
+	prev, wait, ok := t.enqueue(&c.tw, armedBit)
+	if !ok {
 		as.Error(engine.DefenseRejected, "throttle queue is full")
+	}
+	if !wait {
+		if prev&armedBit == 0 {
+			t.arm()
+		}
+		as.Add(c.f)
+		return
 	}
 	as.SetCancel(throttleCancel)
 	engine.AddWith(as, throttleWait, c)
 	as.Add(c.f)
 }
 
-// enqueue queues w, or lets it in if the period has room after all. It
-// reports false when the queue is full.
-func (t *Throttle) enqueue(w *waiter) bool {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for {
-		s := t.state.Load()
-		n, q := unpack(s)
-		if n < t.max && q == 0 {
-			if t.state.CompareAndSwap(s, (s+1)|armedBit) {
-				if s&armedBit == 0 {
-					t.arm()
-				}
-				w.state = holding
-				return true
-			}
-			continue
-		}
-		if t.maxQueue >= 0 && int64(q) >= t.maxQueue {
-			return false
-		}
-		if t.state.CompareAndSwap(s, s+oneQueued) {
-			w.state = queued
-			t.q.push(w)
-			return true
-		}
-	}
-}
-
-func throttleWait(as *engine.Steps, c *call) {
-	ext := as.External()
-	t := c.t
-	t.mu.Lock()
-	if c.tw.state == holding {
-		t.mu.Unlock()
-		as.Pass()
-		return
-	}
-	c.tw.ext = ext
-	t.mu.Unlock()
-}
+func throttleWait(as *engine.Steps, c *call) { c.t.wait(as, &c.tw) }
 
 // throttleCancel takes a canceled flow out of the queue. An entry already
 // granted stays counted: the period's budget was spent on it.
 func throttleCancel(as *engine.Steps) {
 	c := engine.Bound[call](as)
-	t := c.t
-	t.mu.Lock()
-	if c.tw.state == queued {
-		t.q.remove(&c.tw)
-		t.state.Add(^uint64(oneQueued - 1))
-	}
-	c.tw.state = idle
-	t.mu.Unlock()
-}
-
-// Stats returns a snapshot of t: entries this period and flows waiting.
-func (t *Throttle) Stats() Stats {
-	n, q := unpack(t.state.Load())
-	return Stats{Holders: int(n), Queued: int(q)}
+	c.t.unqueue(&c.tw)
 }
