@@ -101,6 +101,11 @@ type flow struct {
 	held []any // sync objects this flow holds (Hold/Unhold), for reentrance
 }
 
+func (fl *flow) clearMailbox() {
+	fl.xargs.reset()
+	fl.xcode, fl.xinfo, fl.xerr, fl.xpass = "", "", nil, false
+}
+
 // Flow actions.
 const (
 	actNone = iota // suspended (waiting) or ended
@@ -287,8 +292,21 @@ func (e *engine) afterCallback(f *Steps) {
 		f.setStatus(stActive)
 		if f.ctl.Load()&xMask != xNone {
 			// Sub-steps decide how it ends: its External goes stale, so
-			// one flow never has two steps waiting on its mailbox.
-			f.disarm()
+			// one flow never has two steps waiting on its mailbox. A
+			// result an External already delivered from another
+			// goroutine is not dropped: it ends the step as it would on
+			// the loop (an error fails it; a success after Add is a misuse).
+			if f.disarm() {
+				fl := f.fl
+				code, info, err := fl.xcode, fl.xinfo, fl.xerr
+				fl.clearMailbox()
+				if code == "" {
+					code, info, err = InternalError, "External: step completed after sub-steps were added", nil
+				}
+				e.setError(f, code, info, err)
+				e.unwind(f, code)
+				return
+			}
 		}
 		if f.flags&fForward == 0 {
 			fl.args.reset()

@@ -106,20 +106,31 @@ func (f *Steps) setStatus(st uint8) { f.st = st }
 
 // disarm makes every External of f stale before the loop fails, cancels or
 // destroys it. A result being written on another goroutine is waited out:
-// the writer holds xWriting only for the copy of a few words.
-func (f *Steps) disarm() {
+// the writer holds xWriting only for the copy of a few words. It reports
+// whether a result had been delivered (xClaimed): it is left in the flow's
+// mailbox for the caller to apply, or to clear.
+func (f *Steps) disarm() (claimed bool) {
 	for {
 		c := f.ctl.Load()
 		switch c & xMask {
 		case xNone:
-			return
+			return false
 		case xWriting:
 			runtime.Gosched()
 		default:
 			if f.ctl.CompareAndSwap(c, c&^xMask) {
-				return
+				return c&xMask == xClaimed
 			}
 		}
+	}
+}
+
+// releaseClaim disarms f, dropping a delivered result: the step is being
+// canceled or has already ended otherwise. The mailbox is cleared so it
+// pins nothing.
+func (f *Steps) releaseClaim() {
+	if f.disarm() {
+		f.fl.clearMailbox()
 	}
 }
 
@@ -192,7 +203,7 @@ func (e *engine) releaseFrame(f *Steps) {
 		e.ar.Release(&f.scope)
 	}
 	if f.ctl.Load()&xMask != xNone {
-		f.disarm()
+		f.releaseClaim()
 	}
 	var rt *root
 	if f.fl != nil {

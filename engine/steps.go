@@ -14,7 +14,7 @@ func (as *Steps) current(op string) bool {
 	if as == nil {
 		return false
 	}
-	if as.e.cur == as && as.e.r.IsSameThread() {
+	if as.e.r.IsSameThread() && as.e.cur == as {
 		return true
 	}
 	misuse(as, op+": not called on the running step's accessor (kept past its step, or called outside its callback)")
@@ -74,6 +74,8 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 			as.enqueue(c)
 			return c
 		}
+	case !e.r.IsSameThread():
+		// Off the loop only a root being built may take steps (above).
 	case as == e.cur:
 		if as.flags&fSucceeded != 0 {
 			misuse(as, op+": called after Success")
@@ -439,7 +441,7 @@ func (as *Steps) Args() *Args {
 
 // Arg returns Args().At(i).
 func (as *Steps) Arg(i int) Value {
-	if as == nil || as.e.cur != as {
+	if as == nil || !as.e.r.IsSameThread() || as.e.cur != as {
 		as.current("Arg")
 		return Value{}
 	}

@@ -86,7 +86,7 @@ func (e *engine) unwind(f *Steps, code string) {
 		fl.cur = f
 		fl.action = actNone
 		if f.ctl.Load()&xMask != xNone {
-			f.disarm()
+			f.releaseClaim()
 		}
 		e.discardQueued(f)
 		{
@@ -206,7 +206,7 @@ func (e *engine) protectCancel(f *Steps, h CancelFunc) (v any, panicked bool) {
 // cancelFrame cancels one live frame: its branches, its queued sub-steps, its
 // cancel handler. The caller releases it.
 func (e *engine) cancelFrame(x *Steps) {
-	x.disarm()
+	x.releaseClaim()
 	if x.kind == kParallel {
 		e.cancelBranches(x)
 	}
@@ -267,7 +267,7 @@ func onTimeout(arg unsafe.Pointer, _ uint64) {
 	e := t.e
 	t.timer = reactor.Timer{}
 	e.cancelBelow(t)
-	t.disarm()
+	t.releaseClaim()
 	fl := t.fl
 	fl.cur = t
 	fl.failCode, fl.failInfo, fl.failErr = Timeout, "", nil

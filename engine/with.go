@@ -65,7 +65,7 @@ func Bound[T any](as *Steps) *T {
 // root or a parallel step not yet started), a heap allocation the GC frees.
 // Sync objects keep their per-call state in it.
 func Local[T any](as *Steps) *T {
-	if as != nil && as.e != nil && as.kind != kRoot && as.st == stRunning && as.e.cur == as {
+	if as != nil && as.e != nil && as.kind != kRoot && as.e.r.IsSameThread() && as.e.cur == as {
 		return Stack[T](as)
 	}
 	return new(T)

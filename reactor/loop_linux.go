@@ -304,6 +304,9 @@ func (r *Reactor) shutdown() {
 		}
 		r.runTask(t, r.inbox.Consumed()-1)
 	}
+	if r.overflowActive.Load() {
+		r.drainOverflow() // accepted too: Post returned true for each
+	}
 	// Timers already due were accepted work too (a loop-side Immediate is
 	// one); bounded, so a callback that keeps rescheduling itself cannot
 	// hold the shutdown.

@@ -433,8 +433,14 @@ func (r *Reactor) push(t task) (uint64, bool) {
 		if r.closed.Load() {
 			return 0, false
 		}
-		if r.manual && r.overflowActive.Load() {
-			return r.pushOverflow(t), true
+		if r.overflowActive.Load() {
+			// Behind tasks already in the overflow list: each producer's
+			// order holds only if nobody jumps back into the ring first.
+			pos := r.pushOverflow(t)
+			if r.wake != nil {
+				r.wake()
+			}
+			return pos, true
 		}
 		if pos, ok := r.inbox.TryPushPos(t); ok {
 			if r.wake != nil {

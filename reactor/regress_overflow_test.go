@@ -1,0 +1,134 @@
+package reactor_test
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+func startRV(t *testing.T, o reactor.Options) (*reactor.Reactor, chan error) {
+	r, err := reactor.New(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch := make(chan error, 1)
+	go func() { ch <- r.Run() }()
+	return r, ch
+}
+
+// Regressions found in review (each failed before its fix).
+
+// Loop A posts 0..n-1 to B's tiny ring while B's loop is busy: some go to
+// overflow, later ones into the ring. Check per-producer order.
+func TestRegressOverflowOrderFromLoop(t *testing.T) {
+	a, _ := startRV(t, reactor.Options{CPU: -1})
+	b, _ := startRV(t, reactor.Options{CPU: -1, RingSize: 4})
+	defer a.Close()
+	defer b.Close()
+	const n = 2000
+	var got []int
+	done := make(chan struct{})
+	block := make(chan struct{})
+	b.Immediate(func() { <-block })
+	time.Sleep(10 * time.Millisecond)
+	a.Immediate(func() {
+		for i := 0; i < n; i++ {
+			i := i
+			if i == 10 {
+				close(block) // let B drain while A keeps posting
+			}
+			b.Immediate(func() {
+				got = append(got, i)
+				if len(got) == n {
+					close(done)
+				}
+			})
+			if i%50 == 0 {
+				time.Sleep(100 * time.Microsecond)
+			}
+		}
+	})
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("timeout")
+	}
+	for i, v := range got {
+		if v != i {
+			t.Fatalf("order broken at %d: got %d (%v...)", i, v, got[max(0, i-3):min(len(got), i+5)])
+		}
+	}
+}
+
+// Tasks A's loop queued in B's overflow list before B closes are accepted
+// (Post returned true) but never run.
+func TestRegressOverflowLostOnClose(t *testing.T) {
+	a, _ := startRV(t, reactor.Options{CPU: -1})
+	b, _ := startRV(t, reactor.Options{CPU: -1, RingSize: 4})
+	defer a.Close()
+	block := make(chan struct{})
+	b.Immediate(func() { b.Immediate(func() { <-block }) }) // on B's loop: a wheel timer, fired after the overflow drain
+	time.Sleep(10 * time.Millisecond)
+	var accepted, ran atomic.Int64
+	posted := make(chan struct{})
+	a.Immediate(func() {
+		for i := 0; i < 100; i++ {
+			if b.Post(func(unsafe.Pointer, uint64) { ran.Add(1) }, nil, 0) {
+				accepted.Add(1)
+			}
+		}
+		close(posted)
+	})
+	<-posted
+	closed := make(chan struct{})
+	go func() { b.Close(); close(closed) }()
+	time.Sleep(10 * time.Millisecond)
+	close(block)
+	<-closed
+	if accepted.Load() != ran.Load() {
+		t.Fatalf("accepted %d, ran %d", accepted.Load(), ran.Load())
+	}
+}
+
+// Same, through the engine: a root on B executed from A's loop while B's
+// ring is full, then B closes: the Promise never resolves.
+func TestRegressOverflowExecuteLostOnClose(t *testing.T) {
+	a, _ := startRV(t, reactor.Options{CPU: -1})
+	b, _ := startRV(t, reactor.Options{CPU: -1, RingSize: 4})
+	defer a.Close()
+	block := make(chan struct{})
+	b.Immediate(func() { b.Immediate(func() { <-block }) })
+	time.Sleep(10 * time.Millisecond)
+	for i := 0; i < 8; i++ {
+		b.Immediate(func() {}) // fill the ring (may block once full: do 4)
+		if i == 3 {
+			break
+		}
+	}
+	var p *engine.Promise
+	posted := make(chan struct{})
+	a.Immediate(func() {
+		root := engine.New(b)
+		root.Add(func(as *engine.Steps) {})
+		p = root.Promise()
+		close(posted)
+	})
+	<-posted
+	closed := make(chan struct{})
+	go func() { b.Close(); close(closed) }()
+	time.Sleep(10 * time.Millisecond)
+	close(block)
+	<-closed
+	select {
+	case <-p.Done():
+		if _, err := p.Wait(); err == nil {
+			t.Fatal("flow on a closed reactor succeeded")
+		}
+	case <-time.After(2 * time.Second):
+		t.Fatal("Promise never resolved after Close")
+	}
+}
