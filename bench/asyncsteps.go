@@ -77,9 +77,10 @@ func onLoop(r *reactor.Reactor, fn func()) (err error) {
 // callback of the reactor (on the loop).
 type Driver bool
 
+// The two drivers.
 const (
-	DriverGoroutine Driver = false
-	DriverLoop      Driver = true
+	DriverGoroutine Driver = false // off the loop: pays the root-pool lock, the ring and the drive CAS
+	DriverLoop      Driver = true  // on the loop: the C++ reference's setup
 )
 
 // String is the driver's name in sub-benchmark names (driver=loop).
