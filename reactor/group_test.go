@@ -121,12 +121,7 @@ func TestGroupRoundRobinCurrentClose(t *testing.T) {
 	if g.Current() != nil {
 		t.Fatal("Current after Close is not nil")
 	}
-	if fd := countFDs(t); fd != fd0 {
-		t.Fatalf("fds: %d before NewGroup, %d after Close", fd0, fd)
-	}
-	if n := settleGoroutines(g0); n > g0 {
-		t.Fatalf("goroutines: %d before NewGroup, %d after Close", g0, n)
-	}
+	assertNoLeaks(t, fd0, g0)
 }
 
 func TestGroupCloseWithoutStart(t *testing.T) {

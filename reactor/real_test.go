@@ -872,12 +872,7 @@ func TestRealCloseWhileBusy(t *testing.T) {
 	if !r.Closed() {
 		t.Fatal("Closed() false")
 	}
-	if fd := countFDs(t); fd != fd0 {
-		t.Fatalf("fds: %d before New, %d after Close", fd0, fd)
-	}
-	if g := settleGoroutines(g0); g > g0 {
-		t.Fatalf("goroutines: %d before, %d after Close", g0, g)
-	}
+	assertNoLeaks(t, fd0, g0)
 }
 
 // Close from several goroutines at once: all return nil, each only after
@@ -1099,12 +1094,7 @@ func TestRealNoLeaks(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if fd := countFDs(t); fd != fd0 {
-		t.Fatalf("fds: %d before, %d after 25 reactors", fd0, fd)
-	}
-	if g := settleGoroutines(g0); g > g0 {
-		t.Fatalf("goroutines: %d before, %d after 25 reactors", g0, g)
-	}
+	assertNoLeaks(t, fd0, g0)
 }
 
 // An idle reactor sleeps and is woken by a submission from another
@@ -1191,4 +1181,16 @@ func TestRealLoopsPostingToEachOtherNeverDeadlock(t *testing.T) {
 	}
 	closeAndWait(t, a, errA)
 	closeAndWait(t, b, errB)
+}
+
+// assertNoLeaks checks that the fds and goroutines counted before a test's
+// reactors were made are all that is left after they closed.
+func assertNoLeaks(t *testing.T, fd0, g0 int) {
+	t.Helper()
+	if fd := countFDs(t); fd != fd0 {
+		t.Fatalf("fds: %d before, %d after", fd0, fd)
+	}
+	if g := settleGoroutines(g0); g > g0 {
+		t.Fatalf("goroutines: %d before, %d after", g0, g)
+	}
 }
