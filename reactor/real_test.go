@@ -199,16 +199,7 @@ func TestRealDeferredOnLoopFireInDeadlineOrderNeverEarly(t *testing.T) {
 		for i := range recs {
 			recs[i].d = ds[i]
 			recs[i].firedAt = -1
-			recs[i].before = time.Now()
-			h := r.Deferred(ds[i], func() {
-				recs[i].waited = time.Since(recs[i].before)
-				recs[i].firedAt = order
-				order++
-				if fired.Add(1) == n {
-					close(done)
-				}
-			})
-			recs[i].after = time.Now()
+			h := deferRec(r, recs, i, &order, &fired, n, done)
 			if h.IsZero() {
 				panic("Deferred on the loop returned the zero Handle")
 			}
@@ -236,16 +227,7 @@ func TestRealDeferredOffLoopFireInDeadlineOrderNeverEarly(t *testing.T) {
 		recs[i].firedAt = -1
 	}
 	for i := range recs {
-		recs[i].before = time.Now()
-		h := r.Deferred(ds[i], func() {
-			recs[i].waited = time.Since(recs[i].before)
-			recs[i].firedAt = order
-			order++
-			if fired.Add(1) == n {
-				close(done)
-			}
-		})
-		recs[i].after = time.Now()
+		h := deferRec(r, recs, i, &order, &fired, n, done)
 		if h.IsZero() {
 			t.Fatal("Deferred returned the zero Handle on an open reactor")
 		}
@@ -1193,4 +1175,21 @@ func assertNoLeaks(t *testing.T, fd0, g0 int) {
 	if g := settleGoroutines(g0); g > g0 {
 		t.Fatalf("goroutines: %d before, %d after", g0, g)
 	}
+}
+
+// deferRec schedules recs[i] (delay recs[i].d) and records when it fires:
+// its wait from the Deferred call, and its place among the timers fired
+// (order is loop-owned). done is closed when n timers have fired.
+func deferRec(r *reactor.Reactor, recs []timerRec, i int, order *int, fired *atomic.Int32, n int32, done chan struct{}) reactor.Handle {
+	recs[i].before = time.Now()
+	h := r.Deferred(recs[i].d, func() {
+		recs[i].waited = time.Since(recs[i].before)
+		recs[i].firedAt = *order
+		*order++
+		if fired.Add(1) == n {
+			close(done)
+		}
+	})
+	recs[i].after = time.Now()
+	return h
 }
