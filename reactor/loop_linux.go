@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"time"
+	"unsafe"
 
 	gerrors "github.com/panjf2000/gnet/v2/pkg/errors"
 	"github.com/panjf2000/gnet/v2/pkg/netpoll"
@@ -49,7 +50,9 @@ type osLoop struct {
 }
 
 type ioWatch struct {
-	fn func(fd int, ev netpoll.IOEvent)
+	cb  IOFunc
+	arg unsafe.Pointer
+	in  Interest // what epoll is asked for; 0 = not in epoll
 }
 
 // New returns a reactor with a real loop: a gnet netpoll Poller, an eventfd
@@ -193,8 +196,8 @@ func (r *Reactor) onEvent(fd int, ev netpoll.IOEvent, _ netpoll.IOFlags) error {
 		_, _ = unix.Read(l.tfd, buf[:])
 		l.armedAt = 0
 	default:
-		if fd < len(l.io) && l.io[fd].fn != nil {
-			r.safeIO(l.io[fd].fn, fd, ev)
+		if fd < len(l.io) && l.io[fd].cb != nil {
+			r.safeIO(l.io[fd], fd, ioEvent(ev))
 		}
 	}
 	return r.turn()
@@ -224,6 +227,14 @@ func (r *Reactor) turn() error {
 			r.kick()
 			l.efdHot = true
 		}
+		return nil
+	}
+	if !l.efdHot && r.sleeping.Load() {
+		// Still asleep as far as producers know: nobody kicked efd since
+		// the last turn went to sleep (a kick clears sleeping first), and
+		// any producer still pushing will see sleeping and kick. An I/O
+		// event costs no eventfd read.
+		r.armTimer()
 		return nil
 	}
 	var buf [8]byte
@@ -311,6 +322,7 @@ func (r *Reactor) shutdown() {
 	// one); bounded, so a callback that keeps rescheduling itself cannot
 	// hold the shutdown.
 	r.fireDue(r.currentTick())
+	r.runShutdownHooks()
 	if s := r.ext.Load(); s != nil && s.close != nil {
 		r.safeCall(s.close)
 	}
@@ -319,53 +331,114 @@ func (r *Reactor) shutdown() {
 	}
 }
 
-// WatchRead calls fn on the loop whenever fd is readable (level-triggered),
-// through the poller. Loop only. Used by the network layer.
-func (r *Reactor) WatchRead(fd int, fn func(fd int, ev netpoll.IOEvent)) error {
-	return r.watch(fd, fn, false)
-}
-
-// WatchReadWrite is WatchRead for readable or writable.
-func (r *Reactor) WatchReadWrite(fd int, fn func(fd int, ev netpoll.IOEvent)) error {
-	return r.watch(fd, fn, true)
-}
-
-func (r *Reactor) watch(fd int, fn func(fd int, ev netpoll.IOEvent), write bool) error {
+// Watch registers fd with the loop's poller: cb(arg, fd, ev) runs on the
+// loop whenever fd is ready for what in asks (level-triggered). in may be
+// 0: fd is known to the loop but not polled until SetInterest asks for
+// something. Loop only; at most one watch per fd. The network layer
+// (package netio) is its user.
+func (r *Reactor) Watch(fd int, in Interest, cb IOFunc, arg unsafe.Pointer) error {
 	l := r.os
 	if l == nil {
 		return errors.New("reactor: I/O needs a real reactor (New), not NewManual")
 	}
-	if fd < 0 || fn == nil {
+	if fd < 0 || cb == nil {
 		return errors.New("reactor: watch: bad fd or nil callback")
 	}
 	for len(l.io) <= fd {
 		l.io = append(l.io, ioWatch{})
 	}
-	added := l.io[fd].fn != nil
-	l.io[fd] = ioWatch{fn: fn}
-	pa := &netpoll.PollAttachment{FD: fd}
-	switch {
-	case added && write:
-		return l.poller.ModReadWrite(pa, false)
-	case added:
-		return l.poller.ModRead(pa, false)
-	case write:
-		return l.poller.AddReadWrite(pa, false)
+	if l.io[fd].cb != nil {
+		return fmt.Errorf("reactor: watch: fd %d is already watched", fd)
 	}
-	return l.poller.AddRead(pa, false)
+	l.io[fd] = ioWatch{cb: cb, arg: arg}
+	if err := r.SetInterest(fd, in); err != nil {
+		l.io[fd] = ioWatch{}
+		return err
+	}
+	return nil
 }
 
-// Unwatch stops watching fd. Loop only.
-func (r *Reactor) Unwatch(fd int) error {
+// SetInterest changes what a watched fd is polled for. Going from a set
+// with read to write alone takes two epoll_ctl calls (gnet's poller has no
+// "modify to write-only"); every other change takes at most one, and none
+// when in is unchanged. Loop only.
+func (r *Reactor) SetInterest(fd int, in Interest) error {
 	l := r.os
-	if l == nil || fd < 0 || fd >= len(l.io) || l.io[fd].fn == nil {
+	if l == nil || fd < 0 || fd >= len(l.io) || l.io[fd].cb == nil {
+		return fmt.Errorf("reactor: fd %d is not watched", fd)
+	}
+	w := &l.io[fd]
+	old := w.in
+	in &= InterestRead | InterestWrite
+	if in == old {
 		return nil
 	}
+	pa := &netpoll.PollAttachment{FD: fd}
+	var err error
+	switch {
+	case in == 0:
+		err = l.poller.Delete(fd)
+	case old == 0 || in == InterestWrite:
+		if old != 0 {
+			if err = l.poller.Delete(fd); err != nil {
+				break
+			}
+		}
+		switch in {
+		case InterestRead:
+			err = l.poller.AddRead(pa, false)
+		case InterestWrite:
+			err = l.poller.AddWrite(pa, false)
+		default:
+			err = l.poller.AddReadWrite(pa, false)
+		}
+	case in == InterestRead:
+		err = l.poller.ModRead(pa, false)
+	default:
+		err = l.poller.ModReadWrite(pa, false)
+	}
+	if err != nil {
+		// The descriptor is in an unknown state in epoll: leave it
+		// out, so a retry starts from "not polled".
+		_ = l.poller.Delete(fd)
+		w.in = 0
+		return err
+	}
+	w.in = in
+	return nil
+}
+
+// Unwatch forgets fd: it is no longer polled and its callback is dropped.
+// Call it before closing fd. Loop only.
+func (r *Reactor) Unwatch(fd int) error {
+	l := r.os
+	if l == nil || fd < 0 || fd >= len(l.io) || l.io[fd].cb == nil {
+		return nil
+	}
+	in := l.io[fd].in
 	l.io[fd] = ioWatch{}
+	if in == 0 {
+		return nil
+	}
 	return l.poller.Delete(fd)
 }
 
-func (r *Reactor) safeIO(fn func(int, netpoll.IOEvent), fd int, ev netpoll.IOEvent) {
+// ioEvent translates epoll's bits to ours.
+func ioEvent(ev netpoll.IOEvent) Event {
+	var e Event
+	if ev&(unix.EPOLLIN|unix.EPOLLPRI|unix.EPOLLRDHUP) != 0 {
+		e |= EventRead
+	}
+	if ev&unix.EPOLLOUT != 0 {
+		e |= EventWrite
+	}
+	if ev&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+		e |= EventError
+	}
+	return e
+}
+
+func (r *Reactor) safeIO(w ioWatch, fd int, ev Event) {
 	defer r.recoverPanic()
-	fn(fd, ev)
+	w.cb(w.arg, fd, ev)
 }

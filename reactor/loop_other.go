@@ -2,7 +2,10 @@
 
 package reactor
 
-import "errors"
+import (
+	"errors"
+	"unsafe"
+)
 
 // osLoop is empty off Linux: only the manual reactor exists there.
 type osLoop struct{}
@@ -19,3 +22,14 @@ func (r *Reactor) Run() error { return ErrManual }
 
 func (r *Reactor) kick()     {}
 func (r *Reactor) shutdown() {}
+
+var errNoIO = errors.New("reactor: I/O needs the Linux loop")
+
+// Watch needs the Linux loop.
+func (r *Reactor) Watch(fd int, in Interest, cb IOFunc, arg unsafe.Pointer) error { return errNoIO }
+
+// SetInterest needs the Linux loop.
+func (r *Reactor) SetInterest(fd int, in Interest) error { return errNoIO }
+
+// Unwatch needs the Linux loop.
+func (r *Reactor) Unwatch(fd int) error { return nil }

@@ -121,6 +121,8 @@ type Reactor struct {
 	timerPending    atomic.Int32                 // len(timerCanceled), read without the lock
 	timerSeq        uint64                       // loop-owned: sequence of user timers made on the loop
 
+	hooks []hook // AtShutdown's; under extMu
+
 	// PanicHandler receives the value of a panic recovered from a callback.
 	// Set it before the loop starts. The default prints to standard error.
 	PanicHandler func(v any)
@@ -847,3 +849,30 @@ func (r *Reactor) closeDone() {
 
 // Closed reports whether Close was called.
 func (r *Reactor) Closed() bool { return r.closed.Load() }
+
+type hook struct {
+	cb  func(arg unsafe.Pointer, aux uint64)
+	arg unsafe.Pointer
+	aux uint64
+}
+
+// AtShutdown registers cb(arg, aux) to run on the loop when the reactor
+// shuts down: after the tasks and due timers accepted before Close, before
+// the engine cancels the flows still running. Layers that own descriptors
+// (package netio) close them there, so closing a reactor leaks nothing.
+// Safe from any goroutine; hooks run in registration order, each once.
+func (r *Reactor) AtShutdown(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) {
+	r.extMu.Lock()
+	r.hooks = append(r.hooks, hook{cb, arg, aux})
+	r.extMu.Unlock()
+}
+
+func (r *Reactor) runShutdownHooks() {
+	r.extMu.Lock()
+	hs := r.hooks
+	r.hooks = nil
+	r.extMu.Unlock()
+	for _, h := range hs {
+		r.safeCb(h.cb, h.arg, h.aux)
+	}
+}
