@@ -1,0 +1,36 @@
+// Package netio serves TCP connections on reactors: listen, accept, read,
+// write with backpressure, half-close and close, all on the connection's
+// reactor loop, through the reactor's poller.
+//
+// # Contract
+//
+//   - A Server accepts on one reactor of its Group (the first) and spreads
+//     connections over all of them round-robin. A connection lives on one
+//     reactor for its whole life: every Handler callback runs on that
+//     reactor's loop, and so must every Conn method (each checks and fails
+//     with ErrWrongThread otherwise). Engine flows started from a callback
+//     run on the same loop and may answer later: Write from any of their
+//     steps.
+//   - OnData receives the bytes read and not yet consumed; it returns how
+//     many it consumed. The rest is kept (pooled buffer) and offered again,
+//     with more bytes, on the next read. The slice is valid only during the
+//     call: copy what must outlive it. More than Options.MaxInput bytes kept
+//     unconsumed closes the connection with ErrInputTooLarge.
+//   - Write queues bytes; queued bytes go out in one write(2) per
+//     connection per loop iteration, so the replies of many requests read
+//     together leave together. When the peer does not read, output queues
+//     up to Options.HighWater bytes, then the connection stops reading (the
+//     kernel's buffers fill and the peer's writes block) until the output
+//     drains below Options.LowWater: a slow reader cannot grow memory
+//     without bound, as long as the handler bounds the work it has in
+//     flight per connection (PauseRead is for that).
+//   - End of input (the peer's FIN, or Server.Shutdown) is reported once by
+//     OnEOF, after every byte before it was consumed; the connection stays
+//     writable until the handler closes it. Close flushes queued output
+//     (waiting at most Options.Linger), then closes; Abort closes at once.
+//     OnClose is called exactly once per connection that was opened.
+//   - A panic in OnOpen, OnData or OnEOF aborts that connection only, with
+//     a *PanicError; the loop and the other connections go on.
+//   - Closing a reactor closes its connections (OnClose runs) and, on the
+//     accepting reactor, the listener.
+package netio

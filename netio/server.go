@@ -1,0 +1,297 @@
+package netio
+
+import (
+	"errors"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// Server accepts TCP connections and serves them on a reactor.Group.
+type Server struct {
+	h     Handler
+	o     Options
+	addr  *net.TCPAddr
+	lfd   int // owned by the accepting reactor's loop; -1 once closed
+	loops []*loop
+	acc   *loop // the accepting reactor's
+
+	live     atomic.Int64 // connections accepted and not yet closed
+	accepted atomic.Uint64
+	stopping atomic.Bool // Shutdown or Close began: accept no more
+	idleMu   sync.Mutex
+	idle     chan struct{} // closed when live drops to 0 while stopping
+	lclosed  chan struct{} // closed once the listener is closed
+	lonce    sync.Once
+	started  chan error // the accepting loop's answer to Listen
+}
+
+// loop is a Server's state on one reactor. Loop-owned.
+type loop struct {
+	s       *Server
+	r       *reactor.Reactor
+	scratch []byte // what each read(2) reads into
+	head    *Conn  // open connections, for Shutdown and reactor shutdown
+	flushQ  []*Conn // connections with output queued since the last flush
+	spareQ  []*Conn // flushQ's other buffer: a flush may queue more (OnClose writes)
+	posted  bool    // a flush task is queued
+}
+
+// Listen opens a listening socket on addr ("host:port"; port 0 picks one)
+// and serves it on g, which must be running or about to run. Call it from
+// any goroutine except one of g's loops: it waits until the accepting loop
+// has taken the socket.
+func Listen(g *reactor.Group, addr string, h Handler, o Options) (*Server, error) {
+	if g == nil || g.Len() == 0 || h == nil {
+		return nil, errors.New("netio: Listen needs a reactor group and a handler")
+	}
+	o = o.withDefaults()
+	fd, bound, err := listenTCP(addr, o)
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{h: h, o: o, addr: bound, lfd: fd, idle: make(chan struct{}), lclosed: make(chan struct{})}
+	for _, r := range g.Reactors() {
+		l := &loop{s: s, r: r, scratch: make([]byte, o.ReadSize)}
+		s.loops = append(s.loops, l)
+		r.AtShutdown(loopShutdown, unsafe.Pointer(l), 0)
+	}
+	s.acc = s.loops[0]
+	s.started = make(chan error, 1)
+	if !s.acc.r.Post(startAccept, unsafe.Pointer(s), 0) {
+		_ = sysClose(fd)
+		return nil, reactor.ErrClosed
+	}
+	if err := <-s.started; err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// startAccept runs on the accepting loop: it watches the listener.
+func startAccept(arg unsafe.Pointer, _ uint64) {
+	s := (*Server)(arg)
+	err := s.acc.r.Watch(s.lfd, reactor.InterestRead, onAcceptable, arg)
+	if err != nil {
+		s.closeListener()
+	}
+	s.started <- err
+}
+
+// Addr returns the address the server listens on.
+func (s *Server) Addr() net.Addr { return s.addr }
+
+// Conns returns the number of open connections. Safe from any goroutine.
+func (s *Server) Conns() int { return int(s.live.Load()) }
+
+// Accepted returns the number of connections accepted so far.
+func (s *Server) Accepted() uint64 { return s.accepted.Load() }
+
+// acceptBatch bounds the connections taken per readiness event, so a flood
+// of connects cannot hold the accepting loop from its other work.
+const acceptBatch = 64
+
+// fdLimitPause is how long accepting stops when the process is out of
+// descriptors: the listener is level-triggered, so retrying at once spins.
+const fdLimitPause = 10 * time.Millisecond
+
+func onAcceptable(arg unsafe.Pointer, lfd int, _ reactor.Event) {
+	s := (*Server)(arg)
+	for i := 0; i < acceptBatch && s.lfd >= 0; i++ {
+		fd, ra, err := accept(lfd, s.o.Nagle)
+		if err != nil {
+			if isFDLimit(err) {
+				_ = s.acc.r.SetInterest(lfd, 0)
+				s.acc.r.After(fdLimitPause, resumeAccept, arg, 0)
+			}
+			return
+		}
+		if s.stopping.Load() {
+			_ = sysClose(fd)
+			continue
+		}
+		s.live.Add(1)
+		s.accepted.Add(1)
+		l := s.loops[int(s.accepted.Load()-1)%len(s.loops)]
+		if l == s.acc {
+			l.open(fd, ra)
+			continue
+		}
+		c := &Conn{fd: fd, l: l, remote: ra}
+		if !l.r.Post(openPosted, unsafe.Pointer(c), 0) {
+			_ = sysClose(fd)
+			s.connGone()
+		}
+	}
+}
+
+func resumeAccept(arg unsafe.Pointer, _ uint64) {
+	s := (*Server)(arg)
+	if s.lfd >= 0 {
+		_ = s.acc.r.SetInterest(s.lfd, reactor.InterestRead)
+	}
+}
+
+func openPosted(arg unsafe.Pointer, _ uint64) {
+	c := (*Conn)(arg)
+	c.l.openConn(c)
+}
+
+// closeListener runs on the accepting loop.
+func (s *Server) closeListener() {
+	if s.lfd >= 0 {
+		_ = s.acc.r.Unwatch(s.lfd)
+		_ = sysClose(s.lfd)
+		s.lfd = -1
+	}
+	s.lonce.Do(func() { close(s.lclosed) })
+}
+
+// connGone accounts for a connection that closed (or never opened).
+func (s *Server) connGone() {
+	if s.live.Add(-1) == 0 && s.stopping.Load() {
+		s.signalIdle()
+	}
+}
+
+func (s *Server) signalIdle() {
+	s.idleMu.Lock()
+	select {
+	case <-s.idle:
+	default:
+		close(s.idle)
+	}
+	s.idleMu.Unlock()
+}
+
+// Shutdown stops accepting, then tells every connection that no more
+// input will come (OnEOF; input not yet consumed is dropped) and waits for
+// their handlers to close them. Connections still open after grace are
+// aborted with ErrShutdown. It returns once every connection is closed.
+// Call it from any goroutine except the group's loops, before closing the
+// group.
+func (s *Server) Shutdown(grace time.Duration) error {
+	if s.stopping.Swap(true) {
+		<-s.idle
+		return nil
+	}
+	if s.acc.r.Post(stopListener, unsafe.Pointer(s), 0) {
+		<-s.lclosed
+	}
+	for _, l := range s.loops {
+		l.r.Post(drainLoop, unsafe.Pointer(l), 0)
+	}
+	if s.live.Load() == 0 {
+		s.signalIdle()
+	}
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-s.idle:
+		return nil
+	case <-t.C:
+	}
+	for _, l := range s.loops {
+		if !l.r.Post(abortLoop, unsafe.Pointer(l), 0) {
+			// A closed reactor aborted its connections at its shutdown.
+			continue
+		}
+	}
+	<-s.idle
+	return nil
+}
+
+// Close is Shutdown with no grace: every connection is aborted at once.
+func (s *Server) Close() error { return s.Shutdown(0) }
+
+func stopListener(arg unsafe.Pointer, _ uint64) { (*Server)(arg).closeListener() }
+
+func drainLoop(arg unsafe.Pointer, _ uint64) {
+	l := (*loop)(arg)
+	for c := l.head; c != nil; {
+		next := c.next // draining may close c
+		c.drain()
+		c = next
+	}
+}
+
+func abortLoop(arg unsafe.Pointer, _ uint64) {
+	l := (*loop)(arg)
+	for l.head != nil {
+		l.head.finish(ErrShutdown)
+	}
+}
+
+// loopShutdown runs when a reactor shuts down: its connections (and, on
+// the accepting reactor, the listener) close with it.
+func loopShutdown(arg unsafe.Pointer, _ uint64) {
+	l := (*loop)(arg)
+	s := l.s
+	s.stopping.Store(true)
+	if l == s.acc {
+		s.closeListener()
+	}
+	for l.head != nil {
+		l.head.finish(reactor.ErrClosed)
+	}
+	if s.live.Load() == 0 {
+		s.signalIdle()
+	}
+}
+
+// open takes a descriptor accepted on this very loop.
+func (l *loop) open(fd int, ra net.Addr) {
+	l.openConn(&Conn{fd: fd, l: l, remote: ra})
+}
+
+// openConn registers c with the loop and calls OnOpen.
+func (l *loop) openConn(c *Conn) {
+	if err := l.r.Watch(c.fd, reactor.InterestRead, onConnIO, unsafe.Pointer(c)); err != nil {
+		_ = sysClose(c.fd)
+		l.s.connGone()
+		return
+	}
+	c.in = reactor.InterestRead
+	c.next = l.head
+	if l.head != nil {
+		l.head.prev = c
+	}
+	l.head = c
+	c.opened = true
+	c.callOpen()
+	if c.state&stStopping == 0 && l.s.stopping.Load() {
+		c.drain() // accepted just before Shutdown looked at this loop
+	}
+}
+
+// queueFlush schedules c's output for this iteration's flush.
+func (l *loop) queueFlush(c *Conn) {
+	c.state |= stQueued
+	l.flushQ = append(l.flushQ, c)
+	if !l.posted {
+		l.posted = true
+		l.r.Post(flushLoop, unsafe.Pointer(l), 0)
+	}
+}
+
+// flushLoop writes the output every connection queued since the last one.
+func flushLoop(arg unsafe.Pointer, _ uint64) {
+	l := (*loop)(arg)
+	l.posted = false
+	q := l.flushQ
+	l.flushQ, l.spareQ = l.spareQ[:0], nil
+	for i, c := range q {
+		q[i] = nil
+		c.state &^= stQueued
+		if c.state&stClosed == 0 {
+			c.flush()
+		}
+	}
+	if l.spareQ == nil {
+		l.spareQ = q[:0]
+	}
+}

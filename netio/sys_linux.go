@@ -1,0 +1,115 @@
+//go:build linux
+
+package netio
+
+import (
+	"errors"
+	"net"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// listenTCP opens a non-blocking listening socket on addr ("host:port").
+func listenTCP(addr string, o Options) (int, *net.TCPAddr, error) {
+	ta, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		return -1, nil, err
+	}
+	family, sa := unix.AF_INET, unix.Sockaddr(nil)
+	if ip4 := ta.IP.To4(); ip4 != nil || ta.IP == nil {
+		s4 := &unix.SockaddrInet4{Port: ta.Port}
+		copy(s4.Addr[:], ip4)
+		sa = s4
+	} else {
+		family = unix.AF_INET6
+		s6 := &unix.SockaddrInet6{Port: ta.Port}
+		copy(s6.Addr[:], ta.IP.To16())
+		sa = s6
+	}
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, unix.IPPROTO_TCP)
+	if err != nil {
+		return -1, nil, os.NewSyscallError("socket", err)
+	}
+	fail := func(what string, err error) (int, *net.TCPAddr, error) {
+		_ = unix.Close(fd)
+		return -1, nil, os.NewSyscallError(what, err)
+	}
+	if err = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEADDR, 1); err != nil {
+		return fail("setsockopt SO_REUSEADDR", err)
+	}
+	if o.ReusePort {
+		if err = unix.SetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_REUSEPORT, 1); err != nil {
+			return fail("setsockopt SO_REUSEPORT", err)
+		}
+	}
+	if err = unix.Bind(fd, sa); err != nil {
+		return fail("bind", err)
+	}
+	if err = unix.Listen(fd, o.Backlog); err != nil {
+		return fail("listen", err)
+	}
+	bound, err := unix.Getsockname(fd)
+	if err != nil {
+		return fail("getsockname", err)
+	}
+	return fd, tcpAddr(bound), nil
+}
+
+func tcpAddr(sa unix.Sockaddr) *net.TCPAddr {
+	switch a := sa.(type) {
+	case *unix.SockaddrInet4:
+		return &net.TCPAddr{IP: net.IP(append([]byte(nil), a.Addr[:]...)), Port: a.Port}
+	case *unix.SockaddrInet6:
+		return &net.TCPAddr{IP: net.IP(append([]byte(nil), a.Addr[:]...)), Port: a.Port}
+	}
+	return nil
+}
+
+// accept returns a non-blocking connected socket, or an error: EAGAIN when
+// the backlog is empty.
+func accept(lfd int, nagle bool) (int, net.Addr, error) {
+	for {
+		fd, sa, err := unix.Accept4(lfd, unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC)
+		switch {
+		case err == unix.EINTR || err == unix.ECONNABORTED:
+			continue // the peer gave up before we took it: take the next
+		case err != nil:
+			return -1, nil, err
+		}
+		if !nagle {
+			_ = unix.SetsockoptInt(fd, unix.IPPROTO_TCP, unix.TCP_NODELAY, 1)
+		}
+		return fd, tcpAddr(sa), nil
+	}
+}
+
+// isFDLimit reports an accept error that clears only when descriptors are
+// freed: retrying at once would spin on the level-triggered listener.
+func isFDLimit(err error) bool {
+	return errors.Is(err, unix.EMFILE) || errors.Is(err, unix.ENFILE) ||
+		errors.Is(err, unix.ENOBUFS) || errors.Is(err, unix.ENOMEM)
+}
+
+func sysRead(fd int, b []byte) (int, error) {
+	for {
+		n, err := unix.Read(fd, b)
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
+
+func sysWrite(fd int, b []byte) (int, error) {
+	for {
+		n, err := unix.Write(fd, b)
+		if err != unix.EINTR {
+			return n, err
+		}
+	}
+}
+
+func sysShutdownWrite(fd int) error { return unix.Shutdown(fd, unix.SHUT_WR) }
+func sysClose(fd int) error         { return unix.Close(fd) }
+
+var errAgain error = unix.EAGAIN
