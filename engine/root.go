@@ -375,3 +375,10 @@ func (p *Promise) Wait() (*Args, error) {
 	}
 	return &p.args, nil
 }
+
+// Executing reports whether the root's flow is running: from Execute until
+// the flow ends. A root may be given new steps and executed again once it
+// reports false. Safe from any goroutine.
+func (as *Steps) Executing() bool {
+	return as != nil && as.kind == kRoot && rootOf(as).running()
+}
