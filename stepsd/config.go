@@ -1,0 +1,70 @@
+package stepsd
+
+import (
+	"runtime"
+	"time"
+)
+
+// Config is a server's configuration; zero fields take DefaultConfig's.
+type Config struct {
+	Addr        string        // listen address
+	Reactors    int           // reactors (one OS thread each); 0 = one per CPU
+	Pin         bool          // pin reactor i to CPU i
+	Timeout     time.Duration // per request, from its arrival
+	Concurrent  int           // Limiter: requests executing at once
+	Rate        int           // Limiter: requests started per second
+	Queue       int           // Limiter: requests waiting to start; beyond it, DefenseRejected
+	MaxLine     int           // longest request line, "\n" included; longer closes the connection
+	MaxPipeline int           // requests in flight per connection before it stops reading
+	Grace       time.Duration // Shutdown: how long in-flight requests get; 0 = Timeout + 1s
+}
+
+// DefaultConfig returns the defaults: generous enough that 256 pipelining
+// connections are never rejected, so the Limiter answers DefenseRejected
+// only to real overload.
+func DefaultConfig() Config {
+	return Config{
+		Addr:        "127.0.0.1:7070",
+		Reactors:    runtime.NumCPU(),
+		Timeout:     5 * time.Second,
+		Concurrent:  65536,
+		Rate:        100_000_000,
+		Queue:       65536,
+		MaxLine:     4096,
+		MaxPipeline: 256,
+	}
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.Addr == "" {
+		c.Addr = d.Addr
+	}
+	if c.Reactors <= 0 {
+		c.Reactors = d.Reactors
+	}
+	if c.Timeout <= 0 {
+		c.Timeout = d.Timeout
+	}
+	if c.Concurrent <= 0 {
+		c.Concurrent = d.Concurrent
+	}
+	if c.Rate <= 0 {
+		c.Rate = d.Rate
+	}
+	if c.Queue < 0 {
+		c.Queue = 0
+	} else if c.Queue == 0 {
+		c.Queue = d.Queue
+	}
+	if c.MaxLine <= 0 {
+		c.MaxLine = d.MaxLine
+	}
+	if c.MaxPipeline <= 0 {
+		c.MaxPipeline = d.MaxPipeline
+	}
+	if c.Grace <= 0 {
+		c.Grace = c.Timeout + time.Second
+	}
+	return c
+}
