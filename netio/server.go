@@ -34,8 +34,8 @@ type Server struct {
 type loop struct {
 	s       *Server
 	r       *reactor.Reactor
-	scratch []byte // what each read(2) reads into
-	head    *Conn  // open connections, for Shutdown and reactor shutdown
+	scratch []byte  // what each read(2) reads into
+	head    *Conn   // open connections, for Shutdown and reactor shutdown
 	flushQ  []*Conn // connections with output queued since the last flush
 	spareQ  []*Conn // flushQ's other buffer: a flush may queue more (OnClose writes)
 	posted  bool    // a flush task is queued
