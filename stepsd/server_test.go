@@ -1,0 +1,408 @@
+//go:build linux
+
+package stepsd
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// start runs a server on a loopback port; cleanup shuts it down and checks
+// that no descriptor or goroutine outlives it.
+func start(t *testing.T, cfg Config) *Server {
+	t.Helper()
+	fds, gs := countFDs(t), runtime.NumGoroutine()
+	cfg.Addr = "127.0.0.1:0"
+	if cfg.Reactors == 0 {
+		cfg.Reactors = 2
+	}
+	s, err := Start(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if err := s.Shutdown(2 * time.Second); err != nil {
+			t.Error(err)
+		}
+		waitFor(t, "descriptors and goroutines released", func() bool {
+			return countFDs(t) <= fds && runtime.NumGoroutine() <= gs
+		})
+	})
+	return s
+}
+
+func countFDs(t *testing.T) int {
+	es, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(es)
+}
+
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting: %s", what)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+}
+
+// client is one test connection.
+type client struct {
+	t  *testing.T
+	c  *net.TCPConn
+	br *bufio.Reader
+}
+
+func dial(t *testing.T, s *Server) *client {
+	t.Helper()
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return &client{t: t, c: c.(*net.TCPConn), br: bufio.NewReader(c)}
+}
+
+func (c *client) send(lines ...string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.c, strings.Join(lines, "\n")+"\n"); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
+func (c *client) read() (string, error) {
+	_ = c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
+	line, err := c.br.ReadString('\n')
+	return strings.TrimSuffix(line, "\n"), err
+}
+
+func (c *client) expect(want ...string) {
+	c.t.Helper()
+	for _, w := range want {
+		got, err := c.read()
+		if err != nil {
+			c.t.Fatalf("reading reply for %q: %v", w, err)
+		}
+		if got != w {
+			c.t.Fatalf("reply %q, want %q", got, w)
+		}
+	}
+}
+
+func (c *client) expectEOF() {
+	c.t.Helper()
+	if line, err := c.read(); err != io.EOF {
+		c.t.Fatalf("got %q, %v; want the connection closed", line, err)
+	}
+}
+
+func TestCommands(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	tests := []struct{ req, reply string }{
+		{"GET k1", "NOTFOUND"},
+		{"SET k1 hello world", "OK"},
+		{"GET k1", "VALUE hello world"},
+		{"SET k1 again", "OK"},
+		{"get k1", "VALUE again"},
+		{"SET k1 ", "OK"},
+		{"GET k1", "VALUE "},
+		{"DEL k1", "OK"},
+		{"DEL k1", "NOTFOUND"},
+		{"GET k1", "NOTFOUND"},
+		{"ECHO a  b ", "ECHO a  b "},
+		{"ECHO", "ECHO"},
+		{"SLEEP 0", "OK"},
+		{"SLEEP 20", "OK"},
+		{"SET crlf v\r", "OK"},
+		{"GET crlf", "VALUE v"},
+	}
+	for _, tt := range tests {
+		c.send(tt.req)
+		c.expect(tt.reply)
+	}
+}
+
+func TestMalformedRequests(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	other := dial(t, s)
+	tests := []struct{ req, reply string }{
+		{"", "ERR InvalidRequest empty request"},
+		{"PING", "ERR InvalidRequest unknown command"},
+		{"SET k", "ERR InvalidRequest usage: SET key value"},
+		{"GET", "ERR InvalidRequest usage: GET key"},
+		{"GET a b", "ERR InvalidRequest usage: GET key"},
+		{"DEL", "ERR InvalidRequest usage: DEL key"},
+		{"SLEEP soon", "ERR InvalidRequest usage: SLEEP ms (0 to 3600000)"},
+		{"SLEEP 3600001", "ERR InvalidRequest usage: SLEEP ms (0 to 3600000)"},
+		{"\x00\xff", "ERR InvalidRequest unknown command"},
+	}
+	for _, tt := range tests {
+		c.send(tt.req)
+		c.expect(tt.reply)
+	}
+	// The connection, and its neighbour, still work.
+	c.send("ECHO still here")
+	c.expect("ECHO still here")
+	other.send("ECHO fine")
+	other.expect("ECHO fine")
+}
+
+func TestRepliesInOrderAcrossSleepsAndShards(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	// Pipelined: a slow request first, fast ones behind it, keys on both
+	// shards; replies must come back in request order.
+	var reqs, want []string
+	reqs = append(reqs, "SLEEP 60")
+	want = append(want, "OK")
+	for i := 0; i < 50; i++ {
+		reqs = append(reqs, fmt.Sprintf("SET key%d v%d", i, i), fmt.Sprintf("GET key%d", i), "SLEEP 1", fmt.Sprintf("ECHO %d", i))
+		want = append(want, "OK", fmt.Sprintf("VALUE v%d", i), "OK", fmt.Sprintf("ECHO %d", i))
+	}
+	c.send(reqs...)
+	c.expect(want...)
+}
+
+func TestKeysAreSharedAcrossConnectionsAndReactors(t *testing.T) {
+	s := start(t, Config{Reactors: 2})
+	a, b := dial(t, s), dial(t, s) // round-robin: one per reactor
+	for i := 0; i < 40; i++ {
+		a.send(fmt.Sprintf("SET shared%d from-a-%d", i, i))
+		a.expect("OK")
+		b.send(fmt.Sprintf("GET shared%d", i))
+		b.expect(fmt.Sprintf("VALUE from-a-%d", i))
+		b.send(fmt.Sprintf("DEL shared%d", i))
+		b.expect("OK")
+		a.send(fmt.Sprintf("GET shared%d", i))
+		a.expect("NOTFOUND")
+	}
+	// Hops on both sides are counted through the shards' maps: every key
+	// was deleted wherever it lived.
+	for _, sh := range s.shards {
+		done := make(chan int)
+		sh.r.Immediate(func() { done <- len(sh.m) })
+		if n := <-done; n != 0 {
+			t.Errorf("shard %d keeps %d keys after every DEL", sh.idx, n)
+		}
+	}
+}
+
+func TestSleepDoesNotBlockOtherConnections(t *testing.T) {
+	s := start(t, Config{Reactors: 1})
+	slow, fast := dial(t, s), dial(t, s)
+	slow.send("SLEEP 300")
+	begin := time.Now()
+	fast.send("ECHO quick")
+	fast.expect("ECHO quick")
+	if d := time.Since(begin); d > 250*time.Millisecond {
+		t.Errorf("ECHO on another connection took %v behind a SLEEP 300 on the same reactor", d)
+	}
+	slow.expect("OK")
+}
+
+func TestTimeout(t *testing.T) {
+	s := start(t, Config{Timeout: 50 * time.Millisecond})
+	c := dial(t, s)
+	c.send("SLEEP 2000", "ECHO after")
+	got, err := c.read()
+	if err != nil || !strings.HasPrefix(got, "ERR Timeout") {
+		t.Fatalf("reply %q, %v; want ERR Timeout ...", got, err)
+	}
+	c.expect("ECHO after")
+	// The request's pooled state is reused safely after its timer was
+	// canceled: more SLEEPs on the same connection behave.
+	c.send("SLEEP 10", "SLEEP 10")
+	c.expect("OK", "OK")
+}
+
+func TestOverloadIsRejected(t *testing.T) {
+	s := start(t, Config{Concurrent: 1, Queue: -1})
+	busy, other := dial(t, s), dial(t, s)
+	busy.send("SLEEP 300")
+	time.Sleep(50 * time.Millisecond) // the SLEEP holds the only slot
+	other.send("ECHO x")
+	got, err := other.read()
+	if err != nil || !strings.HasPrefix(got, "ERR DefenseRejected") {
+		t.Fatalf("reply %q, %v; want ERR DefenseRejected ...", got, err)
+	}
+	busy.expect("OK")
+	other.send("ECHO y") // the slot is free again
+	other.expect("ECHO y")
+}
+
+func TestOverlongLineClosesOnlyThatConnection(t *testing.T) {
+	s := start(t, Config{MaxLine: 64})
+	c, other := dial(t, s), dial(t, s)
+	c.send("SLEEP 30", "ECHO before", strings.Repeat("x", 100))
+	c.expect("OK", "ECHO before", "ERR InvalidRequest line too long")
+	c.expectEOF()
+	// Without a newline at all: closed as soon as MaxLine bytes are in.
+	d := dial(t, s)
+	if _, err := io.WriteString(d.c, strings.Repeat("y", 200)); err != nil {
+		t.Fatal(err)
+	}
+	d.expect("ERR InvalidRequest line too long")
+	d.expectEOF()
+	other.send("ECHO unaffected")
+	other.expect("ECHO unaffected")
+}
+
+func TestSlowReaderIsBackpressured(t *testing.T) {
+	s := start(t, Config{MaxPipeline: 16})
+	c := dial(t, s)
+	// Write requests with big replies and read nothing: the server must stop
+	// reading, so the client's writes stall.
+	text := strings.Repeat("z", 4000) // a line under MaxLine
+	line := []byte("ECHO " + text + "\n")
+	sent := 0
+	for {
+		// A write that cannot finish within the deadline means the
+		// server stopped reading.
+		_ = c.c.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
+		if _, err := c.c.Write(line); err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				break
+			}
+			t.Fatal(err)
+		}
+		sent++
+		// Bound: the kernel's socket buffers both ways, HighWater and
+		// MaxPipeline; 64 MiB of requests means nothing holds them back.
+		if sent > 16<<10 {
+			t.Fatal("the server kept reading from a peer that does not read")
+		}
+	}
+	t.Logf("the server stopped reading after %d requests (%d KiB)", sent, sent*len(line)>>10)
+	if s.Conns() != 1 {
+		t.Fatalf("Conns = %d, want 1", s.Conns())
+	}
+	// Now read: every request that reached the server is answered, in order.
+	_ = c.c.SetWriteDeadline(time.Time{})
+	_ = c.c.CloseWrite()
+	n := 0
+	for {
+		got, err := c.read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got != "ECHO "+text {
+			t.Fatalf("reply %d: %.20q...", n, got)
+		}
+		n++
+	}
+	// The last write may have been cut short by the deadline.
+	if n != sent && n != sent+1 {
+		t.Errorf("%d replies for %d requests written", n, sent)
+	}
+}
+
+func TestShutdownFinishesRequestsInFlight(t *testing.T) {
+	fds, gs := countFDs(t), runtime.NumGoroutine()
+	s, err := Start(Config{Addr: "127.0.0.1:0", Reactors: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cs []*client
+	for i := 0; i < 8; i++ {
+		c := dial(t, s)
+		c.send("ECHO first", "SLEEP 150")
+		c.expect("ECHO first") // the SLEEP is in flight
+		cs = append(cs, c)
+	}
+	begin := time.Now()
+	done := make(chan error)
+	go func() { done <- s.Shutdown(3 * time.Second) }()
+	var wg sync.WaitGroup
+	for _, c := range cs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c.expect("OK")
+			c.expectEOF()
+		}()
+	}
+	wg.Wait()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(begin); d > 2*time.Second {
+		t.Errorf("Shutdown took %v with only SLEEP 150s in flight", d)
+	}
+	if _, err := net.DialTimeout("tcp", s.Addr().String(), time.Second); err == nil {
+		t.Error("a connection was accepted after Shutdown")
+	}
+	for _, c := range cs {
+		_ = c.c.Close()
+	}
+	waitFor(t, "descriptors and goroutines released", func() bool {
+		return countFDs(t) <= fds && runtime.NumGoroutine() <= gs
+	})
+}
+
+func TestShutdownTimesOutStuckRequests(t *testing.T) {
+	s, err := Start(Config{Addr: "127.0.0.1:0", Reactors: 1, Timeout: 10 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := dial(t, s)
+	c.send("SLEEP 5000")
+	time.Sleep(20 * time.Millisecond)
+	begin := time.Now()
+	if err := s.Shutdown(100 * time.Millisecond); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(begin); d > 2*time.Second {
+		t.Errorf("Shutdown with grace 100ms took %v", d)
+	}
+	c.expectEOF()
+}
+
+func TestManyConnectionsPipelined(t *testing.T) {
+	s := start(t, Config{})
+	const conns, per = 64, 200
+	var wg sync.WaitGroup
+	errs := make(chan error, conns)
+	for i := 0; i < conns; i++ {
+		c := dial(t, s)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var b strings.Builder
+			for j := 0; j < per; j++ {
+				fmt.Fprintf(&b, "SET c%dk%d %d\nGET c%dk%d\n", i, j%10, j, i, j%10)
+			}
+			go func() { _, _ = io.WriteString(c.c, b.String()) }()
+			for j := 0; j < per; j++ {
+				for _, want := range []string{"OK", fmt.Sprintf("VALUE %d", j)} {
+					got, err := c.read()
+					if err != nil || got != want {
+						errs <- fmt.Errorf("conn %d request %d: %q, %v; want %q", i, j, got, err, want)
+						return
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
