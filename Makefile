@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 BENCHPKG := ./bench
 
-.PHONY: all test vet race benchcompile bench profile fmt clean
+.PHONY: all test vet race benchcompile bench run profile fmt clean
 
 all: test
 
@@ -31,6 +31,10 @@ benchcompile:
 bench:
 	cd bench && $(GO) run ./cmd/benchtable
 	$(GO) test -run '^$$' -bench 'AddCancel' -benchmem ./timerwheel
+
+# run: the example server, stepsd, on 127.0.0.1:7070 (flags: make run ARGS='-reactors 2').
+run:
+	$(GO) run ./cmd/stepsd $(ARGS)
 
 # profile: CPU and allocation profiles of the engine scenarios into profiles/.
 profile:

@@ -42,14 +42,15 @@ func main() {
 		os.Exit(2)
 	}
 
+	// Signals are caught before the first connection can come in.
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	s, err := stepsd.Start(cfg)
 	if err != nil {
 		log.Fatalf("stepsd: %v", err)
 	}
 	log.Printf("stepsd: listening on %s (%d reactors)", s.Addr(), cfg.Reactors)
 
-	sig := make(chan os.Signal, 1)
-	signal.Notify(sig, syscall.SIGINT, syscall.SIGTERM)
 	got := <-sig
 	log.Printf("stepsd: %v: shutting down, %d connections open", got, s.Conns())
 	signal.Stop(sig) // a second signal kills at once
