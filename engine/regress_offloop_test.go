@@ -40,7 +40,11 @@ func TestRegressClaimedErrorDroppedBySubSteps(t *testing.T) {
 	}
 }
 
-// Stale/foreign accessor used off the loop: reads e.cur unsynchronized.
+// A live accessor used off the loop, while its step runs: the call is
+// dropped (the step goes on) without reading loop state such as e.cur.
+// The step waits for the call, so the frame cannot be recycled under it: a
+// stale accessor used from another goroutine reads memory the loop reuses,
+// like any use after free, and is not covered.
 func TestRegressOffLoopAccessorRace(t *testing.T) {
 	r, _ := startRV(t, reactor.Options{CPU: -1})
 	defer r.Close()
@@ -59,12 +63,13 @@ func TestRegressOffLoopAccessorRace(t *testing.T) {
 					as.Args()
 				}
 			}()
-			time.Sleep(time.Millisecond)
+			<-done
 		})
 		root.Repeat(100, func(as *engine.Steps, i int) {})
 		p := root.Promise()
-		p.Wait()
-		<-done
+		if _, err := p.Wait(); err != nil {
+			t.Errorf("%s off the loop failed the flow: %v", op, err)
+		}
 	}
 }
 
