@@ -36,7 +36,7 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, g: g}
 	for i, r := range g.Reactors() {
-		s.shards = append(s.shards, &shard{s: s, r: r, idx: i, m: make(map[string]*entry)})
+		s.shards = append(s.shards, &shard{s: s, r: r, idx: i, m: make(map[string]*entry), outbox: make([]hopQueue, cfg.Reactors)})
 	}
 	s.lim = syncprim.NewLimiter(g.Reactors()[0], syncprim.LimiterOptions{
 		Concurrent: cfg.Concurrent,
@@ -83,6 +83,9 @@ type shard struct {
 
 	retired *request // requests whose flow is ending: recycled by a posted task
 	posted  bool
+
+	outbox    []hopQueue // by owner shard: hops to send at the end of the iteration
+	hopPosted bool
 }
 
 // entry is a stored value; updated in place, so a SET of an existing key
@@ -207,6 +210,7 @@ type request struct {
 
 	ext     engine.External // the waiting step of a SLEEP or a hop
 	timer   reactor.Timer   // SLEEP's
+	hopNext *request        // in a batch of hops
 	hopping bool            // a hop to another shard is out: the request may not be reused
 	retired bool            // the flow is over; waiting for the hop to come back
 }
@@ -285,10 +289,7 @@ func execStep(as *engine.Steps) {
 		// happens to its flow meanwhile.
 		rq.ext = as.External()
 		rq.hopping = true
-		if !owner.r.Post(hopThere, unsafe.Pointer(rq), 0) {
-			rq.hopping = false
-			as.Error(engine.InternalError, "shard unavailable")
-		}
+		rq.sh.sendHop(owner, rq)
 	}
 }
 
@@ -306,24 +307,76 @@ func cancelSleep(as *engine.Steps) {
 	rq.timer = reactor.Timer{}
 }
 
-// hopThere runs on the key's shard.
-func hopThere(arg unsafe.Pointer, _ uint64) {
-	rq := (*request)(arg)
-	rq.sh.s.shardOf(rq.key).apply(rq)
-	if !rq.sh.r.Post(hopBack, arg, 0) {
-		return // the request's reactor is closed: its flow is gone
+// sendHop queues rq for owner. The hops of one loop iteration leave
+// together, one post per owner, and come back together: a pipelined batch
+// costs each loop one wake-up, not one per request. The queue keeps
+// arrival order, so requests for one key apply in the order they came.
+func (sh *shard) sendHop(owner *shard, rq *request) {
+	q := &sh.outbox[owner.idx]
+	if q.tail == nil {
+		q.head = rq
+	} else {
+		q.tail.hopNext = rq
+	}
+	q.tail = rq
+	if !sh.hopPosted {
+		sh.hopPosted = true
+		sh.r.Post(flushHops, unsafe.Pointer(sh), 0)
 	}
 }
 
-// hopBack runs on the request's own shard again.
-func hopBack(arg unsafe.Pointer, _ uint64) {
-	rq := (*request)(arg)
-	rq.hopping = false
-	if rq.retired {
-		rq.sh.recycle(rq)
-		return
+// hopQueue is a FIFO of requests linked by hopNext.
+type hopQueue struct{ head, tail *request }
+
+func flushHops(arg unsafe.Pointer, _ uint64) {
+	sh := (*shard)(arg)
+	sh.hopPosted = false
+	for i := range sh.outbox {
+		q := &sh.outbox[i]
+		if q.head == nil {
+			continue
+		}
+		head := q.head
+		*q = hopQueue{}
+		if !sh.s.shards[i].r.Post(hopThere, unsafe.Pointer(head), 0) {
+			// The owner's reactor is closed (shutting down): fail them.
+			for rq := head; rq != nil; {
+				next := rq.hopNext
+				rq.hopNext, rq.hopping = nil, false
+				if rq.retired {
+					sh.recycle(rq)
+				} else {
+					rq.ext.Error(engine.InternalError, "shard unavailable")
+				}
+				rq = next
+			}
+		}
 	}
-	rq.ext.Success()
+}
+
+// hopThere runs on the keys' shard: it applies a batch, in order, and
+// sends it back.
+func hopThere(arg unsafe.Pointer, _ uint64) {
+	head := (*request)(arg)
+	owner := head.sh.s.shardOf(head.key)
+	for rq := head; rq != nil; rq = rq.hopNext {
+		owner.apply(rq)
+	}
+	head.sh.r.Post(hopBack, arg, 0) // false: the requests' reactor is closed, their flows gone
+}
+
+// hopBack runs on the requests' own shard again.
+func hopBack(arg unsafe.Pointer, _ uint64) {
+	for rq := (*request)(arg); rq != nil; {
+		next := rq.hopNext
+		rq.hopNext, rq.hopping = nil, false
+		if rq.retired {
+			rq.sh.recycle(rq)
+		} else {
+			rq.ext.Success()
+		}
+		rq = next
+	}
 }
 
 // apply runs a key command on the shard that owns the key.

@@ -1,0 +1,76 @@
+//go:build linux
+
+package stepsd
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"testing"
+)
+
+// BenchmarkPipelined measures a request's cost end to end over loopback:
+// one connection, batches of depth requests (SET, GET, ECHO over 100
+// keys) written at once, every reply read and checked. ns/op is per
+// request; allocs/op counts the server's and the client's.
+func BenchmarkPipelined(b *testing.B) {
+	for _, reactors := range []int{1, 2} {
+		for _, depth := range []int{1, 64} {
+			b.Run(fmt.Sprintf("reactors=%d/depth=%d", reactors, depth), func(b *testing.B) {
+				benchPipelined(b, reactors, depth)
+			})
+		}
+	}
+}
+
+func benchPipelined(b *testing.B, reactors, depth int) {
+	s, err := Start(Config{Addr: "127.0.0.1:0", Reactors: reactors})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Shutdown(0)
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReaderSize(c, 64<<10)
+	var batch []byte
+	for i := 0; i < depth; i++ {
+		k := i % 100
+		switch i % 3 {
+		case 0:
+			batch = fmt.Appendf(batch, "SET key%d value%d\n", k, k)
+		case 1:
+			batch = fmt.Appendf(batch, "GET key%d\n", k)
+		default:
+			batch = append(batch, "ECHO hello\n"...)
+		}
+	}
+	if depth == 1 {
+		batch = []byte("SET key0 value0\nGET key0\nECHO hello\n")[:16] // SET only: one line
+	}
+	run := func(n int) {
+		for done := 0; done < n; done += depth {
+			if _, err := c.Write(batch); err != nil {
+				b.Fatal(err)
+			}
+			for i := 0; i < depth; i++ {
+				line, err := br.ReadSlice('\n')
+				if err != nil {
+					b.Fatal(err)
+				}
+				if line[0] == 'E' && line[1] == 'R' {
+					b.Fatalf("error reply %q", line)
+				}
+			}
+		}
+	}
+	run(10 * depth) // warm the pools
+	b.ReportAllocs()
+	b.ResetTimer()
+	run(b.N)
+	b.StopTimer()
+	_ = io.Discard
+}
