@@ -31,6 +31,12 @@
 // (scenarios_test.go) and the cmd/benchtable program (testing.Benchmark)
 // run exactly the same code.
 //
+// The network benchmark, stepsd against a plain gnet server and a
+// goroutine-per-connection net server of the same protocol, is package
+// netbench and cmd/loadbench. It is kept out of this package so that
+// gnet's root package (and its allocating goroutine pool) is not linked
+// into these allocation measurements.
+//
 // Every benchmark calls b.ReportAllocs, warms its pools up before
 // b.ResetTimer, checks its result (a wrong value fails the benchmark), and
 // reports its own unit (ns/step, ns/flow, ns/iter) beside ns/op, which

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/asyncsteps/asyncsteps/bench/netbench"
+)
+
+// Each server runs in a child process of its own (this program, re-run
+// with -serve), so that its memory is its own: VmRSS and VmHWM in
+// /proc/<pid>/status count the server and nothing of the load generator.
+
+// limits are stepsd's Limiter bounds for a child (0: stepsd's default).
+type limits struct {
+	concurrent, queue int
+}
+
+// runChild is the child's main: it starts server on addr, prints
+// "READY <bound address>" on stdout, and serves until SIGTERM, SIGINT or
+// the end of stdin (the parent is gone), then stops the server. It
+// returns the exit code.
+func runChild(server, addr string, loops int, lim limits) int {
+	var (
+		bound string
+		stop  func() error
+		err   error
+	)
+	switch server {
+	case serverStepsd:
+		bound, stop, err = startStepsd(addr, loops, lim)
+	case serverGnet:
+		bound, stop, err = netbench.StartGnet(addr, loops)
+	case serverNet:
+		bound, stop, err = netbench.StartNet(addr)
+	default:
+		err = fmt.Errorf("unknown server (want %s, %s or %s)", serverStepsd, serverGnet, serverNet)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "loadbench -serve=%s: %v\n", server, err)
+		return 1
+	}
+	fmt.Printf("READY %s\n", bound)
+
+	sig := make(chan os.Signal, 1)
+	signal.Notify(sig, syscall.SIGTERM, os.Interrupt)
+	eof := make(chan struct{})
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		close(eof)
+	}()
+	select {
+	case <-sig:
+	case <-eof:
+	}
+	if err := stop(); err != nil {
+		fmt.Fprintf(os.Stderr, "loadbench -serve=%s: stop: %v\n", server, err)
+		return 1
+	}
+	return 0
+}
+
+// child is a server running in a child process, seen from the parent.
+type child struct {
+	server string
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	addr   string
+	outEOF chan struct{} // closed once the child's stdout is read to its end
+}
+
+// readyTimeout bounds a child's start and its stop.
+const readyTimeout = 10 * time.Second
+
+// startChild starts server in a child process and returns once it listens.
+// extra are more flags for the child.
+func startChild(server string, loops int, extra ...string) (*child, error) {
+	exe, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	args := append([]string{"-serve=" + server, "-addr=127.0.0.1:0", "-loops=" + strconv.Itoa(loops)}, extra...)
+	cmd := exec.Command(exe, args...)
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	c := &child{server: server, cmd: cmd, stdin: stdin, outEOF: make(chan struct{})}
+	ready := make(chan string, 1)
+	go func() {
+		// The READY line, then anything else the child prints, which
+		// goes to stderr, out of the tables' way.
+		defer close(c.outEOF)
+		sc := bufio.NewScanner(stdout)
+		sent := false
+		for sc.Scan() {
+			if addr, ok := strings.CutPrefix(sc.Text(), "READY "); ok && !sent {
+				ready <- addr
+				sent = true
+				continue
+			}
+			fmt.Fprintf(os.Stderr, "%s: %s\n", server, sc.Text())
+		}
+		if !sent {
+			ready <- ""
+		}
+	}()
+	select {
+	case c.addr = <-ready:
+		if c.addr != "" {
+			return c, nil
+		}
+		err = errors.New("exited before READY")
+	case <-time.After(readyTimeout):
+		err = fmt.Errorf("not READY within %v", readyTimeout)
+	}
+	c.kill()
+	return nil, fmt.Errorf("server %s: %w", server, err)
+}
+
+// stop asks the child to stop (SIGTERM, and its stdin closes) and waits for
+// it; one that has not exited within readyTimeout is killed.
+func (c *child) stop() error {
+	c.cmd.Process.Signal(syscall.SIGTERM)
+	c.stdin.Close()
+	done := make(chan error, 1)
+	go func() {
+		<-c.outEOF // Wait must not run before the pipe is read to its end
+		done <- c.cmd.Wait()
+	}()
+	select {
+	case err := <-done:
+		if err != nil {
+			return fmt.Errorf("server %s: %w", c.server, err)
+		}
+		return nil
+	case <-time.After(readyTimeout):
+		c.cmd.Process.Kill()
+		<-done
+		return fmt.Errorf("server %s: still running %v after SIGTERM: killed", c.server, readyTimeout)
+	}
+}
+
+func (c *child) kill() {
+	c.cmd.Process.Kill()
+	c.stdin.Close()
+	<-c.outEOF
+	c.cmd.Wait()
+}
+
+// mem is a child's resident memory, in bytes: VmRSS now, and VmHWM, its
+// peak since the start or the last resetPeak.
+func (c *child) mem() (rss, hwm int64, err error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", c.cmd.Process.Pid))
+	if err != nil {
+		return 0, 0, err
+	}
+	for line := range bytes.Lines(b) {
+		name, value, ok := bytes.Cut(line, []byte(":"))
+		if !ok {
+			continue
+		}
+		var dst *int64
+		switch string(name) {
+		case "VmRSS":
+			dst = &rss
+		case "VmHWM":
+			dst = &hwm
+		default:
+			continue
+		}
+		kb, err := strconv.ParseInt(string(bytes.TrimSuffix(bytes.TrimSpace(value), []byte(" kB"))), 10, 64)
+		if err != nil {
+			return 0, 0, fmt.Errorf("/proc/%d/status: %s: %w", c.cmd.Process.Pid, name, err)
+		}
+		*dst = kb << 10
+	}
+	return rss, hwm, nil
+}
+
+// rss is mem's VmRSS, 0 if it cannot be read.
+func (c *child) rss() int64 {
+	rss, _, _ := c.mem()
+	return rss
+}
+
+// resetPeak makes VmHWM start again from VmRSS (Linux 4.0 and later), so
+// that it is the peak of what follows, not of the child's whole life.
+func (c *child) resetPeak() error {
+	return os.WriteFile(fmt.Sprintf("/proc/%d/clear_refs", c.cmd.Process.Pid), []byte("5"), 0)
+}
+
+// sampler reads a child's VmRSS every interval until stop, in case VmHWM
+// cannot be reset: its peak is then the highest sample.
+type sampler struct {
+	done chan struct{}
+	wg   sync.WaitGroup
+	mu   sync.Mutex
+	last int64
+	peak int64
+}
+
+func (c *child) sample(interval time.Duration) *sampler {
+	s := &sampler{done: make(chan struct{})}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		t := time.NewTicker(interval)
+		defer t.Stop()
+		for {
+			if rss := c.rss(); rss > 0 {
+				s.mu.Lock()
+				s.last, s.peak = rss, max(s.peak, rss)
+				s.mu.Unlock()
+			}
+			select {
+			case <-s.done:
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return s
+}
+
+// stop ends the sampling and returns the last sample and the highest.
+func (s *sampler) stop() (last, peak int64) {
+	close(s.done)
+	s.wg.Wait()
+	return s.last, s.peak
+}

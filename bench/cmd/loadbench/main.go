@@ -1,0 +1,512 @@
+// Command loadbench measures line-protocol servers under load over
+// loopback: stepsd (ours, the asyncsteps engine on its reactors) and two
+// peers from package bench, a plain gnet server (gnetpeer.go) and a
+// goroutine-per-connection net server (netpeer.go). Every server runs in a
+// child process of its own (this program, re-run with the hidden -serve
+// flag), so that its resident memory can be read from /proc while this
+// process generates the load (netbench.RunLoad).
+//
+// It runs, for each server:
+//
+//   - the throughput matrix: pipeline 1 and 16 × 1, 16 and 256
+//     connections, each cell bounded by -duration (after -warmup) and
+//     -requests, with the KV mix (SET, GET, ECHO); one child serves all
+//     the cells;
+//   - slow readers: 16 connections write pipelined ECHOs of 1 KiB for 3s
+//     and never read a reply, then close; what the server buffers for them
+//     shows in its memory;
+//   - overload: 256 connections × pipeline 64 of SLEEP 50 for 2s; stepsd
+//     runs with small Limiter bounds (Concurrent 1000, Queue 1000), so
+//     that it answers part of them with ERR DefenseRejected.
+//
+// The memory scenarios each get a fresh child. It prints two Markdown
+// tables: throughput (req/s, latency quantiles, errors, the ratio to gnet's
+// req/s in the same cell, the server's peak RSS in the cell) and memory
+// (RSS before, at the peak, at the end of the load, and after it).
+//
+//	cd bench && go run ./cmd/loadbench [-quick] [-servers stepsd,gnet,net] [-json out.json]
+//
+// The default run takes about 70s, -quick about 15s. It exits 1 if a run
+// failed (a server that did not start, a connection error) and 3 if a
+// server gave wrong replies where none were expected.
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/asyncsteps/asyncsteps/bench/netbench"
+)
+
+// The servers, in the tables' order.
+const (
+	serverStepsd = "stepsd"
+	serverGnet   = "gnet"
+	serverNet    = "net"
+)
+
+// childFlags are the flags of -serve mode, left out of -help.
+var childFlags = map[string]bool{"serve": true, "addr": true, "concurrent": true, "queue": true}
+
+func main() {
+	fs := flag.NewFlagSet("loadbench", flag.ExitOnError)
+	serve := fs.String("serve", "", "child mode: run this server (stepsd, gnet or net), print READY <addr>, stop on SIGTERM or the end of stdin")
+	addr := fs.String("addr", "127.0.0.1:0", "child mode: listen address")
+	concurrent := fs.Int("concurrent", 0, "child mode, stepsd: Config.Concurrent (0: its default)")
+	queue := fs.Int("queue", 0, "child mode, stepsd: Config.Queue (0: its default)")
+
+	loops := fs.Int("loops", runtime.NumCPU(), "event loops of gnet, reactors of stepsd")
+	duration := fs.Duration("duration", 2*time.Second, "measured time of each throughput cell")
+	warmup := fs.Duration("warmup", 300*time.Millisecond, "time at the start of each cell that is not measured")
+	requests := fs.Int("requests", 2_000_000, "requests bound of each throughput cell")
+	quick := fs.Bool("quick", false, "a smoke run of about 15s: three cells of 300ms per server, short memory scenarios")
+	servers := fs.String("servers", strings.Join([]string{serverStepsd, serverGnet, serverNet}, ","), "servers to run, comma-separated, in the tables' order")
+	jsonPath := fs.String("json", "", "also write the results to this file, as JSON")
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: loadbench [flags]\n")
+		fs.VisitAll(func(f *flag.Flag) {
+			if childFlags[f.Name] {
+				return
+			}
+			fmt.Fprintf(fs.Output(), "  -%s\n    \t%s (default %q)\n", f.Name, f.Usage, f.DefValue)
+		})
+	}
+	fs.Parse(os.Args[1:])
+
+	if *serve != "" {
+		os.Exit(runChild(*serve, *addr, *loops, limits{*concurrent, *queue}))
+	}
+
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	p := defaultPlan
+	if *quick {
+		p = quickPlan
+	}
+	if set["duration"] || !*quick {
+		p.duration = *duration
+	}
+	if set["warmup"] || !*quick {
+		p.warmup = *warmup
+	}
+	p.requests = *requests
+	if *loops < 1 || p.duration <= 0 || p.requests < 1 {
+		fmt.Fprintln(os.Stderr, "loadbench: -loops, -duration and -requests must be positive")
+		os.Exit(2)
+	}
+	var list []string
+	for _, s := range strings.Split(*servers, ",") {
+		switch s = strings.TrimSpace(s); s {
+		case serverStepsd, serverGnet, serverNet:
+			list = append(list, s)
+		default:
+			fmt.Fprintf(os.Stderr, "loadbench: -servers: unknown server %q\n", s)
+			os.Exit(2)
+		}
+	}
+
+	rep := &report{
+		Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(),
+		Loops: *loops, Duration: p.duration.String(), Warmup: p.warmup.String(), Requests: p.requests, Quick: *quick,
+	}
+	started := time.Now()
+	for _, s := range list {
+		runMatrix(rep, s, *loops, p)
+	}
+	for _, s := range list {
+		runSlow(rep, s, *loops, p)
+	}
+	for _, s := range list {
+		runOverload(rep, s, *loops, p)
+	}
+	rep.Seconds = time.Since(started).Seconds()
+
+	fmt.Printf("%s %s/%s, %d CPUs; servers in child processes, %d loops/reactors; cells: -duration %v -warmup %v -requests %d; run took %.0fs\n\n",
+		rep.Go, rep.OS, rep.Arch, rep.CPUs, rep.Loops, p.duration, p.warmup, p.requests, rep.Seconds)
+	printThroughput(os.Stdout, rep, list, p)
+	fmt.Println()
+	printMemory(os.Stdout, rep, p)
+	for _, n := range rep.Notes {
+		fmt.Println("NOTE:", n)
+	}
+	if *jsonPath != "" {
+		b, err := json.MarshalIndent(rep, "", "  ")
+		if err == nil {
+			err = os.WriteFile(*jsonPath, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loadbench: -json: %v\n", err)
+			os.Exit(1)
+		}
+	}
+	switch {
+	case rep.failed:
+		os.Exit(1)
+	case rep.wrong:
+		os.Exit(3)
+	}
+}
+
+// plan is what a run does: its cells and the memory scenarios' sizes.
+type plan struct {
+	cells            []cell
+	duration, warmup time.Duration
+	requests         int
+	// settle is the pause between the end of a load and the "after" RSS.
+	settle   time.Duration
+	slow     netbench.SlowConfig // without Addr
+	overload netbench.LoadConfig // without Addr
+}
+
+// cell is one throughput cell, the same for every server.
+type cell struct{ pipeline, conns int }
+
+// defaultPlan is the full matrix, about 70s with three servers.
+var defaultPlan = plan{
+	cells:    []cell{{1, 1}, {1, 16}, {1, 256}, {16, 1}, {16, 16}, {16, 256}},
+	duration: 2 * time.Second,
+	warmup:   300 * time.Millisecond,
+	settle:   time.Second,
+	slow:     netbench.SlowConfig{Conns: 16, Pipeline: 16, TextLen: 1024, Duration: 3 * time.Second, MaxBytes: 1 << 30},
+	overload: netbench.LoadConfig{Conns: 256, Pipeline: 64, Mix: netbench.MixSleep, SleepMs: 50, Duration: 2 * time.Second},
+}
+
+// quickPlan is -quick: a smoke run of about 15s.
+var quickPlan = plan{
+	cells:    []cell{{1, 16}, {16, 16}, {16, 256}},
+	duration: 300 * time.Millisecond,
+	warmup:   100 * time.Millisecond,
+	settle:   300 * time.Millisecond,
+	slow:     netbench.SlowConfig{Conns: 16, Pipeline: 16, TextLen: 1024, Duration: time.Second, MaxBytes: 256 << 20},
+	overload: netbench.LoadConfig{Conns: 256, Pipeline: 64, Mix: netbench.MixSleep, SleepMs: 50, Duration: 500 * time.Millisecond},
+}
+
+// overloadLimits are stepsd's Limiter bounds in the overload scenario:
+// 256×64 SLEEPs in flight are far beyond them.
+var overloadLimits = limits{concurrent: 1000, queue: 1000}
+
+// report is every result of a run, also written by -json.
+type report struct {
+	Go, OS, Arch string
+	CPUs, Loops  int
+	Duration     string
+	Warmup       string
+	Requests     int
+	Quick        bool
+	Seconds      float64 // the whole run
+
+	Throughput []cellResult
+	Memory     []memResult
+	Notes      []string
+
+	failed bool // a run failed: exit 1
+	wrong  bool // wrong replies where none are expected: exit 3
+}
+
+// cellResult is one server's run of one throughput cell.
+type cellResult struct {
+	Server     string
+	Pipeline   int
+	Conns      int
+	Requests   int64
+	Errors     int64
+	ErrCodes   map[string]int64 `json:",omitempty"`
+	ElapsedSec float64
+	ReqPerSec  float64
+	P50us      float64
+	P99us      float64
+	P999us     float64
+	RSSEndMiB  float64 // VmRSS at the end of the cell
+	RSSPeakMiB float64 // VmHWM during the cell
+	Error      string  `json:",omitempty"`
+}
+
+// memResult is one server's memory scenario. For the throughput matrix
+// (Scenario "matrix"), Peak is the highest cell peak.
+type memResult struct {
+	Server       string
+	Scenario     string
+	Requests     int64 // replies received; slow readers: requests written
+	ReqPerSec    float64
+	Errors       int64
+	ErrCodes     map[string]int64 `json:",omitempty"`
+	RSSBeforeMiB float64
+	RSSPeakMiB   float64
+	RSSEndMiB    float64 // at the end of the load, before the connections close
+	RSSAfterMiB  float64 // settle after they closed
+	Error        string  `json:",omitempty"`
+}
+
+// Scenario names of the memory table.
+const (
+	scenarioMatrix   = "matrix"
+	scenarioSlow     = "slow readers"
+	scenarioOverload = "overload"
+)
+
+func mib(b int64) float64 { return float64(b) / (1 << 20) }
+
+func (rep *report) note(format string, a ...any) {
+	msg := fmt.Sprintf(format, a...)
+	rep.Notes = append(rep.Notes, msg)
+	fmt.Fprintln(os.Stderr, "loadbench:", msg)
+}
+
+// runMatrix runs every cell against one child of server.
+func runMatrix(rep *report, server string, loops int, p plan) {
+	fmt.Fprintf(os.Stderr, "%s: throughput matrix\n", server)
+	mem := memResult{Server: server, Scenario: scenarioMatrix}
+	ch, err := startChild(server, loops)
+	if err != nil {
+		rep.failed = true
+		rep.note("%s: not run: %v", server, err)
+		mem.Error = err.Error()
+		rep.Memory = append(rep.Memory, mem)
+		return
+	}
+	mem.RSSBeforeMiB = mib(ch.rss())
+	for _, c := range p.cells {
+		if err := ch.resetPeak(); err != nil {
+			rep.note("%s: VmHWM cannot be reset (%v): the cells' peaks are the child's peak so far", server, err)
+		}
+		res, err := netbench.RunLoad(netbench.LoadConfig{
+			Addr: ch.addr, Conns: c.conns, Pipeline: c.pipeline,
+			Requests: p.requests, Duration: p.duration, Warmup: p.warmup,
+		})
+		rss, hwm, _ := ch.mem()
+		r := cellResult{
+			Server: server, Pipeline: c.pipeline, Conns: c.conns,
+			Requests: res.Requests, Errors: res.Errors, ErrCodes: res.ErrCodes,
+			ElapsedSec: res.Elapsed.Seconds(), ReqPerSec: res.ReqPerSec,
+			P50us: us(res.P50), P99us: us(res.P99), P999us: us(res.P999),
+			RSSEndMiB: mib(rss), RSSPeakMiB: mib(hwm),
+		}
+		if err != nil {
+			r.Error = err.Error()
+			rep.failed = true
+			rep.note("%s pipeline=%d conns=%d: %v", server, c.pipeline, c.conns, err)
+		}
+		if res.Errors > 0 {
+			rep.wrong = true
+			rep.note("%s pipeline=%d conns=%d: %d wrong replies (ERR codes %v)", server, c.pipeline, c.conns, res.Errors, res.ErrCodes)
+		}
+		rep.Throughput = append(rep.Throughput, r)
+		mem.Requests += res.Requests
+		mem.Errors += res.Errors
+		mem.RSSPeakMiB = max(mem.RSSPeakMiB, r.RSSPeakMiB)
+		mem.RSSEndMiB = r.RSSEndMiB
+		fmt.Fprintf(os.Stderr, "  pipeline=%-2d conns=%-3d %10.0f req/s  p99 %s\n", c.pipeline, c.conns, res.ReqPerSec, fmtLatency(us(res.P99)))
+	}
+	time.Sleep(p.settle)
+	mem.RSSAfterMiB = mib(ch.rss())
+	if err := ch.stop(); err != nil {
+		rep.failed = true
+		rep.note("%v", err)
+	}
+	rep.Memory = append(rep.Memory, mem)
+}
+
+// runSlow runs the slow-reader scenario against a fresh child of server.
+func runSlow(rep *report, server string, loops int, p plan) {
+	fmt.Fprintf(os.Stderr, "%s: slow readers\n", server)
+	mem := memResult{Server: server, Scenario: scenarioSlow}
+	cfg := p.slow
+	runMemory(rep, &mem, server, loops, p, nil, func(ch *child, atEnd func()) error {
+		cfg.Addr = ch.addr
+		res, err := netbench.RunSlowReaders(cfg, atEnd)
+		mem.Requests = res.Requests
+		if res.Elapsed > 0 {
+			mem.ReqPerSec = float64(res.Requests) / res.Elapsed.Seconds()
+		}
+		if cfg.MaxBytes > 0 && res.Bytes >= cfg.MaxBytes {
+			rep.note("%s, slow readers: the cap of %d MiB written was reached after %v (the connections stayed open until %v)",
+				server, cfg.MaxBytes>>20, res.Writing.Round(time.Millisecond), cfg.Duration)
+		}
+		return err
+	})
+}
+
+// runOverload runs the SLEEP overload against a fresh child of server.
+func runOverload(rep *report, server string, loops int, p plan) {
+	fmt.Fprintf(os.Stderr, "%s: overload\n", server)
+	mem := memResult{Server: server, Scenario: scenarioOverload}
+	var extra []string
+	if server == serverStepsd {
+		extra = []string{fmt.Sprintf("-concurrent=%d", overloadLimits.concurrent), fmt.Sprintf("-queue=%d", overloadLimits.queue)}
+	}
+	cfg := p.overload
+	runMemory(rep, &mem, server, loops, p, extra, func(ch *child, atEnd func()) error {
+		cfg.Addr = ch.addr
+		res, err := netbench.RunLoad(cfg)
+		atEnd() // the connections are closed, but a moment ago
+		mem.Requests, mem.ReqPerSec, mem.Errors, mem.ErrCodes = res.Requests, res.ReqPerSec, res.Errors, res.ErrCodes
+		return err
+	})
+}
+
+// runMemory runs one memory scenario against a fresh child: RSS before,
+// load (which calls atEnd at its end, before its connections close), RSS
+// after p.settle.
+func runMemory(rep *report, mem *memResult, server string, loops int, p plan, extra []string, load func(ch *child, atEnd func()) error) {
+	defer func() { rep.Memory = append(rep.Memory, *mem) }()
+	ch, err := startChild(server, loops, extra...)
+	if err != nil {
+		rep.failed = true
+		mem.Error = err.Error()
+		rep.note("%s, %s: not run: %v", server, mem.Scenario, err)
+		return
+	}
+	defer func() {
+		if err := ch.stop(); err != nil {
+			rep.failed = true
+			rep.note("%v", err)
+		}
+	}()
+	mem.RSSBeforeMiB = mib(ch.rss())
+	peakOK := ch.resetPeak() == nil
+	s := ch.sample(50 * time.Millisecond)
+	var end int64
+	err = load(ch, func() { end = ch.rss() })
+	_, sampled := s.stop()
+	_, hwm, _ := ch.mem()
+	if !peakOK {
+		hwm = 0
+	}
+	mem.RSSEndMiB, mem.RSSPeakMiB = mib(end), mib(max(hwm, sampled, end))
+	if err != nil {
+		rep.failed = true
+		mem.Error = err.Error()
+		rep.note("%s, %s: %v", server, mem.Scenario, err)
+	}
+	time.Sleep(p.settle)
+	mem.RSSAfterMiB = mib(ch.rss())
+}
+
+func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond) }
+
+// printThroughput prints the throughput table, the servers of each cell
+// side by side.
+func printThroughput(w io.Writer, rep *report, servers []string, p plan) {
+	cells := [][]string{{"server", "pipeline", "conns", "req/s", "p50", "p99", "p99.9", "errors", "ratio vs gnet", "RSS peak MiB"}}
+	find := func(server string, c cell) (cellResult, bool) {
+		for _, r := range rep.Throughput {
+			if r.Server == server && r.Pipeline == c.pipeline && r.Conns == c.conns {
+				return r, true
+			}
+		}
+		return cellResult{}, false
+	}
+	for _, c := range p.cells {
+		gnet, hasGnet := find(serverGnet, c)
+		for _, s := range servers {
+			r, ok := find(s, c)
+			if !ok {
+				continue
+			}
+			row := []string{s, fmt.Sprint(c.pipeline), fmt.Sprint(c.conns),
+				fmt.Sprintf("%.0f", r.ReqPerSec), fmtLatency(r.P50us), fmtLatency(r.P99us), fmtLatency(r.P999us),
+				fmt.Sprint(r.Errors), "", fmt.Sprintf("%.1f", r.RSSPeakMiB)}
+			if hasGnet && gnet.ReqPerSec > 0 {
+				row[8] = fmt.Sprintf("%.2fx", r.ReqPerSec/gnet.ReqPerSec)
+			}
+			if r.Error != "" {
+				row[7] += " + FAIL"
+			}
+			cells = append(cells, row)
+		}
+	}
+	writeCells(w, cells, 1, 9)
+}
+
+// printMemory prints the memory table.
+func printMemory(w io.Writer, rep *report, p plan) {
+	fmt.Fprintf(w, "memory: %s: every cell above, one child; %s: %d conns write %d×ECHO of %d B per write for %v (at most %d MiB), never read; %s: %d conns × pipeline %d of SLEEP %d for %v (stepsd: Concurrent %d, Queue %d). RSS after = %v after the connections closed.\n\n",
+		scenarioMatrix, scenarioSlow, p.slow.Conns, p.slow.Pipeline, p.slow.TextLen, p.slow.Duration, p.slow.MaxBytes>>20,
+		scenarioOverload, p.overload.Conns, p.overload.Pipeline, p.overload.SleepMs, p.overload.Duration,
+		overloadLimits.concurrent, overloadLimits.queue, p.settle)
+	cells := [][]string{{"server", "scenario", "requests", "req/s", "errors", "RSS before MiB", "peak", "end", "after", "ERR codes"}}
+	for _, scenario := range []string{scenarioMatrix, scenarioSlow, scenarioOverload} {
+		for _, m := range rep.Memory {
+			if m.Scenario != scenario {
+				continue
+			}
+			row := []string{m.Server, m.Scenario, fmt.Sprint(m.Requests), fmt.Sprintf("%.0f", m.ReqPerSec), fmt.Sprint(m.Errors),
+				fmt.Sprintf("%.1f", m.RSSBeforeMiB), fmt.Sprintf("%.1f", m.RSSPeakMiB), fmt.Sprintf("%.1f", m.RSSEndMiB), fmt.Sprintf("%.1f", m.RSSAfterMiB),
+				fmtCodes(m.ErrCodes)}
+			if m.Scenario == scenarioMatrix {
+				row[3] = "" // the cells' rates are above
+			}
+			if m.Error != "" {
+				row[4] += " + FAIL"
+			}
+			cells = append(cells, row)
+		}
+	}
+	writeCells(w, cells, 2, 8)
+}
+
+// fmtCodes shows ERR counts by code, sorted: "DefenseRejected=812".
+func fmtCodes(codes map[string]int64) string {
+	var parts []string
+	for _, code := range slices.Sorted(maps.Keys(codes)) {
+		parts = append(parts, fmt.Sprintf("%s=%d", code, codes[code]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// fmtLatency shows microseconds with three significant digits.
+func fmtLatency(us float64) string {
+	switch {
+	case us <= 0:
+		return "-"
+	case us < 1000:
+		return fmt.Sprintf("%.0fµs", us)
+	case us < 10_000:
+		return fmt.Sprintf("%.2fms", us/1000)
+	case us < 1_000_000:
+		return fmt.Sprintf("%.1fms", us/1000)
+	}
+	return fmt.Sprintf("%.2fs", us/1e6)
+}
+
+// writeCells prints cells as an aligned Markdown table, the first row as
+// the header; columns lo..hi hold numbers and align right. (The same as
+// cmd/benchtable's.)
+func writeCells(w io.Writer, cells [][]string, lo, hi int) {
+	widths := make([]int, len(cells[0]))
+	for _, c := range cells {
+		for i, s := range c {
+			widths[i] = max(widths[i], len([]rune(s)))
+		}
+	}
+	for k, c := range cells {
+		var b strings.Builder
+		b.WriteString("|")
+		for i, s := range c {
+			pad := strings.Repeat(" ", widths[i]-len([]rune(s)))
+			if i >= lo && i <= hi && k > 0 {
+				s = pad + s
+			} else {
+				s += pad
+			}
+			fmt.Fprintf(&b, " %s |", s)
+		}
+		fmt.Fprintln(w, b.String())
+		if k == 0 {
+			b.Reset()
+			b.WriteString("|")
+			for i := range c {
+				fmt.Fprintf(&b, "%s|", strings.Repeat("-", widths[i]+2))
+			}
+			fmt.Fprintln(w, b.String())
+		}
+	}
+}
