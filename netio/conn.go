@@ -139,9 +139,10 @@ func (c *Conn) ResumeRead() {
 	}
 	c.state &^= stPaused
 	c.updateInterest()
-	if (c.input != nil || c.state&(stEOF|stEOFCalled) == stEOF) && c.state&stRedeliver == 0 {
+	// Posted even with no input kept yet: called from inside OnData on a
+	// fresh read, the rest is kept only once OnData returns.
+	if c.state&stRedeliver == 0 && c.l.r.Post(redeliver, unsafe.Pointer(c), 0) {
 		c.state |= stRedeliver
-		c.l.r.Post(redeliver, unsafe.Pointer(c), 0)
 	}
 }
 
@@ -274,10 +275,12 @@ func redeliver(arg unsafe.Pointer, _ uint64) {
 }
 
 // maybeEOF calls OnEOF once no more input can come and none is waiting
-// for a paused handler. Input kept by a handler that is not paused is an
-// incomplete message that will never complete: dropped.
+// for a paused handler or a posted redelivery (which calls maybeEOF once
+// it has offered the kept input: the poller may report the FIN before it
+// runs). Input kept by a handler that is not paused is an incomplete
+// message that will never complete: dropped.
 func (c *Conn) maybeEOF() {
-	if c.state&(stEOF|stEOFCalled|stClosed|stPaused) != stEOF {
+	if c.state&(stEOF|stEOFCalled|stClosed|stPaused|stRedeliver) != stEOF {
 		return
 	}
 	c.state |= stEOFCalled
@@ -285,9 +288,10 @@ func (c *Conn) maybeEOF() {
 	c.callEOF()
 }
 
-// drain is Server.Shutdown reaching c: no more input, OnEOF now.
+// drain is Server.Shutdown reaching c: no more input, OnEOF now. A
+// connection the handler closed already is only left to finish its flush.
 func (c *Conn) drain() {
-	if c.state&(stClosed|stStopping) != 0 {
+	if c.state&(stClosed|stClosing|stStopping) != 0 {
 		return
 	}
 	c.state |= stStopping | stEOF
