@@ -313,7 +313,7 @@ func (e *engine) afterCallback(f *Steps) {
 		}
 		fl.cur = f.dequeue()
 		fl.action = actExec
-	case f.flags&(fWait|fTimeout) != 0 || f.oncancel != nil:
+	case f.flags&(fWait|fTimeout) != 0 || f.oncancel != nil && f.flags&fFinally == 0:
 		f.setStatus(stWaiting)
 		fl.action = actNone
 	default:
@@ -341,6 +341,9 @@ func (e *engine) settle(f *Steps) {
 func (e *engine) advance(fl *flow) {
 	f := fl.cur
 	for {
+		if f.flags&fFinally != 0 {
+			e.runCancel(f) // it completed: its finally handler runs now
+		}
 		if f == fl.top {
 			if fl.par != nil {
 				e.branchDone(fl)

@@ -55,7 +55,7 @@ type Steps struct {
 	xfn      unsafe.Pointer // AddWith: the user's func(*Steps, *T), called by fn
 	n        int32          // parallel: branches still running
 	kind     uint8
-	flags    uint8
+	flags    uint16
 	st       uint8 // status; loop-owned, so no atomic on the step path
 }
 
@@ -99,6 +99,7 @@ const (
 	fBuilt                  // taken while building a root off the loop
 	fArmed                  // External() was called in this step
 	fForward                // ForwardArgs: the first sub-step gets this step's own values
+	fFinally                // oncancel was set by SetFinally: it also runs on success
 )
 
 func (f *Steps) status() uint8      { return f.st }

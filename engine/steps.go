@@ -402,6 +402,21 @@ func (as *Steps) SetTimeout(d time.Duration) {
 func (as *Steps) SetCancel(f CancelFunc) {
 	if as.execOnly("SetCancel") {
 		as.oncancel = f
+		as.flags &^= fFinally
+	}
+}
+
+// SetFinally installs f to run once when the running step ends, however
+// it ends: when it completes successfully (after its sub-steps), when an
+// error unwinds through it (before its error handler, as a cancel
+// handler), or when it is canceled. It replaces the cancel handler and,
+// unlike SetCancel, keeps implicit success. It is an extension to the
+// spec: a lock held for the step's sub-steps is released by it, without a
+// step of its own after them.
+func (as *Steps) SetFinally(f CancelFunc) {
+	if as.execOnly("SetFinally") {
+		as.oncancel = f
+		as.flags |= fFinally
 	}
 }
 
