@@ -36,37 +36,35 @@ func mutexEnter(as *engine.Steps, sp *spec) {
 	as.ForwardArgs()
 	if as.Holds(m) {
 		// Reentrance (spec 1.11.4): the flow already holds m.
-		addSection(as, sp)
+		addSection(as, sp, true)
 		return
 	}
+	// The slot is given back by a finally handler when this step ends,
+	// however it ends: no leave step after the section.
 	if _, ok := m.tryEnter(0); ok {
-		as.SetCancel(mutexCancelHeld)
-	} else {
-		c := queueCall(as, sp)
-		_, wait, ok := m.enqueue(&c.mw, 0)
-		if !ok {
-			as.Error(engine.DefenseRejected, "mutex queue is full")
-		}
-		as.SetCancel(mutexCancelQueued)
-		if wait {
-			engine.AddWith(as, mutexWait, c)
-		}
+		as.SetFinally(mutexCancelHeld)
+		as.Hold(m)
+		addSection(as, sp, true)
+		return
+	}
+	c := queueCall(as, sp)
+	_, wait, ok := m.enqueue(&c.mw, 0)
+	if !ok {
+		as.Error(engine.DefenseRejected, "mutex queue is full")
+	}
+	as.SetFinally(mutexCancelQueued)
+	if wait {
+		engine.AddWith(as, mutexWait, c)
 	}
 	as.Hold(m)
-	addSection(as, sp)
-	engine.AddWith(as, mutexLeave, sp)
+	addSection(as, sp, !wait)
 }
 
 func mutexWait(as *engine.Steps, c *call) { c.m.wait(as, &c.mw) }
 
-func mutexLeave(as *engine.Steps, sp *spec) {
-	as.Unhold(sp.m)
-	sp.m.release()
-	as.Pass()
-}
-
-// mutexCancelHeld leaves the section when an error unwinds through a Sync
-// step that entered at once, or its flow is canceled.
+// mutexCancelHeld leaves the section of a Sync step that entered at once,
+// when the step ends: its section is done, an error unwinds through it, or
+// its flow is canceled.
 func mutexCancelHeld(as *engine.Steps) {
 	m := engine.Bound[spec](as).m
 	as.Unhold(m)
@@ -74,7 +72,7 @@ func mutexCancelHeld(as *engine.Steps) {
 }
 
 // mutexCancelQueued leaves the queue, or the section it was let into, for a
-// Sync step that had to queue.
+// Sync step that had to queue, when the step ends.
 func mutexCancelQueued(as *engine.Steps) {
 	c := engine.Bound[call](as)
 	as.Unhold(c.m)

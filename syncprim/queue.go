@@ -106,8 +106,19 @@ func enter(as *engine.Steps, sp *spec) {
 
 // addSection adds the section's content as the running step's sub-step:
 // f, or for a Limiter, inside its Mutex, the step that passes its Throttle.
-func addSection(as *engine.Steps, sp *spec) {
+// A Limiter whose Mutex let the flow in at once (now) tries its Throttle at
+// once too, and adds f directly when that lets it in: one step fewer.
+func addSection(as *engine.Steps, sp *spec, now bool) {
 	if sp.t != nil && sp.m != nil {
+		if now {
+			if prev, ok := sp.t.tryEnter(armedBit); ok {
+				if prev&armedBit == 0 {
+					sp.t.arm()
+				}
+				as.Add(sp.f)
+				return
+			}
+		}
 		engine.AddWith(as, throttleEnter, sp)
 		return
 	}
