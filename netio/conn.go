@@ -122,6 +122,21 @@ func (c *Conn) queued() {
 	}
 }
 
+// Flush writes the queued output now rather than at the end of the loop
+// iteration: for a handler that knows its batch of replies is complete.
+// Output the socket cannot take yet stays queued, as usual.
+func (c *Conn) Flush() error {
+	switch {
+	case !c.l.r.IsSameThread():
+		return ErrWrongThread
+	case c.state&stClosed != 0:
+		return ErrClosed
+	case c.state&stWBlocked == 0 && c.Buffered() > 0:
+		c.flush()
+	}
+	return nil
+}
+
 // PauseRead stops reading: no OnData until ResumeRead. A handler with as
 // much work in flight for this connection as it allows calls it.
 func (c *Conn) PauseRead() {

@@ -219,9 +219,10 @@ func (r *Reactor) dispatch(fd int, ev netpoll.IOEvent) {
 	}
 }
 
-// idleSpins is how many times a turn that ran out of work looks for more
-// before the loop sleeps: about 2-4 µs.
-const idleSpins = 100
+// nanotime is the monotonic clock, cheaper than time.Now.
+func nanotime() int64 { return int64(time.Since(processStart)) }
+
+var processStart = time.Now()
 
 // pollEvents is how many ready descriptors one epoll_wait returns at most.
 const pollEvents = 256
@@ -304,9 +305,15 @@ func (r *Reactor) turn() (more bool, err error) {
 	// comes in that window (the next request of a busy peer, a burst of
 	// posts) is taken without the producer's eventfd write and the loop's
 	// wake-up, which cost more than the spin.
-	for i := 0; i < idleSpins; i++ {
-		if r.hasReadyWork() {
-			return true, nil
+	if r.spin > 0 {
+		deadline := nanotime() + int64(r.spin)
+		for i := 1; ; i++ {
+			if r.inbox.Len() > 0 || r.overflowActive.Load() {
+				return true, nil
+			}
+			if i%32 == 0 && nanotime() >= deadline {
+				break
+			}
 		}
 	}
 	if !l.efdHot && r.sleeping.Load() {

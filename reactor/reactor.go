@@ -21,6 +21,12 @@ type Options struct {
 	CPU      int           // pin the loop's OS thread to this CPU; -1 = no pinning
 	Tick     time.Duration // timer wheel resolution; 0 = 1ms
 	RingSize int           // cross-thread submission ring capacity; 0 = default
+	// Spin is how long a real loop that ran out of work keeps looking for
+	// work posted from other threads before it sleeps (0: it sleeps at
+	// once). A reply expected from another reactor within that time then
+	// costs neither side a wake-up, for a core that spins meanwhile: worth
+	// it with spare cores, a loss when cores are shared (profiles/README.md).
+	Spin time.Duration
 }
 
 // DefaultRingSize is the capacity of the submission ring when Options.RingSize is 0.
@@ -123,6 +129,10 @@ type Reactor struct {
 
 	hooks []hook // AtShutdown's; under extMu
 
+	// spin is how long a real loop that ran out of work keeps looking for
+	// posted work before it sleeps (Options.Spin).
+	spin time.Duration
+
 	// PanicHandler receives the value of a panic recovered from a callback.
 	// Set it before the loop starts. The default prints to standard error.
 	PanicHandler func(v any)
@@ -145,6 +155,7 @@ func newReactor(opts Options, manual bool) *Reactor {
 		epoch:  time.Now(),
 		inbox:  ring.NewMPSC[task](size),
 		done:   make(chan struct{}),
+		spin:   max(opts.Spin, 0),
 	}
 	r.PanicHandler = func(v any) { fmt.Fprintf(os.Stderr, "reactor: recovered panic in callback: %v\n", v) }
 	return r

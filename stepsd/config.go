@@ -17,6 +17,7 @@ type Config struct {
 	MaxLine     int           // longest request line, "\n" included; longer closes the connection
 	MaxPipeline int           // requests in flight per connection before it stops reading
 	Grace       time.Duration // Shutdown: how long in-flight requests get; 0 = Timeout + 1s
+	Spin        time.Duration // reactor.Options.Spin: an idle reactor's look for hops before it sleeps
 }
 
 // DefaultConfig returns the defaults: generous enough that 256 pipelining

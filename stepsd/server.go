@@ -26,7 +26,7 @@ type Server struct {
 // accepts connections.
 func Start(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
-	ro := reactor.Options{CPU: -1}
+	ro := reactor.Options{CPU: -1, Spin: cfg.Spin}
 	if cfg.Pin {
 		ro.CPU = 0
 	}
@@ -81,11 +81,9 @@ type shard struct {
 	free *request          // recycled requests
 	out  []byte            // reply scratch
 
-	retired *request // requests whose flow is ending: recycled by a posted task
-	posted  bool
-
-	outbox    []hopQueue // by owner shard: hops to send at the end of the iteration
-	hopPosted bool
+	posted bool       // endOfIteration is posted
+	dirty  []*conn    // connections with replies to write at the end of the iteration
+	outbox []hopQueue // by owner shard: hops to send at the end of the iteration
 }
 
 // entry is a stored value; updated in place, so a SET of an existing key
@@ -115,11 +113,14 @@ type conn struct {
 	c          *netio.Conn
 	sh         *shard
 	head, tail *request // in flight, in arrival order: replies leave in this order
-	inflight   int
-	paused     bool // stopped reading at MaxPipeline
-	eof        bool // no more requests will come
-	tooLong    bool // a line over MaxLine: close once the earlier replies are out
+	inflight   int      // requests not yet answered
+	undone     int      // of those, the ones whose reply is not known yet
+	hopsOut    int      // of those, the ones away on another shard
+	paused     bool     // stopped reading at MaxPipeline
+	eof        bool     // no more requests will come
+	tooLong    bool     // a line over MaxLine: close once the earlier replies are out
 	closed     bool
+	dirty      bool // in the shard's dirty list
 }
 
 // handler implements netio.Handler for the server.
@@ -212,7 +213,7 @@ type request struct {
 	timer   reactor.Timer   // SLEEP's
 	hopNext *request        // in a batch of hops
 	hopping bool            // a hop to another shard is out: the request may not be reused
-	retired bool            // the flow is over; waiting for the hop to come back
+	retired bool            // answered (timed out); waiting for the hop to come back
 }
 
 func (sh *shard) newRequest() *request {
@@ -246,6 +247,7 @@ func (cn *conn) start(line []byte) {
 	}
 	cn.tail = rq
 	cn.inflight++
+	cn.undone++
 	rq.root.Add(serveStep, serveError).Add(replyStep)
 	rq.root.Execute()
 }
@@ -289,6 +291,7 @@ func execStep(as *engine.Steps) {
 		// happens to its flow meanwhile.
 		rq.ext = as.External()
 		rq.hopping = true
+		rq.cn.hopsOut++
 		rq.sh.sendHop(owner, rq)
 	}
 }
@@ -319,18 +322,14 @@ func (sh *shard) sendHop(owner *shard, rq *request) {
 		q.tail.hopNext = rq
 	}
 	q.tail = rq
-	if !sh.hopPosted {
-		sh.hopPosted = true
-		sh.r.Post(flushHops, unsafe.Pointer(sh), 0)
-	}
+	sh.schedule()
 }
 
 // hopQueue is a FIFO of requests linked by hopNext.
 type hopQueue struct{ head, tail *request }
 
-func flushHops(arg unsafe.Pointer, _ uint64) {
-	sh := (*shard)(arg)
-	sh.hopPosted = false
+// sendHops posts each owner its batch.
+func (sh *shard) sendHops() {
 	for i := range sh.outbox {
 		q := &sh.outbox[i]
 		if q.head == nil {
@@ -346,6 +345,9 @@ func flushHops(arg unsafe.Pointer, _ uint64) {
 				if rq.retired {
 					sh.recycle(rq)
 				} else {
+					if !rq.done {
+						rq.cn.hopsOut--
+					}
 					rq.ext.Error(engine.InternalError, "shard unavailable")
 				}
 				rq = next
@@ -373,6 +375,9 @@ func hopBack(arg unsafe.Pointer, _ uint64) {
 		if rq.retired {
 			rq.sh.recycle(rq)
 		} else {
+			if !rq.done {
+				rq.cn.hopsOut--
+			}
 			rq.ext.Success()
 		}
 		rq = next
@@ -400,17 +405,60 @@ func (sh *shard) apply(rq *request) {
 	}
 }
 
-// replyStep is every flow's last step: the reply is known; the replies
-// now complete at the head of the connection's queue leave, in order.
+// replyStep is every flow's last step: the reply is known. It is written
+// by the shard's end-of-iteration task, once the other flows the same read
+// started have run too.
 func replyStep(as *engine.Steps) {
 	rq := requestOf(as)
+	cn := rq.cn
 	rq.done = true
-	rq.cn.flush()
+	cn.undone--
+	if rq.hopping {
+		cn.hopsOut-- // timed out away: no longer expected back soon
+	}
+	if !cn.dirty {
+		cn.dirty = true
+		cn.sh.dirty = append(cn.sh.dirty, cn)
+		cn.sh.schedule()
+	}
 }
 
-// flush writes the replies at the head of the queue that are known.
+// schedule posts the shard's end-of-iteration task, once per iteration.
+func (sh *shard) schedule() {
+	if !sh.posted {
+		sh.posted = true
+		sh.r.Post(endOfIteration, unsafe.Pointer(sh), 0)
+	}
+}
+
+// endOfIteration runs after the flows that were ready in an iteration:
+// hops leave in one batch per owner, and each connection with new replies
+// writes them in one write(2).
+func endOfIteration(arg unsafe.Pointer, _ uint64) {
+	sh := (*shard)(arg)
+	sh.posted = false
+	sh.sendHops()
+	d := sh.dirty
+	for i, cn := range d {
+		d[i] = nil
+		cn.dirty = false
+		cn.flush()
+	}
+	sh.dirty = d[:0]
+}
+
+// flush writes the replies at the head of the queue that are known. While
+// every request still unanswered is only away on another shard, it waits:
+// those come back within microseconds, and the whole pipelined batch then
+// leaves in one write(2) instead of one per wave of hops. The flows of the
+// requests it answers have ended (they ended in replyStep, before this
+// task ran), so their requests go back to the pool at once.
 func (cn *conn) flush() {
+	if cn.undone > 0 && cn.undone == cn.hopsOut {
+		return
+	}
 	sh := cn.sh
+	wrote := false
 	for rq := cn.head; rq != nil && rq.done; rq = cn.head {
 		if !cn.closed {
 			if rq.errCode != "" {
@@ -420,46 +468,27 @@ func (cn *conn) flush() {
 				sh.out = AppendReply(sh.out[:0], &r, rq.res, rq.found)
 			}
 			_, _ = cn.c.Write(sh.out)
+			wrote = true
 		}
 		cn.head = rq.next
 		if cn.head == nil {
 			cn.tail = nil
 		}
 		cn.inflight--
-		sh.retire(rq)
+		if rq.hopping {
+			rq.retired = true // hopBack recycles it
+		} else {
+			sh.recycle(rq)
+		}
+	}
+	if wrote {
+		_ = cn.c.Flush()
 	}
 	if cn.paused && !cn.tooLong && cn.inflight <= cn.sh.s.cfg.MaxPipeline/2 {
 		cn.paused = false
 		cn.c.ResumeRead()
 	}
 	cn.maybeClose()
-}
-
-// retire queues rq for reuse once its flow is over: the flow is still in
-// replyStep now, so the reuse waits for a posted task.
-func (sh *shard) retire(rq *request) {
-	rq.next = sh.retired
-	sh.retired = rq
-	if !sh.posted {
-		sh.posted = true
-		sh.r.Post(recycleRetired, unsafe.Pointer(sh), 0)
-	}
-}
-
-func recycleRetired(arg unsafe.Pointer, _ uint64) {
-	sh := (*shard)(arg)
-	sh.posted = false
-	rq := sh.retired
-	sh.retired = nil
-	for rq != nil {
-		next := rq.next
-		if rq.hopping {
-			rq.retired = true // hopBack recycles it
-		} else {
-			sh.recycle(rq)
-		}
-		rq = next
-	}
 }
 
 func (sh *shard) recycle(rq *request) {

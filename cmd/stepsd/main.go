@@ -17,6 +17,7 @@ import (
 	"log"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"syscall"
 
 	"github.com/asyncsteps/asyncsteps/stepsd"
@@ -35,11 +36,27 @@ func main() {
 	flag.IntVar(&cfg.MaxLine, "maxline", d.MaxLine, "longest request line in bytes; longer closes the connection")
 	flag.IntVar(&cfg.MaxPipeline, "pipeline", d.MaxPipeline, "requests in flight per connection before it stops reading")
 	flag.DurationVar(&cfg.Grace, "grace", 0, "shutdown: time in-flight requests get (default: timeout + 1s)")
+	flag.DurationVar(&cfg.Spin, "spin", 0, "how long an idle reactor looks for work before it sleeps (worth it only with spare cores)")
+	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	if flag.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "stepsd: unexpected arguments %q\n", flag.Args())
 		flag.Usage()
 		os.Exit(2)
+	}
+
+	if *cpuprofile != "" {
+		f, err := os.Create(*cpuprofile)
+		if err != nil {
+			log.Fatalf("stepsd: %v", err)
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			log.Fatalf("stepsd: %v", err)
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			_ = f.Close()
+		}()
 	}
 
 	// Signals are caught before the first connection can come in.
@@ -55,7 +72,8 @@ func main() {
 	log.Printf("stepsd: %v: shutting down, %d connections open", got, s.Conns())
 	signal.Stop(sig) // a second signal kills at once
 	if err := s.Shutdown(0); err != nil {
-		log.Fatalf("stepsd: shutdown: %v", err)
+		log.Printf("stepsd: shutdown: %v", err)
+		return
 	}
 	log.Printf("stepsd: stopped")
 }
