@@ -27,10 +27,13 @@ benchcompile:
 	cd bench && $(GO) test -run '^$$' -bench . -benchtime=1x ./...
 
 # bench: the engine's scenarios beside the idiomatic goroutine peers, as one
-# table (ns/op, allocs/op, ratio), plus the timer wheel against time.AfterFunc.
+# table (ns/op, allocs/op, ratio), the timer wheel against time.AfterFunc,
+# then stepsd under loopback load beside a plain gnet handler and a
+# goroutine-per-connection server (req/s, latency quantiles, RSS).
 bench:
 	cd bench && $(GO) run ./cmd/benchtable
 	$(GO) test -run '^$$' -bench 'AddCancel' -benchmem ./timerwheel
+	cd bench && $(GO) run ./cmd/loadbench
 
 # run: the example server, stepsd, on 127.0.0.1:7070 (flags: make run ARGS='-reactors 2').
 run:

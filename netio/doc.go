@@ -17,8 +17,8 @@
 //     call: copy what must outlive it. More than Options.MaxInput bytes kept
 //     unconsumed closes the connection with ErrInputTooLarge.
 //   - Write queues bytes; queued bytes go out in one write(2) per
-//     connection per loop iteration, so the replies of many requests read
-//     together leave together. When the peer does not read, output queues
+//     connection per loop iteration (or at once with Flush), so the
+//     replies of many requests read together leave together. When the peer does not read, output queues
 //     up to Options.HighWater bytes, then the connection stops reading (the
 //     kernel's buffers fill and the peer's writes block) until the output
 //     drains below Options.LowWater: a slow reader cannot grow memory
