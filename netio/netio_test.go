@@ -1237,3 +1237,64 @@ func TestListenErrors(t *testing.T) {
 	c := dial(t, taken)
 	echoCheck(t, c, "still here\n")
 }
+
+// An OnEOF that closes other connections of its loop during Shutdown does
+// not stop the others from getting theirs (found in review: the drain
+// walked a list its handlers changed).
+func TestShutdownOnEOFClosesOthers(t *testing.T) {
+	const conns = 6
+	h := newEcho()
+	h.conns = make(chan *Conn, conns)
+	var all []*Conn
+	h.onEOF = func(c *Conn) {
+		for _, o := range all {
+			if o != c && o.Reactor() == c.Reactor() {
+				_ = o.Abort()
+			}
+		}
+		_ = c.Close()
+	}
+	s, g := serve(t, h, Options{})
+	for i := 0; i < conns; i++ {
+		c := dial(t, s)
+		echoCheck(t, c, "hi\n")
+		all = append(all, h.nextConn(t))
+	}
+	_ = g
+	start := time.Now()
+	if err := s.Shutdown(5 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("Shutdown took %v: connections waited for the grace period", d)
+	}
+	h.waitClosed(t, conns)
+}
+
+// Shutdown after one of the group's reactors shut down (taking its
+// connections with it) still drains the others and returns (found in
+// review: it waited forever), and the server's shutdown hooks are gone
+// from the reactors still running.
+func TestShutdownAfterAReactorClosed(t *testing.T) {
+	h := newEcho()
+	s, g := serve(t, h, Options{})
+	for i := 0; i < 4; i++ {
+		c := dial(t, s)
+		echoCheck(t, c, "hi\n")
+	}
+	_ = g.Reactors()[1].Close()
+	done := make(chan struct{})
+	go func() {
+		_ = s.Shutdown(time.Second)
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown hangs after a reactor of the group closed")
+	}
+	if s.Conns() != 0 {
+		t.Errorf("Conns = %d after Shutdown", s.Conns())
+	}
+	h.waitClosed(t, 4)
+}

@@ -22,7 +22,8 @@ type Server struct {
 
 	live     atomic.Int64 // connections accepted and not yet closed
 	accepted atomic.Uint64
-	stopping atomic.Bool // Shutdown or Close began: accept no more
+	stopping atomic.Bool // Shutdown began, or a reactor shut down: accept no more
+	shutdown atomic.Bool // Shutdown began
 	idleMu   sync.Mutex
 	idle     chan struct{} // closed when live drops to 0 while stopping
 	lclosed  chan struct{} // closed once the listener is closed
@@ -64,12 +65,22 @@ func Listen(g *reactor.Group, addr string, h Handler, o Options) (*Server, error
 	s.started = make(chan error, 1)
 	if !s.acc.r.Post(startAccept, unsafe.Pointer(s), 0) {
 		_ = sysClose(fd)
+		s.dropHooks()
 		return nil, reactor.ErrClosed
 	}
 	if err := <-s.started; err != nil {
+		s.dropHooks()
 		return nil, err
 	}
 	return s, nil
+}
+
+// dropHooks forgets the reactors' shutdown hooks of a server that no
+// longer owns descriptors, so a long-lived group does not keep it.
+func (s *Server) dropHooks() {
+	for _, l := range s.loops {
+		l.r.RemoveAtShutdown(unsafe.Pointer(l))
+	}
 }
 
 // startAccept runs on the accepting loop: it watches the listener.
@@ -175,10 +186,12 @@ func (s *Server) signalIdle() {
 // Call it from any goroutine except the group's loops, before closing the
 // group.
 func (s *Server) Shutdown(grace time.Duration) error {
-	if s.stopping.Swap(true) {
+	if s.shutdown.Swap(true) {
 		<-s.idle
 		return nil
 	}
+	s.stopping.Store(true)
+	defer s.dropHooks()
 	if s.acc.r.Post(stopListener, unsafe.Pointer(s), 0) {
 		<-s.lclosed
 	}
@@ -212,10 +225,14 @@ func stopListener(arg unsafe.Pointer, _ uint64) { (*Server)(arg).closeListener()
 
 func drainLoop(arg unsafe.Pointer, _ uint64) {
 	l := (*loop)(arg)
-	for c := l.head; c != nil; {
-		next := c.next // draining may close c
-		c.drain()
-		c = next
+	// A snapshot: OnEOF may close any connection, not only its own, so
+	// the list cannot be walked while it runs.
+	var conns []*Conn
+	for c := l.head; c != nil; c = c.next {
+		conns = append(conns, c)
+	}
+	for _, c := range conns {
+		c.drain() // a closed one is skipped
 	}
 }
 

@@ -53,6 +53,7 @@ type ioWatch struct {
 	cb  IOFunc
 	arg unsafe.Pointer
 	in  Interest // what epoll is asked for; 0 = not in epoll
+	gen uint32   // bumped by Unwatch: events read before it are stale
 }
 
 // New returns a reactor with a real loop: a gnet netpoll Poller, an eventfd
@@ -194,7 +195,7 @@ const maxIterPerTurn = 64
 // descriptor, then a turn. Work left keeps efd readable, so the next turn
 // comes at once.
 func (r *Reactor) onEvent(fd int, ev netpoll.IOEvent, _ netpoll.IOFlags) error {
-	r.dispatch(fd, ev)
+	r.dispatch(fd, ev, r.os.genOf(fd))
 	more, err := r.turn()
 	if more && !r.os.efdHot {
 		r.kick()
@@ -204,19 +205,33 @@ func (r *Reactor) onEvent(fd int, ev netpoll.IOEvent, _ netpoll.IOFlags) error {
 }
 
 // dispatch handles one ready descriptor.
-func (r *Reactor) dispatch(fd int, ev netpoll.IOEvent) {
+// A stale event (gen differs: fd was unwatched, and maybe watched again by
+// a new owner, earlier in the same batch) is dropped.
+func (r *Reactor) dispatch(fd int, ev netpoll.IOEvent, gen uint32) {
 	l := r.os
 	switch fd {
 	case l.efd:
+		// Readable: a producer wrote it, possibly after the loop last
+		// drained it while sleeping was already set again. The turn
+		// must drain it, or level-triggered epoll reports it forever.
+		l.efdHot = true
 	case l.tfd:
 		var buf [8]byte
 		_, _ = unix.Read(l.tfd, buf[:])
 		l.armedAt = 0
 	default:
-		if fd < len(l.io) && l.io[fd].cb != nil {
+		if fd < len(l.io) && l.io[fd].cb != nil && l.io[fd].gen == gen {
 			r.safeIO(l.io[fd], fd, ioEvent(ev))
 		}
 	}
+}
+
+// genOf is the current watch generation of fd.
+func (l *osLoop) genOf(fd int) uint32 {
+	if fd >= 0 && fd < len(l.io) {
+		return l.io[fd].gen
+	}
+	return 0
 }
 
 // nanotime is the monotonic clock, cheaper than time.Now.
@@ -238,15 +253,23 @@ const pollEvents = 256
 // round trip (51 µs against 16 µs; profiles/README.md). The descriptors are
 // registered through the Poller as before; only the wait is ours.
 func (r *Reactor) poll(epfd int) error {
+	l := r.os
 	events := make([]unix.EpollEvent, pollEvents)
+	gens := make([]uint32, pollEvents)
 	msec := 0 // whatever was posted before Run runs at once
 	for {
 		n, err := unix.EpollWait(epfd, events, msec)
 		if err != nil && err != unix.EINTR {
 			return os.NewSyscallError("epoll_wait", err)
 		}
+		// The batch's events belong to the watches of the moment: a
+		// callback may unwatch and close a descriptor whose number a
+		// later callback of the batch reuses.
 		for i := 0; i < n; i++ {
-			r.dispatch(int(events[i].Fd), netpoll.IOEvent(events[i].Events))
+			gens[i] = l.genOf(int(events[i].Fd))
+		}
+		for i := 0; i < n; i++ {
+			r.dispatch(int(events[i].Fd), netpoll.IOEvent(events[i].Events), gens[i])
 		}
 		more, err := r.turn()
 		if err != nil {
@@ -434,9 +457,9 @@ func (r *Reactor) Watch(fd int, in Interest, cb IOFunc, arg unsafe.Pointer) erro
 	if l.io[fd].cb != nil {
 		return fmt.Errorf("reactor: watch: fd %d is already watched", fd)
 	}
-	l.io[fd] = ioWatch{cb: cb, arg: arg}
+	l.io[fd] = ioWatch{cb: cb, arg: arg, gen: l.io[fd].gen}
 	if err := r.SetInterest(fd, in); err != nil {
-		l.io[fd] = ioWatch{}
+		l.io[fd] = ioWatch{gen: l.io[fd].gen + 1}
 		return err
 	}
 	return nil
@@ -500,7 +523,7 @@ func (r *Reactor) Unwatch(fd int) error {
 		return nil
 	}
 	in := l.io[fd].in
-	l.io[fd] = ioWatch{}
+	l.io[fd] = ioWatch{gen: l.io[fd].gen + 1}
 	if in == 0 {
 		return nil
 	}

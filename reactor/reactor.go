@@ -878,6 +878,22 @@ func (r *Reactor) AtShutdown(cb func(arg unsafe.Pointer, aux uint64), arg unsafe
 	r.extMu.Unlock()
 }
 
+// RemoveAtShutdown forgets the hooks registered with arg: a layer that
+// closed its descriptors itself no longer needs them. Safe from any
+// goroutine.
+func (r *Reactor) RemoveAtShutdown(arg unsafe.Pointer) {
+	r.extMu.Lock()
+	hs := r.hooks[:0]
+	for _, h := range r.hooks {
+		if h.arg != arg {
+			hs = append(hs, h)
+		}
+	}
+	clear(r.hooks[len(hs):])
+	r.hooks = hs
+	r.extMu.Unlock()
+}
+
 func (r *Reactor) runShutdownHooks() {
 	r.extMu.Lock()
 	hs := r.hooks

@@ -120,7 +120,8 @@ type conn struct {
 	eof        bool     // no more requests will come
 	tooLong    bool     // a line over MaxLine: close once the earlier replies are out
 	closed     bool
-	dirty      bool // in the shard's dirty list
+	dirty      bool     // in the shard's dirty list
+	cursor     *request // the first request whose key command may not have gone yet (see dispatchKeyed)
 }
 
 // handler implements netio.Handler for the server.
@@ -209,11 +210,13 @@ type request struct {
 	errCode, errInfo string
 	done             bool // the reply is known
 
-	ext     engine.External // the waiting step of a SLEEP or a hop
-	timer   reactor.Timer   // SLEEP's
-	hopNext *request        // in a batch of hops
-	hopping bool            // a hop to another shard is out: the request may not be reused
-	retired bool            // answered (timed out); waiting for the hop to come back
+	ext        engine.External // the waiting step of a SLEEP or a hop
+	timer      reactor.Timer   // SLEEP's
+	ready      bool            // in execStep: its key command waits for its turn
+	dispatched bool            // its key command was applied or sent to its shard
+	hopNext    *request        // in a batch of hops
+	hopping    bool            // a hop to another shard is out: the request may not be reused
+	retired    bool            // answered (timed out); waiting for the hop to come back
 }
 
 func (sh *shard) newRequest() *request {
@@ -246,6 +249,9 @@ func (cn *conn) start(line []byte) {
 		cn.tail.next = rq
 	}
 	cn.tail = rq
+	if cn.cursor == nil {
+		cn.cursor = rq
+	}
 	cn.inflight++
 	cn.undone++
 	rq.root.Add(serveStep, serveError).Add(replyStep)
@@ -281,19 +287,53 @@ func execStep(as *engine.Steps) {
 		as.SetCancel(cancelSleep)
 		rq.timer = rq.sh.r.After(time.Duration(rq.ms)*time.Millisecond, sleepDone, unsafe.Pointer(rq), 0)
 	default:
+		// Key commands apply in the connection's order: this one goes
+		// when every earlier one of its connection has gone. That is
+		// now, unless the Limiter let an earlier one in later.
+		rq.ready = true
+		rq.cn.dispatchKeyed(as, rq)
+		if !rq.dispatched {
+			rq.ext = as.External() // its turn comes in dispatchKeyed
+		}
+	}
+}
+
+// keyed reports whether rq is a command on a key.
+func (rq *request) keyed() bool { return rq.op == OpSet || rq.op == OpGet || rq.op == OpDel }
+
+// dispatchKeyed sends the connection's key commands that are ready, in
+// arrival order, up to the first that is not (still in the Limiter's
+// queue): cursor is where the next call starts. self is the request whose
+// execStep calls (its step, as, has not returned yet), or nil.
+func (cn *conn) dispatchKeyed(as *engine.Steps, self *request) {
+	rq := cn.cursor
+	for ; rq != nil; rq = rq.next {
+		if !rq.keyed() || rq.dispatched || rq.done {
+			continue
+		}
+		if !rq.ready {
+			break
+		}
+		rq.ready, rq.dispatched = false, true
 		owner := rq.sh.s.shardOf(rq.key)
 		if owner == rq.sh {
 			owner.apply(rq)
-			return
+			if rq != self {
+				rq.ext.Success()
+			}
+			continue
 		}
 		// The key lives on another reactor: go there and back. The
 		// request stays out of the pool until it is back, whatever
 		// happens to its flow meanwhile.
-		rq.ext = as.External()
+		if rq == self {
+			rq.ext = as.External()
+		}
 		rq.hopping = true
-		rq.cn.hopsOut++
+		cn.hopsOut++
 		rq.sh.sendHop(owner, rq)
 	}
+	cn.cursor = rq
 }
 
 func sleepDone(arg unsafe.Pointer, _ uint64) {
@@ -416,6 +456,9 @@ func replyStep(as *engine.Steps) {
 	if rq.hopping {
 		cn.hopsOut-- // timed out away: no longer expected back soon
 	}
+	if cn.cursor == rq {
+		cn.dispatchKeyed(nil, nil) // it failed before its turn: the next may go
+	}
 	if !cn.dirty {
 		cn.dirty = true
 		cn.sh.dirty = append(cn.sh.dirty, cn)
@@ -474,6 +517,9 @@ func (cn *conn) flush() {
 		if cn.head == nil {
 			cn.tail = nil
 		}
+		if cn.cursor == rq {
+			cn.cursor = rq.next // not expected (it moved on in replyStep), but never left on a recycled request
+		}
 		cn.inflight--
 		if rq.hopping {
 			rq.retired = true // hopBack recycles it
@@ -493,6 +539,7 @@ func (cn *conn) flush() {
 
 func (sh *shard) recycle(rq *request) {
 	rq.cn, rq.done, rq.retired = nil, false, false
+	rq.ready, rq.dispatched = false, false
 	rq.errCode, rq.errInfo, rq.found = "", "", false
 	rq.ext = engine.External{}
 	rq.next = sh.free

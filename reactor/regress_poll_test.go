@@ -1,0 +1,105 @@
+//go:build linux
+
+package reactor
+
+import (
+	"syscall"
+	"testing"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// A producer that wins the sleeping CAS but writes the eventfd only after
+// the loop drained it and went back to sleep must not leave the eventfd
+// readable forever: the loop would spin on it (found in review).
+func TestRegressLateKickDoesNotSpin(t *testing.T) {
+	r, err := New(Options{CPU: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go r.Run()
+	defer r.Close()
+	waitSleeping := func() {
+		for !r.sleeping.Load() {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	fired := make(chan struct{})
+	r.Post(func(unsafe.Pointer, uint64) {
+		r.After(30*time.Millisecond, func(unsafe.Pointer, uint64) { close(fired) }, nil, 0)
+	}, nil, 0)
+	waitSleeping()
+	if !r.sleeping.CompareAndSwap(true, false) { // a producer: CAS won, its write delayed
+		t.Fatal("loop not asleep")
+	}
+	<-fired // the timer woke the loop; it drained efd and set sleeping again
+	waitSleeping()
+	r.kick() // the producer's late write
+	var ru0, ru1 syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru0)
+	time.Sleep(300 * time.Millisecond)
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &ru1)
+	cpu := time.Duration(ru1.Utime.Nano() + ru1.Stime.Nano() - ru0.Utime.Nano() - ru0.Stime.Nano())
+	if cpu > 150*time.Millisecond {
+		t.Fatalf("idle loop spins: %v of CPU in 300ms", cpu)
+	}
+}
+
+// An event read in the same epoll_wait batch as the callback that
+// unwatched its descriptor goes nowhere, even when the number was reused
+// by a new watch meanwhile.
+func TestRegressStaleEventAfterFDReuse(t *testing.T) {
+	r, err := New(Options{CPU: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go r.Run()
+	defer r.Close()
+	a, err1 := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	b, err2 := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+	if err1 != nil || err2 != nil {
+		t.Fatal(err1, err2)
+	}
+	defer unix.Close(a)
+	type result struct{ reused, staleCalled bool }
+	res := make(chan result, 1)
+	var out result
+	newcb := func(unsafe.Pointer, int, Event) { out.staleCalled = true }
+	onA := func(unsafe.Pointer, int, Event) {
+		var buf [8]byte
+		_, _ = unix.Read(a, buf[:])
+		_ = r.Unwatch(a)
+		// b's event is in this batch, behind a's: b goes, and a new
+		// descriptor takes its number and a watch of its own.
+		_ = r.Unwatch(b)
+		_ = unix.Close(b)
+		c, err := unix.Eventfd(0, unix.EFD_NONBLOCK|unix.EFD_CLOEXEC)
+		if err != nil {
+			return
+		}
+		out.reused = c == b
+		_ = r.Watch(c, InterestRead, newcb, nil) // never written: any call is b's stale event
+		r.After(20*time.Millisecond, func(unsafe.Pointer, uint64) {
+			_ = r.Unwatch(c)
+			_ = unix.Close(c)
+			res <- out
+		}, nil, 0)
+	}
+	onB := func(unsafe.Pointer, int, Event) { t.Error("b's callback ran after its Unwatch") }
+	r.Post(func(unsafe.Pointer, uint64) {
+		_ = r.Watch(a, InterestRead, onA, nil)
+		_ = r.Watch(b, InterestRead, onB, nil)
+		one := [8]byte{1}
+		_, _ = unix.Write(a, one[:]) // both ready before the loop's next epoll_wait: one batch, a first
+		_, _ = unix.Write(b, one[:])
+	}, nil, 0)
+	got := <-res
+	if !got.reused {
+		t.Skip("the new descriptor did not reuse the closed one's number")
+	}
+	if got.staleCalled {
+		t.Fatal("the closed descriptor's event reached the new watch of its number")
+	}
+}
