@@ -5,13 +5,14 @@ GO       ?= go
 PKGS     := ./...
 BENCHPKG := ./bench
 
-.PHONY: all test vet race benchcompile bench run profile fmt clean
+.PHONY: all test vet race allocs benchcompile bench run profile fmt clean
 
 all: test
 
-# test: vet, the race-enabled test suite, and every benchmark once so that
-# they keep compiling and running.
-test: vet race benchcompile
+# test: vet, the race-enabled test suite, the allocation tests again without
+# the race detector (it makes sync.Pool drop items on purpose), and every
+# benchmark once so that they keep compiling and running.
+test: vet race allocs benchcompile
 
 vet:
 	$(GO) vet $(PKGS)
@@ -21,6 +22,9 @@ vet:
 race:
 	$(GO) test -race -count=1 $(PKGS)
 	cd bench && $(GO) test -race -count=1 ./...
+
+allocs:
+	$(GO) test -count=1 -run 'Alloc' $(PKGS)
 
 benchcompile:
 	$(GO) test -run '^$$' -bench . -benchtime=1x $(PKGS)

@@ -41,6 +41,7 @@ type osLoop struct {
 	poller   *netpoll.Poller
 	efd, tfd int
 	cpu      int
+	unlocked bool // Options.Unlocked (and not pinned): Run does not lock its thread
 
 	epochMono int64 // CLOCK_MONOTONIC at epoch, in ns: the timerfd's origin
 	armedAt   int64 // absolute deadline tfd is armed for; 0 = disarmed
@@ -62,7 +63,7 @@ type ioWatch struct {
 // is 0 or more.
 func New(opts Options) (*Reactor, error) {
 	r := newReactor(opts, false)
-	l := &osLoop{efd: -1, tfd: -1, cpu: opts.CPU}
+	l := &osLoop{efd: -1, tfd: -1, cpu: opts.CPU, unlocked: opts.Unlocked}
 	var err error
 	fail := func(what string, e error) (*Reactor, error) {
 		l.closeFDs()
@@ -148,8 +149,10 @@ func (r *Reactor) Run() error {
 		r.shutdown()
 		return nil
 	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
+	if l.cpu >= 0 || !l.unlocked {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+	}
 	if l.cpu >= 0 {
 		// The thread goes back to the runtime when Run returns: give it
 		// back with the affinity it came with.

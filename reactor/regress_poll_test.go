@@ -103,3 +103,38 @@ func TestRegressStaleEventAfterFDReuse(t *testing.T) {
 		t.Fatal("the closed descriptor's event reached the new watch of its number")
 	}
 }
+
+// An unlocked loop is still one loop: tasks and timers run on it, in
+// order, and IsSameThread holds inside them wherever the runtime resumes it.
+func TestUnlockedLoop(t *testing.T) {
+	r, err := New(Options{CPU: -1, Unlocked: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go r.Run()
+	defer r.Close()
+	const producers, per = 2, 5000
+	seen := make([]int, producers)
+	bad := 0
+	done := make(chan struct{})
+	for p := 0; p < producers; p++ {
+		go func() {
+			for i := 0; i < per; i++ {
+				r.Immediate(func() {
+					if !r.IsSameThread() || seen[p] != i {
+						bad++
+					}
+					seen[p]++
+				})
+			}
+			r.Deferred(2*time.Millisecond, func() { done <- struct{}{} })
+		}()
+	}
+	<-done
+	<-done
+	got := make(chan [2]int)
+	r.Immediate(func() { got <- [2]int{seen[0] + seen[1], bad} })
+	if g := <-got; g[0] != producers*per || g[1] != 0 {
+		t.Fatalf("%d tasks ran (want %d), %d out of order or off the loop", g[0], producers*per, g[1])
+	}
+}

@@ -1,0 +1,49 @@
+//go:build linux
+
+package stepsd
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"testing"
+)
+
+// The request path allocates nothing once warm: parse, flow (with its
+// timeout and Limiter), hop to the key's shard and back, reply, write. The
+// count covers the whole process, client included, so the client reuses
+// its buffers too.
+func TestRequestPathDoesNotAllocate(t *testing.T) {
+	if raceEnabled {
+		t.Skip("the race detector makes sync.Pool drop buffers on purpose")
+	}
+	s := start(t, Config{Reactors: 2})
+	c, err := net.Dial("tcp", s.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	br := bufio.NewReaderSize(c, 64<<10)
+	var batch []byte
+	const depth = 48
+	for i := 0; i < depth/3; i++ {
+		batch = fmt.Appendf(batch, "SET key%d value%d\nGET key%d\nECHO hello %d\n", i, i, i, i)
+	}
+	roundTrip := func() {
+		if _, err := c.Write(batch); err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < depth; i++ {
+			line, err := br.ReadSlice('\n')
+			if err != nil || line[0] == 'E' && line[1] == 'R' {
+				t.Fatalf("reply %q, %v", line, err)
+			}
+		}
+	}
+	for i := 0; i < 500; i++ {
+		roundTrip() // pools, maps, buffers and the Limiter's slabs warm up
+	}
+	if n := testing.AllocsPerRun(200, roundTrip); n != 0 {
+		t.Errorf("%v allocations per round trip of %d requests, want 0", n, depth)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package stepsd
+
+const raceEnabled = false
