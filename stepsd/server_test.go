@@ -376,7 +376,14 @@ func TestShutdownTimesOutStuckRequests(t *testing.T) {
 
 func TestManyConnectionsPipelined(t *testing.T) {
 	s := start(t, Config{})
-	const conns, per = 64, 200
+	setGetPipelined(t, s, 64, 200, 10)
+}
+
+// setGetPipelined has conns connections each pipeline rounds of
+// "SET key value, GET key" over keys keys of its own, all written at once,
+// and checks that every GET sees the SET just before it.
+func setGetPipelined(t *testing.T, s *Server, conns, rounds, keys int) {
+	t.Helper()
 	var wg sync.WaitGroup
 	errs := make(chan error, conns)
 	for i := 0; i < conns; i++ {
@@ -385,15 +392,15 @@ func TestManyConnectionsPipelined(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			var b strings.Builder
-			for j := 0; j < per; j++ {
-				fmt.Fprintf(&b, "SET c%dk%d %d\nGET c%dk%d\n", i, j%10, j, i, j%10)
+			for j := 0; j < rounds; j++ {
+				fmt.Fprintf(&b, "SET c%dk%d %d\nGET c%dk%d\n", i, j%keys, j, i, j%keys)
 			}
 			go func() { _, _ = io.WriteString(c.c, b.String()) }()
-			for j := 0; j < per; j++ {
+			for j := 0; j < rounds; j++ {
 				for _, want := range []string{"OK", fmt.Sprintf("VALUE %d", j)} {
 					got, err := c.read()
 					if err != nil || got != want {
-						errs <- fmt.Errorf("conn %d request %d: %q, %v; want %q", i, j, got, err, want)
+						errs <- fmt.Errorf("conn %d round %d: %q, %v; want %q", i, j, got, err, want)
 						return
 					}
 				}
