@@ -1,0 +1,200 @@
+package stepsd
+
+import (
+	"bytes"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/netio"
+)
+
+// conn is a connection's protocol state. Loop-owned.
+type conn struct {
+	c          *netio.Conn
+	sh         *shard
+	head, tail *request // in flight, in arrival order: replies leave in this order
+	inflight   int      // requests not yet answered
+	undone     int      // of those, the ones whose reply is not known yet
+	hopsOut    int      // of those, the ones away on another shard
+	paused     bool     // stopped reading at MaxPipeline
+	eof        bool     // no more requests will come
+	tooLong    bool     // a line over MaxLine: close once the earlier replies are out
+	closed     bool
+	dirty      bool     // in the shard's dirty list
+	cursor     *request // the first request whose key command may not have gone yet (see dispatchKeyed)
+}
+
+// handler implements netio.Handler for the server.
+type handler Server
+
+func (h *handler) OnOpen(c *netio.Conn) {
+	s := (*Server)(h)
+	c.SetContext(&conn{c: c, sh: s.shardOn(c.Reactor())})
+}
+
+func (h *handler) OnData(c *netio.Conn, data []byte) int {
+	cn := c.Context().(*conn)
+	s := (*Server)(h)
+	n := 0
+	for !cn.tooLong {
+		if cn.inflight >= s.cfg.MaxPipeline {
+			cn.paused = true
+			c.PauseRead()
+			break
+		}
+		i := bytes.IndexByte(data[n:], '\n')
+		if i < 0 {
+			if len(data)-n >= s.cfg.MaxLine {
+				cn.lineTooLong()
+			}
+			break
+		}
+		if i+1 > s.cfg.MaxLine {
+			cn.lineTooLong()
+			break
+		}
+		cn.start(data[n : n+i])
+		n += i + 1
+	}
+	return n
+}
+
+func (h *handler) OnEOF(c *netio.Conn) {
+	cn := c.Context().(*conn)
+	cn.eof = true
+	cn.maybeClose()
+}
+
+func (h *handler) OnClose(c *netio.Conn, _ error) {
+	c.Context().(*conn).closed = true
+}
+
+// lineTooLong stops reading; the connection closes, with an error line,
+// once the requests before it are answered.
+func (cn *conn) lineTooLong() {
+	cn.tooLong = true
+	cn.c.PauseRead()
+	cn.maybeClose()
+}
+
+func (cn *conn) maybeClose() {
+	if cn.inflight > 0 || cn.closed {
+		return
+	}
+	if cn.tooLong {
+		cn.sh.out = AppendError(cn.sh.out[:0], engine.InvalidRequest, "line too long")
+		_, _ = cn.c.Write(cn.sh.out)
+	}
+	if cn.tooLong || cn.eof {
+		_ = cn.c.Close()
+	}
+}
+
+// start parses line and starts its flow.
+func (cn *conn) start(line []byte) {
+	rq := cn.sh.newRequest()
+	rq.cn = cn
+	req, bad := Parse(line)
+	rq.op, rq.bad, rq.ms = req.Op, bad, req.Ms
+	rq.key = append(rq.key[:0], req.Key...)
+	rq.val = rq.val[:0]
+	if req.Op == OpEcho {
+		rq.val = append(rq.val, req.Text...)
+	} else {
+		rq.val = append(rq.val, req.Value...)
+	}
+	if cn.tail == nil {
+		cn.head = rq
+	} else {
+		cn.tail.next = rq
+	}
+	cn.tail = rq
+	if cn.cursor == nil {
+		cn.cursor = rq
+	}
+	cn.inflight++
+	cn.undone++
+	rq.root.Add(serveStep, serveError).Add(replyStep)
+	rq.root.Execute()
+}
+
+// dispatchKeyed sends the connection's key commands that are ready, in
+// arrival order, up to the first that is not (still in the Limiter's
+// queue): cursor is where the next call starts. self is the request whose
+// execStep calls (its step, as, has not returned yet), or nil.
+func (cn *conn) dispatchKeyed(as *engine.Steps, self *request) {
+	rq := cn.cursor
+	for ; rq != nil; rq = rq.next {
+		if !rq.keyed() || rq.dispatched || rq.done {
+			continue
+		}
+		if !rq.ready {
+			break
+		}
+		rq.ready, rq.dispatched = false, true
+		owner := rq.sh.s.shardOf(rq.key)
+		if owner == rq.sh {
+			owner.apply(rq)
+			if rq != self {
+				rq.ext.Success()
+			}
+			continue
+		}
+		// The key lives on another reactor: go there and back. The
+		// request stays out of the pool until it is back, whatever
+		// happens to its flow meanwhile.
+		if rq == self {
+			rq.ext = as.External()
+		}
+		rq.hopping = true
+		cn.hopsOut++
+		rq.sh.sendHop(owner, rq)
+	}
+	cn.cursor = rq
+}
+
+// flush writes the replies at the head of the queue that are known. While
+// every request still unanswered is only away on another shard, it waits:
+// those come back within microseconds, and the whole pipelined batch then
+// leaves in one write(2) instead of one per wave of hops. The flows of the
+// requests it answers have ended (they ended in replyStep, before this
+// task ran), so their requests go back to the pool at once.
+func (cn *conn) flush() {
+	if cn.undone > 0 && cn.undone == cn.hopsOut {
+		return
+	}
+	sh := cn.sh
+	wrote := false
+	for rq := cn.head; rq != nil && rq.done; rq = cn.head {
+		if !cn.closed {
+			if rq.errCode != "" {
+				sh.out = AppendError(sh.out[:0], rq.errCode, rq.errInfo)
+			} else {
+				r := Request{Op: rq.op, Text: rq.val}
+				sh.out = AppendReply(sh.out[:0], &r, rq.res, rq.found)
+			}
+			_, _ = cn.c.Write(sh.out)
+			wrote = true
+		}
+		cn.head = rq.next
+		if cn.head == nil {
+			cn.tail = nil
+		}
+		if cn.cursor == rq {
+			cn.cursor = rq.next // not expected (it moved on in replyStep), but never left on a recycled request
+		}
+		cn.inflight--
+		if rq.hopping {
+			rq.retired = true // hopBack recycles it
+		} else {
+			sh.recycle(rq)
+		}
+	}
+	if wrote {
+		_ = cn.c.Flush()
+	}
+	if cn.paused && !cn.tooLong && cn.inflight <= cn.sh.s.cfg.MaxPipeline/2 {
+		cn.paused = false
+		cn.c.ResumeRead()
+	}
+	cn.maybeClose()
+}

@@ -1,0 +1,38 @@
+// Package stepsd is a line-protocol key-value server that runs one
+// AsyncSteps flow per request on per-core reactors; cmd/stepsd is its
+// command. It is the worked example of embedding the engine in a network
+// server.
+//
+// # Protocol
+//
+// One request per line, one reply line per request, in request order per
+// connection: SET key value → OK; GET key → VALUE value | NOTFOUND;
+// DEL key → OK | NOTFOUND; ECHO text → ECHO text; SLEEP ms → OK after ms
+// milliseconds. A failure answers "ERR Code info" with a FutoIn code:
+// InvalidRequest (malformed line), Timeout (over Config.Timeout),
+// DefenseRejected (the Limiter is full). A line over Config.MaxLine is
+// answered with an error once the requests before it are, and closes the
+// connection. Parse, AppendReply and AppendError are the protocol, shared
+// with the benchmark's peer servers.
+//
+// # How a request runs
+//
+//   - Connections are spread over the reactors (netio). A request's flow
+//     runs on its connection's reactor: a step that sets the request's
+//     timeout and enters the server's Limiter, the command inside it, and
+//     a last step that records the reply. Flows, their requests and their
+//     buffers are pooled per reactor: a request allocates nothing once
+//     warm (TestRequestPathDoesNotAllocate).
+//   - Each reactor owns a shard of the keys (FNV-1a of the key). A command
+//     on a key owned elsewhere hops there and back: the hops of one loop
+//     iteration travel as one batch per owner. A connection's key commands
+//     are sent in its request order, so a GET always sees the SET the same
+//     connection sent before it, even when the Limiter is contended.
+//   - Replies leave in request order, from one end-of-iteration task per
+//     reactor: the replies of a pipelined batch leave in one write(2).
+//   - A connection with Config.MaxPipeline requests in flight stops being
+//     read until half of them are answered; netio stops reading a peer
+//     that does not read its replies. Memory is bounded by both.
+//   - Shutdown stops accepting and reading, lets requests in flight finish
+//     or time out, writes their replies, then closes.
+package stepsd

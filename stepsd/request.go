@@ -1,0 +1,116 @@
+package stepsd
+
+import (
+	"time"
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// request is one request's flow and everything it needs, pooled per shard.
+// Its root is reused for request after request: the flow's steps find the
+// request through State().User.
+type request struct {
+	root *engine.Steps
+	sh   *shard // where the flow runs (the connection's shard)
+	cn   *conn
+	next *request // in cn's queue, the shard's free list or its retired list
+
+	op    Op
+	bad   string // parse error: the flow fails with InvalidRequest
+	key   []byte // owned copies of the line's parts
+	val   []byte // SET's value, ECHO's text
+	ms    int64
+	res   []byte // GET's value
+	found bool
+
+	errCode, errInfo string
+	done             bool // the reply is known
+
+	ext        engine.External // the waiting step of a SLEEP or a hop
+	timer      reactor.Timer   // SLEEP's
+	ready      bool            // in execStep: its key command waits for its turn
+	dispatched bool            // its key command was applied or sent to its shard
+	hopNext    *request        // in a batch of hops
+	hopping    bool            // a hop to another shard is out: the request may not be reused
+	retired    bool            // answered (timed out); waiting for the hop to come back
+}
+
+func requestOf(as *engine.Steps) *request { return as.State().User.(*request) }
+
+// serveStep bounds the request in time and runs it behind the Limiter.
+func serveStep(as *engine.Steps) {
+	rq := requestOf(as)
+	if rq.bad != "" {
+		as.Error(engine.InvalidRequest, rq.bad)
+	}
+	as.SetTimeout(rq.sh.s.cfg.Timeout)
+	as.Sync(rq.sh.s.lim, execStep)
+}
+
+// serveError turns a failure into the reply; the flow goes on to replyStep.
+func serveError(as *engine.Steps, code string) {
+	rq := requestOf(as)
+	rq.errCode, rq.errInfo = code, as.State().ErrorInfo
+	as.Success()
+}
+
+// execStep does the request's work, inside the Limiter.
+func execStep(as *engine.Steps) {
+	rq := requestOf(as)
+	switch rq.op {
+	case OpEcho:
+	case OpSleep:
+		rq.ext = as.External()
+		as.SetCancel(cancelSleep)
+		rq.timer = rq.sh.r.After(time.Duration(rq.ms)*time.Millisecond, sleepDone, unsafe.Pointer(rq), 0)
+	default:
+		// Key commands apply in the connection's order: this one goes
+		// when every earlier one of its connection has gone. That is
+		// now, unless the Limiter let an earlier one in later.
+		rq.ready = true
+		rq.cn.dispatchKeyed(as, rq)
+		if !rq.dispatched {
+			rq.ext = as.External() // its turn comes in dispatchKeyed
+		}
+	}
+}
+
+// keyed reports whether rq is a command on a key.
+func (rq *request) keyed() bool { return rq.op == OpSet || rq.op == OpGet || rq.op == OpDel }
+
+func sleepDone(arg unsafe.Pointer, _ uint64) {
+	rq := (*request)(arg)
+	rq.timer = reactor.Timer{}
+	rq.ext.Success()
+}
+
+// cancelSleep stops the timer of a SLEEP that timed out, so it cannot fire
+// into the request's next life.
+func cancelSleep(as *engine.Steps) {
+	rq := requestOf(as)
+	rq.sh.r.Stop(rq.timer)
+	rq.timer = reactor.Timer{}
+}
+
+// replyStep is every flow's last step: the reply is known. It is written
+// by the shard's end-of-iteration task, once the other flows the same read
+// started have run too.
+func replyStep(as *engine.Steps) {
+	rq := requestOf(as)
+	cn := rq.cn
+	rq.done = true
+	cn.undone--
+	if rq.hopping {
+		cn.hopsOut-- // timed out away: no longer expected back soon
+	}
+	if cn.cursor == rq {
+		cn.dispatchKeyed(nil, nil) // it failed before its turn: the next may go
+	}
+	if !cn.dirty {
+		cn.dirty = true
+		cn.sh.dirty = append(cn.sh.dirty, cn)
+		cn.sh.schedule()
+	}
+}
