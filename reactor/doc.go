@@ -33,6 +33,26 @@
 //     fire in deadline order, equal deadlines in the order scheduled.
 //   - IsSameThread is true exactly when called on the loop.
 //
+// # Contract between the loop and the I/O layer (package netio)
+//
+//   - Watch(fd, interest, cb, arg) registers fd with the loop's gnet
+//     Poller; cb(arg, fd, ev) runs on the loop while fd is ready for what
+//     SetInterest last asked (level-triggered). Unwatch before closing fd.
+//     An event read in the same epoll_wait batch as the Unwatch of its fd
+//     is dropped, even if a new watch took the number meanwhile.
+//   - AtShutdown hooks run on the loop at Close, after accepted tasks and
+//     due timers and before the engine cancels its flows: whoever owns
+//     descriptors closes them there.
+//
+// # The real loop
+//
+// New's loop waits in epoll_wait on the Poller's epoll instance itself:
+// one wait per batch of ready descriptors, one turn (tasks, due timers,
+// engine flows) per batch, and it blocks only when the turn found nothing
+// left (loop_linux.go says how the eventfd and timerfd are shared with
+// producers). Run locks its goroutine to an OS thread, pinned when
+// Options.CPU >= 0; an unpinned loop may run Unlocked.
+//
 // # Clock and timers
 //
 // Time advances in ticks of Options.Tick (1ms by default). A timer for delay
