@@ -132,7 +132,9 @@ func (e *engine) apply(f *Steps, args []Value, code, info string, err error) {
 			e.ready(fl, actFail)
 			return
 		}
-		f.oncancel = nil
+		if f.flags&fFinally == 0 {
+			f.oncancel = nil // a cancel handler: the step succeeded
+		}
 		if args != nil {
 			fl.args.set(args)
 		}

@@ -96,3 +96,32 @@ func TestSetFinally(t *testing.T) {
 		})
 	}
 }
+
+// A step that waits and ends through its External runs its finally
+// handler too, whether the result comes from the loop or from another
+// goroutine (found in review: the success path dropped it as if it were a
+// cancel handler).
+func TestSetFinallyExternal(t *testing.T) {
+	for _, off := range []bool{false, true} {
+		r := reactor.NewManual()
+		var log logger
+		var ext engine.External
+		root := engine.New(r)
+		root.Add(func(as *engine.Steps) {
+			as.SetFinally(func(*engine.Steps) { log.add("finally") })
+			ext = as.External()
+		}).Add(func(as *engine.Steps) { log.add("next") })
+		p := root.Promise()
+		r.RunUntilIdle()
+		if off {
+			done := make(chan struct{})
+			go func() { ext.Success(); close(done) }()
+			<-done
+		} else {
+			r.Immediate(func() { ext.Success() })
+		}
+		r.RunUntilIdle()
+		<-p.Done()
+		log.check(t, "finally", "next")
+	}
+}

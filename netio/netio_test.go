@@ -1298,3 +1298,28 @@ func TestShutdownAfterAReactorClosed(t *testing.T) {
 	}
 	h.waitClosed(t, 4)
 }
+
+// Close during a long Shutdown aborts at once instead of waiting for the
+// Shutdown's grace (found in review).
+func TestCloseDuringShutdown(t *testing.T) {
+	h := newEcho()
+	h.onEOF = func(c *Conn) {} // never closes: only an abort ends it
+	s, _ := serve(t, h, Options{})
+	c := dial(t, s)
+	echoCheck(t, c, "hi\n")
+	long := make(chan struct{})
+	go func() {
+		_ = s.Shutdown(time.Hour)
+		close(long)
+	}()
+	waitFor(t, "OnEOF from the Shutdown", func() bool { return h.eofs.Load() == 1 })
+	start := time.Now()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("Close took %v during a Shutdown with an hour of grace", d)
+	}
+	<-long // the long Shutdown returns too: nothing is left
+	checkErrs(t, h.waitClosed(t, 1), ErrShutdown)
+}

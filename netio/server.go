@@ -186,21 +186,21 @@ func (s *Server) signalIdle() {
 // Call it from any goroutine except the group's loops, before closing the
 // group.
 func (s *Server) Shutdown(grace time.Duration) error {
-	if s.shutdown.Swap(true) {
-		<-s.idle
-		return nil
+	if !s.shutdown.Swap(true) {
+		s.stopping.Store(true)
+		defer s.dropHooks()
+		if s.acc.r.Post(stopListener, unsafe.Pointer(s), 0) {
+			<-s.lclosed
+		}
+		for _, l := range s.loops {
+			l.r.Post(drainLoop, unsafe.Pointer(l), 0)
+		}
+		if s.live.Load() == 0 {
+			s.signalIdle()
+		}
 	}
-	s.stopping.Store(true)
-	defer s.dropHooks()
-	if s.acc.r.Post(stopListener, unsafe.Pointer(s), 0) {
-		<-s.lclosed
-	}
-	for _, l := range s.loops {
-		l.r.Post(drainLoop, unsafe.Pointer(l), 0)
-	}
-	if s.live.Load() == 0 {
-		s.signalIdle()
-	}
+	// A later call (Close during a long Shutdown) waits for its own grace
+	// only: whichever runs out first aborts what is left.
 	t := time.NewTimer(grace)
 	defer t.Stop()
 	select {
@@ -209,16 +209,15 @@ func (s *Server) Shutdown(grace time.Duration) error {
 	case <-t.C:
 	}
 	for _, l := range s.loops {
-		if !l.r.Post(abortLoop, unsafe.Pointer(l), 0) {
-			// A closed reactor aborted its connections at its shutdown.
-			continue
-		}
+		// false: a closed reactor aborted its connections at its shutdown.
+		l.r.Post(abortLoop, unsafe.Pointer(l), 0)
 	}
 	<-s.idle
 	return nil
 }
 
-// Close is Shutdown with no grace: every connection is aborted at once.
+// Close is Shutdown with no grace: every connection is aborted at once,
+// also when a Shutdown with a longer grace is under way.
 func (s *Server) Close() error { return s.Shutdown(0) }
 
 func stopListener(arg unsafe.Pointer, _ uint64) { (*Server)(arg).closeListener() }

@@ -20,6 +20,7 @@ type conn struct {
 	tooLong    bool     // a line over MaxLine: close once the earlier replies are out
 	closed     bool
 	dirty      bool     // in the shard's dirty list
+	held       bool     // the last flush waited for hops (see flush)
 	cursor     *request // the first request whose key command may not have gone yet (see dispatchKeyed)
 }
 
@@ -155,13 +156,17 @@ func (cn *conn) dispatchKeyed(as *engine.Steps, self *request) {
 // flush writes the replies at the head of the queue that are known. While
 // every request still unanswered is only away on another shard, it waits:
 // those come back within microseconds, and the whole pipelined batch then
-// leaves in one write(2) instead of one per wave of hops. The flows of the
-// requests it answers have ended (they ended in replyStep, before this
-// task ran), so their requests go back to the pool at once.
+// leaves in one write(2) instead of one per wave of hops. It waits once in
+// a row at most: a client that streams keeps new hops out at every flush,
+// and must not wait for a lull. The flows of the requests it answers have
+// ended (they ended in replyStep, before this task ran), so their requests
+// go back to the pool at once.
 func (cn *conn) flush() {
-	if cn.undone > 0 && cn.undone == cn.hopsOut {
+	if cn.undone > 0 && cn.undone == cn.hopsOut && !cn.held {
+		cn.held = true
 		return
 	}
+	cn.held = false
 	sh := cn.sh
 	wrote := false
 	for rq := cn.head; rq != nil && rq.done; rq = cn.head {

@@ -28,6 +28,9 @@
 //     iteration travel as one batch per owner. A connection's key commands
 //     are sent in its request order, so a GET always sees the SET the same
 //     connection sent before it, even when the Limiter is contended.
+//   - A Timeout reply says the answer did not come in time, not that the
+//     command was not applied: a SET that timed out on its way back from
+//     another shard has been applied there, as with any remote call.
 //   - Replies leave in request order, from one end-of-iteration task per
 //     reactor: the replies of a pipelined batch leave in one write(2).
 //   - A connection with Config.MaxPipeline requests in flight stops being
