@@ -9,8 +9,6 @@ import (
 	"io"
 	"math/rand/v2"
 	"net"
-	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -20,6 +18,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/asyncsteps/asyncsteps/internal/leakcheck"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -134,7 +133,7 @@ func (h *testHandler) records() []closeRec {
 // waitClosed waits for n OnClose calls and returns their records.
 func (h *testHandler) waitClosed(t *testing.T, n int) []closeRec {
 	t.Helper()
-	waitFor(t, fmt.Sprintf("%d connections closed", n), func() bool { return int(h.closed.Load()) >= n })
+	leakcheck.Until(t, fmt.Sprintf("%d connections closed", n), func() bool { return int(h.closed.Load()) >= n })
 	recs := h.records()
 	if len(recs) != n {
 		t.Fatalf("%d connections closed, want %d", len(recs), n)
@@ -152,18 +151,6 @@ func (h *testHandler) nextConn(t *testing.T) *Conn {
 		t.Fatal("timed out waiting for OnOpen")
 		return nil
 	}
-}
-
-// checkLeaks records the open descriptors and goroutines; at cleanup (run
-// after every cleanup registered later) it waits until both are back.
-func checkLeaks(t *testing.T) {
-	t.Helper()
-	fds, gs := countFDs(t), runtime.NumGoroutine()
-	t.Cleanup(func() {
-		waitFor(t, "descriptors and goroutines released", func() bool {
-			return countFDs(t) <= fds && runtime.NumGoroutine() <= gs
-		})
-	})
 }
 
 // newGroup starts a 2-reactor group, closed at cleanup.
@@ -186,7 +173,7 @@ func newGroup(t *testing.T) *reactor.Group {
 // shuts both down and checks that no descriptor or goroutine leaked.
 func serve(t *testing.T, h Handler, o Options) (*Server, *reactor.Group) {
 	t.Helper()
-	checkLeaks(t)
+	leakcheck.Check(t)
 	g := newGroup(t)
 	s, err := Listen(g, "127.0.0.1:0", h, o)
 	if err != nil {
@@ -202,25 +189,6 @@ func serve(t *testing.T, h Handler, o Options) (*Server, *reactor.Group) {
 		}
 	})
 	return s, g
-}
-
-func countFDs(t *testing.T) int {
-	es, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(es)
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // onLoop runs fn on r's loop and waits for it.
@@ -512,7 +480,7 @@ func TestSlowReaderBackpressure(t *testing.T) {
 	// The kernel's buffers fill a little after the server stops reading
 	// the first time: wait for three quiet looks in a row.
 	quiet := 0
-	waitFor(t, "the server stops reading", func() bool {
+	leakcheck.Until(t, "the server stops reading", func() bool {
 		time.Sleep(10 * time.Millisecond)
 		if stalled() {
 			quiet++
@@ -661,7 +629,7 @@ func TestMaxInput(t *testing.T) {
 				checkErrs(t, h.waitClosed(t, 1), ErrInputTooLarge)
 				return
 			}
-			waitFor(t, "all input offered", func() bool { return kept.Load() == int64(tc.send) })
+			leakcheck.Until(t, "all input offered", func() bool { return kept.Load() == int64(tc.send) })
 			var closed bool
 			onLoop(t, sc.Reactor(), func() { closed = sc.Closed() }) // after the read's checks
 			if closed || h.closed.Load() != 0 {
@@ -757,7 +725,7 @@ func TestPauseResume(t *testing.T) {
 			}
 			// The new bytes (and FIN) are in the server's socket before it
 			// resumes: the kept input must still come first.
-			waitFor(t, "new input at the server", func() (ok bool) {
+			leakcheck.Until(t, "new input at the server", func() (ok bool) {
 				onLoop(t, sc.Reactor(), func() {
 					n, err := unix.IoctlGetInt(sc.fd, unix.SIOCINQ)
 					ok = err == nil && n == len(later) &&
@@ -824,7 +792,7 @@ func TestPauseResumeInOnData(t *testing.T) {
 			for i, p := range tc.sends {
 				write(t, c, p)
 				if i < len(tc.sends)-1 {
-					waitFor(t, "the partial line kept", func() (ok bool) {
+					leakcheck.Until(t, "the partial line kept", func() (ok bool) {
 						onLoop(t, sc.Reactor(), func() { ok = sc.input != nil && len(sc.input.B) == len(p) })
 						return ok
 					})
@@ -985,7 +953,7 @@ func TestShutdownWhileClosing(t *testing.T) {
 	c := dialWith(t, s, smallBufDialer(16<<10))
 	sc := h.nextConn(t)
 	write(t, c, "go\n") // and never read
-	waitFor(t, "Close with output queued", func() (ok bool) {
+	leakcheck.Until(t, "Close with output queued", func() (ok bool) {
 		onLoop(t, sc.Reactor(), func() { ok = sc.state&stClosing != 0 && sc.Buffered() > 0 })
 		return ok
 	})
@@ -1109,7 +1077,7 @@ func TestCloseWrite(t *testing.T) {
 		t.Fatalf("got %q", got)
 	}
 	write(t, c, "more\n")
-	waitFor(t, "the server reads after CloseWrite", func() bool { return lateWrite.Load() != nil })
+	leakcheck.Until(t, "the server reads after CloseWrite", func() bool { return lateWrite.Load() != nil })
 	if got := lateWrite.Load(); got != ErrClosed.Error() {
 		t.Errorf("Write after CloseWrite: %v, want ErrClosed", got)
 	}
@@ -1173,7 +1141,7 @@ func TestManyConnsChurn(t *testing.T) {
 	for err := range errc {
 		t.Error(err)
 	}
-	waitFor(t, "every connection closed", func() bool {
+	leakcheck.Until(t, "every connection closed", func() bool {
 		return s.Conns() == 0 && int(h.closed.Load()) == int(h.opened.Load())
 	})
 	h.mu.Lock()
@@ -1190,7 +1158,7 @@ func TestManyConnsChurn(t *testing.T) {
 }
 
 func TestListenErrors(t *testing.T) {
-	checkLeaks(t)
+	leakcheck.Check(t)
 	g := newGroup(t)
 	taken, err := Listen(g, "127.0.0.1:0", newEcho(), Options{})
 	if err != nil {
@@ -1219,7 +1187,7 @@ func TestListenErrors(t *testing.T) {
 		{"closed group", closed, "127.0.0.1:0", newEcho(), reactor.ErrClosed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			fds := countFDs(t)
+			fds := leakcheck.FDs(t)
 			s, err := Listen(tc.g, tc.addr, tc.h, Options{})
 			if err == nil {
 				_ = s.Close()
@@ -1228,7 +1196,7 @@ func TestListenErrors(t *testing.T) {
 			if tc.want != nil && !errors.Is(err, tc.want) {
 				t.Errorf("error %v, want %v", err, tc.want)
 			}
-			if n := countFDs(t); n != fds {
+			if n := leakcheck.FDs(t); n != fds {
 				t.Errorf("%d descriptors open, %d before", n, fds)
 			}
 		})
@@ -1312,7 +1280,7 @@ func TestCloseDuringShutdown(t *testing.T) {
 		_ = s.Shutdown(time.Hour)
 		close(long)
 	}()
-	waitFor(t, "OnEOF from the Shutdown", func() bool { return h.eofs.Load() == 1 })
+	leakcheck.Until(t, "OnEOF from the Shutdown", func() bool { return h.eofs.Load() == 1 })
 	start := time.Now()
 	if err := s.Close(); err != nil {
 		t.Fatal(err)

@@ -11,12 +11,13 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/asyncsteps/asyncsteps/internal/leakcheck"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 func TestGroupRoundRobinCurrentClose(t *testing.T) {
 	g0 := runtime.NumGoroutine()
-	fd0 := countFDs(t)
+	fd0 := leakcheck.FDs(t)
 	g, err := reactor.NewGroup(2, reactor.Options{CPU: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -125,7 +126,7 @@ func TestGroupRoundRobinCurrentClose(t *testing.T) {
 }
 
 func TestGroupCloseWithoutStart(t *testing.T) {
-	fd0 := countFDs(t)
+	fd0 := leakcheck.FDs(t)
 	g, err := reactor.NewGroup(3, reactor.Options{CPU: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -140,7 +141,7 @@ func TestGroupCloseWithoutStart(t *testing.T) {
 	case <-time.After(hangTimeout):
 		t.Fatal("Close without Start blocked")
 	}
-	if fd := countFDs(t); fd != fd0 {
+	if fd := leakcheck.FDs(t); fd != fd0 {
 		t.Fatalf("fds: %d before NewGroup, %d after Close", fd0, fd)
 	}
 }

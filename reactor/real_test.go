@@ -13,7 +13,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"runtime"
 	"sort"
 	"sync"
@@ -25,6 +24,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/internal/leakcheck"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -93,15 +93,6 @@ func wait(t *testing.T, ch <-chan struct{}, what string) {
 	case <-time.After(hangTimeout):
 		t.Fatalf("timed out waiting for %s (deadlock or lost wake-up?)", what)
 	}
-}
-
-func countFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skipf("cannot read /proc/self/fd: %v", err)
-	}
-	return len(ents)
 }
 
 // settleGoroutines waits (bounded) for the goroutine count to drop back to
@@ -745,7 +736,7 @@ func TestRealPinningDoesNotOutliveRun(t *testing.T) {
 // every task accepted before Close ran, everything after Close is refused.
 func TestRealCloseWhileBusy(t *testing.T) {
 	g0 := runtime.NumGoroutine()
-	fd0 := countFDs(t)
+	fd0 := leakcheck.FDs(t)
 	r, err := reactor.New(reactor.Options{CPU: -1, RingSize: 256})
 	if err != nil {
 		t.Fatal(err)
@@ -900,12 +891,12 @@ func TestRealConcurrentClose(t *testing.T) {
 // closed, and a later Run returns nil at once (Run's doc: "It returns nil
 // after Close").
 func TestRealCloseBeforeRun(t *testing.T) {
-	fd0 := countFDs(t)
+	fd0 := leakcheck.FDs(t)
 	r, err := reactor.New(reactor.Options{CPU: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if countFDs(t) <= fd0 {
+	if leakcheck.FDs(t) <= fd0 {
 		t.Fatal("New opened no descriptors?")
 	}
 	var ran atomic.Bool
@@ -918,7 +909,7 @@ func TestRealCloseBeforeRun(t *testing.T) {
 	if !ran.Load() {
 		t.Fatal("a task accepted before Close did not run")
 	}
-	if fd := countFDs(t); fd != fd0 {
+	if fd := leakcheck.FDs(t); fd != fd0 {
 		t.Fatalf("fds: %d before New, %d after Close", fd0, fd)
 	}
 	if h := r.Immediate(func() {}); !h.IsZero() {
@@ -1047,7 +1038,7 @@ func TestRealSelfReschedulingImmediateDoesNotStarveTheLoop(t *testing.T) {
 // Many reactors made, run and closed: no descriptor and no goroutine is left.
 func TestRealNoLeaks(t *testing.T) {
 	g0 := runtime.NumGoroutine()
-	fd0 := countFDs(t)
+	fd0 := leakcheck.FDs(t)
 	for i := 0; i < 20; i++ {
 		r, err := reactor.New(reactor.Options{CPU: -1})
 		if err != nil {
@@ -1169,7 +1160,7 @@ func TestRealLoopsPostingToEachOtherNeverDeadlock(t *testing.T) {
 // reactors were made are all that is left after they closed.
 func assertNoLeaks(t *testing.T, fd0, g0 int) {
 	t.Helper()
-	if fd := countFDs(t); fd != fd0 {
+	if fd := leakcheck.FDs(t); fd != fd0 {
 		t.Fatalf("fds: %d before, %d after", fd0, fd)
 	}
 	if g := settleGoroutines(g0); g > g0 {

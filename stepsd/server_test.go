@@ -7,19 +7,19 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/asyncsteps/asyncsteps/internal/leakcheck"
 )
 
-// start runs a server on a loopback port; cleanup shuts it down and checks
-// that no descriptor or goroutine outlives it.
+// start runs a server on a loopback port; cleanup shuts it down, then
+// checks that no descriptor or goroutine outlives it.
 func start(t *testing.T, cfg Config) *Server {
 	t.Helper()
-	fds, gs := countFDs(t), runtime.NumGoroutine()
+	leakcheck.Check(t)
 	cfg.Addr = "127.0.0.1:0"
 	if cfg.Reactors == 0 {
 		cfg.Reactors = 2
@@ -32,30 +32,8 @@ func start(t *testing.T, cfg Config) *Server {
 		if err := s.Shutdown(2 * time.Second); err != nil {
 			t.Error(err)
 		}
-		waitFor(t, "descriptors and goroutines released", func() bool {
-			return countFDs(t) <= fds && runtime.NumGoroutine() <= gs
-		})
 	})
 	return s
-}
-
-func countFDs(t *testing.T) int {
-	es, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(es)
-}
-
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting: %s", what)
-		}
-		time.Sleep(2 * time.Millisecond)
-	}
 }
 
 // client is one test connection.
@@ -314,7 +292,7 @@ func TestSlowReaderIsBackpressured(t *testing.T) {
 }
 
 func TestShutdownFinishesRequestsInFlight(t *testing.T) {
-	fds, gs := countFDs(t), runtime.NumGoroutine()
+	leakcheck.Check(t)
 	s, err := Start(Config{Addr: "127.0.0.1:0", Reactors: 2})
 	if err != nil {
 		t.Fatal(err)
@@ -351,9 +329,6 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 	for _, c := range cs {
 		_ = c.c.Close()
 	}
-	waitFor(t, "descriptors and goroutines released", func() bool {
-		return countFDs(t) <= fds && runtime.NumGoroutine() <= gs
-	})
 }
 
 func TestShutdownTimesOutStuckRequests(t *testing.T) {

@@ -29,11 +29,11 @@ import (
 	"regexp"
 	"runtime"
 	"slices"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/bench"
+	"github.com/asyncsteps/asyncsteps/bench/internal/mdtable"
 )
 
 func main() {
@@ -276,7 +276,7 @@ func printTable(w io.Writer, rows []row) (failed, missed bool) {
 			notes = append(notes, fmt.Sprintf("%s/impl=%s: %s", r.s.Name, bench.ImplGoroutines, peer.err))
 		}
 	}
-	writeCells(w, cells, 3, 7)
+	mdtable.Write(w, cells, 3, 7)
 	for _, n := range notes {
 		fmt.Fprintln(w, "FAIL:", n)
 	}
@@ -329,44 +329,11 @@ func printSyncTable(w io.Writer, rows []syncRow) (failed, missed bool) {
 			cells = append(cells, c)
 		}
 	}
-	writeCells(w, cells, 3, 7)
+	mdtable.Write(w, cells, 3, 7)
 	for _, n := range notes {
 		fmt.Fprintln(w, "FAIL:", n)
 	}
 	return failed, missed
-}
-
-// writeCells prints cells as an aligned Markdown table, the first row as
-// the header; columns lo..hi hold numbers and align right.
-func writeCells(w io.Writer, cells [][]string, lo, hi int) {
-	widths := make([]int, len(cells[0]))
-	for _, c := range cells {
-		for i, s := range c {
-			widths[i] = max(widths[i], len([]rune(s)))
-		}
-	}
-	for k, c := range cells {
-		var b strings.Builder
-		b.WriteString("|")
-		for i, s := range c {
-			pad := strings.Repeat(" ", widths[i]-len([]rune(s)))
-			if i >= lo && i <= hi && k > 0 {
-				s = pad + s // numbers align right
-			} else {
-				s += pad
-			}
-			fmt.Fprintf(&b, " %s |", s)
-		}
-		fmt.Fprintln(w, b.String())
-		if k == 0 {
-			b.Reset()
-			b.WriteString("|")
-			for i := range c {
-				fmt.Fprintf(&b, "%s|", strings.Repeat("-", widths[i]+2))
-			}
-			fmt.Fprintln(w, b.String())
-		}
-	}
 }
 
 // fmtMetric shows a benchmark's own metric, or nothing if it has none.

@@ -43,6 +43,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/asyncsteps/asyncsteps/bench/internal/mdtable"
 	"github.com/asyncsteps/asyncsteps/bench/netbench"
 )
 
@@ -423,7 +424,7 @@ func printThroughput(w io.Writer, rep *report, servers []string, p plan) {
 			cells = append(cells, row)
 		}
 	}
-	writeCells(w, cells, 1, 9)
+	mdtable.Write(w, cells, 1, 9)
 }
 
 // printMemory prints the memory table.
@@ -450,7 +451,7 @@ func printMemory(w io.Writer, rep *report, p plan) {
 			cells = append(cells, row)
 		}
 	}
-	writeCells(w, cells, 2, 8)
+	mdtable.Write(w, cells, 2, 8)
 }
 
 // fmtCodes shows ERR counts by code, sorted: "DefenseRejected=812".
@@ -475,38 +476,4 @@ func fmtLatency(us float64) string {
 		return fmt.Sprintf("%.1fms", us/1000)
 	}
 	return fmt.Sprintf("%.2fs", us/1e6)
-}
-
-// writeCells prints cells as an aligned Markdown table, the first row as
-// the header; columns lo..hi hold numbers and align right. (The same as
-// cmd/benchtable's.)
-func writeCells(w io.Writer, cells [][]string, lo, hi int) {
-	widths := make([]int, len(cells[0]))
-	for _, c := range cells {
-		for i, s := range c {
-			widths[i] = max(widths[i], len([]rune(s)))
-		}
-	}
-	for k, c := range cells {
-		var b strings.Builder
-		b.WriteString("|")
-		for i, s := range c {
-			pad := strings.Repeat(" ", widths[i]-len([]rune(s)))
-			if i >= lo && i <= hi && k > 0 {
-				s = pad + s
-			} else {
-				s += pad
-			}
-			fmt.Fprintf(&b, " %s |", s)
-		}
-		fmt.Fprintln(w, b.String())
-		if k == 0 {
-			b.Reset()
-			b.WriteString("|")
-			for i := range c {
-				fmt.Fprintf(&b, "%s|", strings.Repeat("-", widths[i]+2))
-			}
-			fmt.Fprintln(w, b.String())
-		}
-	}
 }
