@@ -2,6 +2,7 @@ package engine
 
 import (
 	"sync"
+	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/arena"
 	"github.com/asyncsteps/asyncsteps/reactor"
@@ -31,6 +32,8 @@ type engine struct {
 
 	rootLocal  *root // roots released on the loop, for New on the loop: no lock
 	rootLocalN int
+
+	bridge unsafe.Pointer // a bridge's per-reactor state (BridgeData)
 
 	rootMu    sync.Mutex // guards rootFree and rootsLive: New and Release run on any goroutine
 	rootFree  *root
@@ -270,7 +273,7 @@ func (e *engine) exec(f *Steps) {
 		e.startParallel(f)
 		return
 	case kSuccess:
-		fl.args = *(*Args)(f.x)
+		fl.args.assign((*Args)(f.x))
 		fl.action = actDone
 		return
 	}

@@ -65,6 +65,9 @@ func (x External) finish(args []Value, code, info string, err error) bool {
 	if f == nil {
 		return false
 	}
+	if f.kind == kForeign {
+		return finishForeign(f.foreign(), args, code, info)
+	}
 	e := f.e
 	armed := x.gen<<xBits | xArmed
 	if e.r.IsSameThread() {
@@ -84,6 +87,23 @@ func (x External) finish(args []Value, code, info string, err error) bool {
 	return e.r.Post(deliverClaimed, unsafe.Pointer(f), x.gen)
 }
 
+// finishForeign completes a foreign step through its engine, which decides
+// whether the result still applies.
+func finishForeign(impl Foreign, args []Value, code, info string) bool {
+	if !impl.Valid() {
+		return false
+	}
+	if code != "" {
+		impl.Error(code, info)
+	} else if args != nil {
+		forwardSuccess(impl, args)
+	} else {
+		a := impl.Args()
+		impl.Success(a.v[:a.Len()])
+	}
+	return true
+}
+
 // deliverClaimed applies, on the loop, a result an External wrote from
 // another goroutine, unless the step was canceled meanwhile (which CASes
 // xClaimed away first).
@@ -96,7 +116,8 @@ func deliverClaimed(arg unsafe.Pointer, gen uint64) {
 	code, info, err, pass := fl.xcode, fl.xinfo, fl.xerr, fl.xpass
 	fl.xcode, fl.xinfo, fl.xerr, fl.xpass = "", "", nil, false
 	if f.st == stWaiting && code == "" && !pass {
-		fl.args = fl.xargs // only now: the flow's values are the step's to replace
+		fl.args.assign(&fl.xargs) // only now: the flow's values are the step's to replace
+		fl.xargs = Args{}          // moved, not dropped
 	}
 	fl.xargs.reset()
 	f.e.apply(f, nil, code, info, err)

@@ -51,7 +51,8 @@ type Steps struct {
 	oncancel CancelFunc
 	timer    reactor.Timer
 	scope    arena.Scope    // Stack[T] memory and per-kind state, freed with the step
-	x        unsafe.Pointer // per-kind: *loopState, *Args of SuccessStep, first branch *flow of a running parallel, AddWith's *T
+	x        unsafe.Pointer // per-kind: *loopState, *Args of SuccessStep, first branch *flow of a running parallel, AddWith's *T, a foreign accessor's *foreignSteps
+	bin      unsafe.Pointer // a bridge's binding (binary.go): released through Bridge.Release when the step is destroyed
 	xfn      unsafe.Pointer // AddWith: the user's func(*Steps, *T), called by fn
 	n        int32          // parallel: branches still running
 	kind     uint8
@@ -87,6 +88,7 @@ const (
 	kLoop            // Loop, Repeat, ForEach: children are iterations
 	kBody            // one iteration of the parent loop
 	kSuccess         // SuccessStep: succeeds with *Args in x
+	kForeign         // an accessor of another implementation's flow (NewForeign): never a frame
 )
 
 // Frame flags.
@@ -206,6 +208,9 @@ func (e *engine) releaseFrame(f *Steps) {
 	if f.ctl.Load()&xMask != xNone {
 		f.releaseClaim()
 	}
+	if f.bin != nil {
+		bridge.release(f.bin, true)
+	}
 	var rt *root
 	if f.fl != nil {
 		rt = f.fl.root
@@ -231,7 +236,7 @@ func (f *Steps) reset() {
 	f.fn, f.onerr, f.oncancel = nil, nil, nil
 	f.timer = reactor.Timer{}
 	f.scope = arena.Scope{}
-	f.x, f.xfn = nil, nil
+	f.x, f.xfn, f.bin = nil, nil, nil
 	f.n, f.kind, f.flags, f.st = 0, 0, 0, stFree
 }
 

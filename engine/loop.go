@@ -133,6 +133,9 @@ func (as *Steps) Loop(body ExecFunc, label ...string) {
 		return
 	}
 	_, ls := as.addLoop("Loop", loopForever, label)
+	if ls == nil && as.kind == kForeign {
+		as.foreign().Loop(body, optLabel(label))
+	}
 	if ls != nil {
 		ls.body = body
 		ls.pc = funcPC(*(*unsafe.Pointer)(unsafe.Pointer(&body)))
@@ -149,6 +152,9 @@ func (as *Steps) Repeat(count int, body func(as *Steps, i int), label ...string)
 		return
 	}
 	_, ls := as.addLoop("Repeat", loopCount, label)
+	if ls == nil && as.kind == kForeign {
+		as.foreign().Repeat(count, body, optLabel(label))
+	}
 	if ls != nil {
 		ls.rbody = body
 		ls.n = count
@@ -178,6 +184,9 @@ func ForEach[T any](as *Steps, items []T, body func(as *Steps, i int, v T), labe
 	}
 	L, ls := as.addLoop("ForEach", loopIter, label)
 	if ls == nil {
+		if as.kind == kForeign {
+			as.foreign().Repeat(len(items), func(as *Steps, i int) { body(as, i, items[i]) }, optLabel(label))
+		}
 		return
 	}
 	st := allocFor[forEachState[T]](L)
@@ -212,6 +221,14 @@ func ForEachMap[K cmp.Ordered, V any](as *Steps, m map[K]V, body func(as *Steps,
 	}
 	L, ls := as.addLoop("ForEachMap", loopIter, label)
 	if ls == nil {
+		if as.kind == kForeign {
+			keys := make([]K, 0, len(m))
+			for k := range m {
+				keys = append(keys, k)
+			}
+			slices.Sort(keys)
+			as.foreign().Repeat(len(keys), func(as *Steps, i int) { body(as, keys[i], m[keys[i]]) }, optLabel(label))
+		}
 		return
 	}
 	st := allocFor[forEachMapState[K, V]](L)
@@ -231,6 +248,14 @@ func ForEachMap[K cmp.Ordered, V any](as *Steps, m map[K]V, body func(as *Steps,
 	ls.pc = funcPC(*(*unsafe.Pointer)(unsafe.Pointer(&body)))
 }
 
+// optLabel returns the optional label, or "".
+func optLabel(label []string) string {
+	if len(label) > 0 {
+		return label[0]
+	}
+	return ""
+}
+
 // Break ends the innermost loop, or the loop named label, as a success
 // (spec 1.8.1). It never returns. Outside a loop it is a misuse.
 func (as *Steps) Break(label ...string) { as.loopCtl("Break", raiseBreak, label) }
@@ -241,6 +266,14 @@ func (as *Steps) Continue(label ...string) { as.loopCtl("Continue", raiseContinu
 
 func (as *Steps) loopCtl(op string, kind uint8, label []string) {
 	if !as.current(op) {
+		if as.isForeign() {
+			if kind == raiseBreak {
+				as.foreign().Break(optLabel(label))
+			} else {
+				as.foreign().Continue(optLabel(label))
+			}
+			panic(ForeignUnwind)
+		}
 		return
 	}
 	r := raise{kind: kind}

@@ -116,6 +116,9 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 func (rt *root) discardBuilt(f *Steps) {
 	for c := f.dequeue(); c != nil; c = f.dequeue() {
 		rt.discardBuilt(c)
+		if c.bin != nil {
+			bridge.release(c.bin, rt.e.r.IsSameThread())
+		}
 		c.reset()
 		rt.built--
 		c.next = rt.spare
@@ -132,6 +135,10 @@ func (as *Steps) Execute() {
 		return
 	}
 	if as.kind != kRoot {
+		if as.kind == kForeign {
+			as.foreign().Execute()
+			return
+		}
 		misuse(as, "Execute: not a root")
 		return
 	}
@@ -264,6 +271,10 @@ func (rt *root) endRunWith(code string) {
 // a root that is not executing does nothing.
 func (as *Steps) Cancel() {
 	if as == nil || as.kind != kRoot {
+		if as.isForeign() {
+			as.foreign().Cancel()
+			return
+		}
 		misuse(as, "Cancel: not a root")
 		return
 	}
@@ -296,6 +307,10 @@ func cancelRoot(arg unsafe.Pointer, g uint64) {
 // that holds the root, or on the loop.
 func (as *Steps) Release() {
 	if as == nil || as.kind != kRoot {
+		if as.isForeign() {
+			as.foreign().Release()
+			return
+		}
 		misuse(as, "Release: not a root")
 		return
 	}
@@ -315,6 +330,10 @@ func (as *Steps) Release() {
 
 func (rt *root) release() {
 	rt.discardBuilt(&rt.Steps)
+	if rt.bin != nil {
+		bridge.release(rt.bin, rt.e.r.IsSameThread())
+		rt.bin = nil
+	}
 	rt.released = true
 	rt.misuse = ""
 	rt.promise = nil

@@ -17,6 +17,9 @@ func (as *Steps) current(op string) bool {
 	if as.e.r.IsSameThread() && as.e.cur == as {
 		return true
 	}
+	if as.kind == kForeign {
+		return false // the caller forwards
+	}
 	misuse(as, op+": not called on the running step's accessor (kept past its step, or called outside its callback)")
 	return false
 }
@@ -29,6 +32,10 @@ func (as *Steps) current(op string) bool {
 // may belong to another flow by now) is dropped.
 func misuse(as *Steps, info string) {
 	if as == nil || as.e == nil {
+		return
+	}
+	if as.kind == kForeign {
+		as.foreign().Error(InternalError, info)
 		return
 	}
 	e := as.e
@@ -76,6 +83,9 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 		}
 	case !e.r.IsSameThread():
 		// Off the loop only a root being built may take steps (above).
+		if as.kind == kForeign {
+			return nil // the caller forwards
+		}
 	case as == e.cur:
 		if as.flags&fSucceeded != 0 {
 			misuse(as, op+": called after Success")
@@ -117,8 +127,18 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 		if len(onerror) == 1 {
 			c.onerr = onerror[0]
 		}
+	} else if as.kind == kForeign {
+		as.foreign().Add(f, optErr(onerror))
 	}
 	return as
+}
+
+// optErr returns the optional ErrorFunc, or nil.
+func optErr(onerror []ErrorFunc) ErrorFunc {
+	if len(onerror) == 1 {
+		return onerror[0]
+	}
+	return nil
 }
 
 // Parallel adds a parallel step and returns its accessor (spec 1.4): each
@@ -135,6 +155,9 @@ func (as *Steps) Parallel(onerror ...ErrorFunc) *Steps {
 	}
 	c := as.addFrame(kParallel, "Parallel")
 	if c == nil {
+		if as.kind == kForeign {
+			return as.foreign().Parallel(optErr(onerror))
+		}
 		return as
 	}
 	if len(onerror) == 1 {
@@ -158,11 +181,11 @@ func (as *Steps) Sync(obj Sync, f ExecFunc, onerror ...ErrorFunc) *Steps {
 		misuse(as, "Sync: more than one ErrorFunc")
 		return as
 	}
-	var eh ErrorFunc
-	if len(onerror) == 1 {
-		eh = onerror[0]
+	if as.kind == kForeign {
+		as.foreign().Sync(obj, f, optErr(onerror))
+		return as
 	}
-	obj.Sync(as, f, eh)
+	obj.Sync(as, f, optErr(onerror))
 	return as
 }
 
@@ -183,7 +206,13 @@ func (as *Steps) SuccessStep(args ...Value) *Steps {
 	if c := as.addFrame(kSuccess, "SuccessStep"); c != nil {
 		a := allocFor[Args](c)
 		a.set(args)
+		for i := range a.v {
+			a.v[i].meta &^= metaOwned // a copy: the flow's arguments own the original
+		}
 		c.x = unsafe.Pointer(a)
+	} else if as.kind == kForeign {
+		vals := append([]Value(nil), args...)
+		as.foreign().Add(func(as *Steps) { as.Success(vals...) }, nil)
 	}
 	return as
 }
@@ -191,6 +220,9 @@ func (as *Steps) SuccessStep(args ...Value) *Steps {
 // State returns the flow's state: one *State per root. Nil for a nil accessor.
 func (as *Steps) State() *State {
 	if as == nil || as.fl == nil {
+		if as.isForeign() {
+			return as.foreign().State()
+		}
 		return nil
 	}
 	return &as.fl.root.state
@@ -267,6 +299,9 @@ func (as *Steps) Clone() *Steps {
 		return nil
 	}
 	if as.kind != kRoot {
+		if as.kind == kForeign {
+			return as.foreign().NewInstance() // steps of another engine cannot be copied
+		}
 		misuse(as, "Clone: not a root")
 		return nil
 	}
@@ -280,13 +315,20 @@ func (as *Steps) NewInstance() *Steps {
 	if as == nil {
 		return nil
 	}
+	if as.kind == kForeign {
+		return as.foreign().NewInstance()
+	}
 	return New(as.e.r)
 }
 
-// Reactor returns the reactor the flow runs on.
+// Reactor returns the reactor the flow runs on (for a foreign accessor,
+// the one its engine maps to, or nil).
 func (as *Steps) Reactor() *reactor.Reactor {
 	if as == nil {
 		return nil
+	}
+	if as.kind == kForeign {
+		return as.foreign().Reactor()
 	}
 	return as.e.r
 }
@@ -297,8 +339,11 @@ func (as *Steps) Valid() bool {
 	if as == nil || as.e == nil {
 		return false
 	}
-	if as.kind == kRoot {
+	switch as.kind {
+	case kRoot:
 		return !rootOf(as).released
+	case kForeign:
+		return as.foreign().Valid()
 	}
 	return as.status() != stFree
 }
@@ -308,6 +353,9 @@ func (as *Steps) Valid() bool {
 func (as *Steps) RootID() uintptr {
 	if as == nil {
 		return 0
+	}
+	if as.kind == kForeign {
+		return as.foreign().RootID()
 	}
 	return uintptr(unsafe.Pointer(as.fl))
 }
@@ -323,6 +371,14 @@ func (as *Steps) Success(args ...Value) {
 		return
 	}
 	if !as.e.r.IsSameThread() || as.e.cur != as {
+		if as.kind == kForeign {
+			if len(args) > MaxArgs {
+				misuse(as, "Success: more than 4 values")
+				return
+			}
+			forwardSuccess(as.foreign(), args)
+			return
+		}
 		if g := as.ctl.Load(); g&xMask == xArmed {
 			External{f: as, gen: g >> xBits}.Success(args...)
 			return
@@ -358,6 +414,10 @@ func (as *Steps) Error(code string, info ...string) {
 	}
 	e := as.e
 	if !e.r.IsSameThread() || e.cur != as {
+		if as.kind == kForeign {
+			as.foreign().Error(code, inf)
+			panic(ForeignUnwind)
+		}
 		if g := as.ctl.Load(); g&xMask == xArmed {
 			External{f: as, gen: g >> xBits}.Error(code, info...)
 			return
@@ -386,6 +446,9 @@ func (as *Steps) execOnly(op string) bool {
 // replaces the limit.
 func (as *Steps) SetTimeout(d time.Duration) {
 	if !as.execOnly("SetTimeout") {
+		if as.isForeign() {
+			as.foreign().SetTimeout(d)
+		}
 		return
 	}
 	e := as.e
@@ -403,6 +466,8 @@ func (as *Steps) SetCancel(f CancelFunc) {
 	if as.execOnly("SetCancel") {
 		as.oncancel = f
 		as.flags &^= fFinally
+	} else if as.isForeign() {
+		as.foreign().SetCancel(f)
 	}
 }
 
@@ -425,6 +490,8 @@ func (as *Steps) SetFinally(f CancelFunc) {
 func (as *Steps) WaitExternal() {
 	if as.execOnly("WaitExternal") {
 		as.flags |= fWait
+	} else if as.isForeign() {
+		as.foreign().WaitExternal()
 	}
 }
 
@@ -433,6 +500,10 @@ func (as *Steps) WaitExternal() {
 // same step returns the same handle.
 func (as *Steps) External() External {
 	if !as.execOnly("External") {
+		if as.isForeign() {
+			as.foreign().WaitExternal()
+			return External{f: as}
+		}
 		return External{}
 	}
 	c := as.ctl.Load()
@@ -449,6 +520,9 @@ func (as *Steps) External() External {
 // running step ends.
 func (as *Steps) Args() *Args {
 	if !as.current("Args") {
+		if as.isForeign() {
+			return as.foreign().Args()
+		}
 		return &Args{}
 	}
 	return &as.fl.args
@@ -457,6 +531,9 @@ func (as *Steps) Args() *Args {
 // Arg returns Args().At(i).
 func (as *Steps) Arg(i int) Value {
 	if as == nil || !as.e.r.IsSameThread() || as.e.cur != as {
+		if as.isForeign() {
+			return as.foreign().Args().At(i)
+		}
 		as.current("Arg")
 		return Value{}
 	}
@@ -469,6 +546,8 @@ func (as *Steps) Arg(i int) Value {
 // allocates once warm. Never keep the pointer past the step.
 func Stack[T any](as *Steps) *T {
 	if !as.current("Stack") {
+		// A foreign step's Go memory is the GC's: it lives at least as
+		// long as the step.
 		return new(T)
 	}
 	return arena.Alloc[T](as.e.ar, &as.scope)

@@ -25,6 +25,8 @@ func AddWith[T any](as *Steps, f func(as *Steps, v *T), v *T, onerror ...ErrorFu
 		if len(onerror) == 1 {
 			c.onerr = onerror[0]
 		}
+	} else if as.kind == kForeign {
+		as.foreign().Add(func(as *Steps) { f(as, v) }, optErr(onerror))
 	}
 	return as
 }
@@ -75,6 +77,10 @@ func Local[T any](as *Steps) *T {
 // received unchanged (Success would replace them).
 func (as *Steps) Pass() {
 	if !as.current("Pass") {
+		if as.isForeign() {
+			a := as.foreign().Args()
+			as.foreign().Success(a.v[:a.Len()])
+		}
 		return
 	}
 	switch {

@@ -1,0 +1,231 @@
+package engine
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// This file is the engine's side of a bridge to FTN12's universal binary
+// interface (spec 2.7): package abi builds on it, and so could a bridge to
+// any other implementation. Nothing here is needed to write steps in Go.
+//
+// The contract between the engine and a bridge:
+//
+//   - A step may carry a binding: one word of the bridge's (abi: the C
+//     image of the step, its FutoInAsyncSteps). AddBinding sets it when the
+//     step is added, Bind later; Binding reads it. When the step is
+//     destroyed (or the root released) the engine calls Bridge.Release with
+//     it, on the loop, exactly once, and forgets it.
+//   - A Value made by BinaryValue with owned set belongs to the flow's
+//     arguments it is in: when it leaves them (the next success replaces
+//     it, a step adds sub-steps, the flow starts again or its root is
+//     released, or an External result that carried it is dropped) the engine
+//     calls Bridge.Drop with it, exactly once. A Value that is passed on
+//     unchanged (Success with the value it received) stays owned and is
+//     not dropped.
+//   - A foreign *Steps (NewForeign) forwards every call to a Foreign: the
+//     engine's native paths reach the foreign check only on their slow,
+//     misuse paths, so a native step pays nothing for it.
+
+// Bridge is what a bridge to the binary interface tells the engine; see
+// SetBridge.
+type Bridge struct {
+	// Release is called when a step's binding is dropped with its step (or
+	// its root): on the loop (onLoop true), or on the goroutine that
+	// discards a root it was building. It must not call back into the
+	// engine.
+	Release func(bin unsafe.Pointer, onLoop bool)
+	// Drop is called when an owned Value leaves a flow's arguments. It may
+	// run on the loop or, for an External result never delivered, on the
+	// goroutine that drops it. It must not call back into the engine.
+	Drop func(v *Value)
+}
+
+var (
+	bridgeOnce sync.Once
+	bridge     Bridge
+)
+
+// SetBridge installs the process's binary bridge. It is called once, when
+// the bridge package initializes; a second call panics, since two bridges
+// would each receive the other's bindings.
+func SetBridge(b Bridge) {
+	set := false
+	bridgeOnce.Do(func() { bridge, set = b, true })
+	if !set {
+		panic("engine.SetBridge: a bridge is already installed")
+	}
+}
+
+// AddBinding adds a step like Add (fn with onerror, which may be nil) and
+// gives it the binding bin. It returns as. When the step cannot be added
+// (a misuse), bin is released at once through Bridge.Release.
+func AddBinding(as *Steps, fn ExecFunc, onerror ErrorFunc, bin unsafe.Pointer) *Steps {
+	if as == nil {
+		return nil
+	}
+	if fn == nil {
+		bridge.release(bin, as.e != nil && as.e.r.IsSameThread())
+		misuse(as, "Add: nil execute callback")
+		return as
+	}
+	c := as.addFrame(kStep, "Add")
+	if c == nil {
+		bridge.release(bin, as.e != nil && as.e.r.IsSameThread())
+		if as.kind == kForeign {
+			as.foreign().Add(fn, onerror)
+		}
+		return as
+	}
+	c.fn, c.onerr, c.bin = fn, onerror, bin
+	return as
+}
+
+func (b *Bridge) release(bin unsafe.Pointer, onLoop bool) {
+	if bin != nil && b.Release != nil {
+		b.Release(bin, onLoop)
+	}
+}
+
+// Binding returns the binding of as's step, or nil.
+func Binding(as *Steps) unsafe.Pointer {
+	if as == nil {
+		return nil
+	}
+	return as.bin
+}
+
+// Bind gives bin to as, which must have no binding yet: the running step,
+// a root, or a parallel step of a root being built. It reports whether bin
+// was taken; if not, the caller keeps it.
+func Bind(as *Steps, bin unsafe.Pointer) bool {
+	if as == nil || as.e == nil || as.bin != nil || as.kind == kForeign || !as.Valid() {
+		return false
+	}
+	as.bin = bin
+	return true
+}
+
+// IsRoot reports whether as is a root (New, NewInstance, Clone), as opposed
+// to a step's or a parallel step's accessor.
+func IsRoot(as *Steps) bool { return as != nil && as.kind == kRoot }
+
+// BridgeData returns the bridge's word for as's reactor: per-reactor state
+// (abi keeps its pool of step images there). Loop only; nil for a foreign
+// or nil accessor.
+func BridgeData(as *Steps) *unsafe.Pointer {
+	if as == nil || as.e == nil || as.kind == kForeign {
+		return nil
+	}
+	return &as.e.bridge
+}
+
+// ReportMisuse fails the step that is running on this loop with
+// InternalError and info, as a misuse inside its callback does, but
+// returns instead of unwinding: the running callback then returns and the
+// engine unwinds. A bridge calls it where a panic cannot unwind (through C
+// frames). Off the loop, or between callbacks, it does nothing.
+func ReportMisuse(as *Steps, info string) {
+	if as == nil || as.e == nil || as.kind == kForeign {
+		return
+	}
+	e := as.e
+	if !e.r.IsSameThread() || e.cur == nil || e.raised.kind != raiseNone {
+		return
+	}
+	e.raiseError(e.cur, InternalError, info)
+}
+
+// Raised reports whether the running callback of as's loop has raised an
+// error, a Break or a Continue (or made a misuse) that will unwind when it
+// returns: calls after it are ignored.
+func Raised(as *Steps) bool {
+	return as != nil && as.e != nil && as.kind != kForeign && as.e.raised.kind != raiseNone
+}
+
+// Value flags for values of the binary interface (see BinaryValue).
+const (
+	metaBinary = 1 << 41 // the data address of a Str or Bytes is word; typ is the binary type
+	metaOwned  = 1 << 42 // Bridge.Drop runs when the value leaves a flow's arguments
+)
+
+// KindBinary is a value of the binary interface with no Go kind (UTF-16
+// and UTF-32 strings, arrays other than bytes, custom objects of another
+// implementation): package abi reads it.
+const KindBinary Kind = KindObj + 1
+
+// BinaryValue makes a Value from a value of the binary interface without
+// copying its payload: typ is its type descriptor (FutoInType*), word the
+// union's eight bytes, custom its custom_data, length its length, and k the
+// kind Go code sees. For KindStr and KindBytes word is the data address;
+// the payload must stay valid while the Value is in use. owned makes the
+// engine call Bridge.Drop when the value leaves a flow's arguments.
+func BinaryValue(typ unsafe.Pointer, word uint64, custom unsafe.Pointer, length uint32, k Kind, owned bool) Value {
+	m := mkMeta(k, length) | metaBinary
+	if owned {
+		m |= metaOwned
+	}
+	return Value{typ: typ, word: word, ref: custom, meta: m}
+}
+
+// BinaryParts returns what BinaryValue took (binary reports whether v was
+// made by it): for other values typ and custom are nil, word the payload
+// (the data address of a Str or Bytes) and length the byte length.
+func (v Value) BinaryParts() (typ unsafe.Pointer, word uint64, custom unsafe.Pointer, length uint32, binary bool) {
+	if v.meta&metaBinary != 0 {
+		return v.typ, v.word, v.ref, v.n(), true
+	}
+	switch v.Kind() {
+	case KindStr, KindBytes:
+		if v.big() {
+			b := v.Bytes()
+			return nil, uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))), nil, uint32(len(b)), false
+		}
+	case KindObj:
+		return nil, 0, nil, 0, false
+	}
+	return nil, v.word, nil, v.n(), false
+}
+
+// Owned reports whether the engine will call Bridge.Drop for v.
+func (v Value) Owned() bool { return v.meta&metaOwned != 0 }
+
+// dropOwned calls Bridge.Drop for each owned value of a that is not in
+// keep, the values replacing them.
+func (a *Args) dropOwned(keep []Value) {
+	for i := range a.v {
+		v := &a.v[i]
+		if v.meta&metaOwned == 0 {
+			continue
+		}
+		kept := false
+		for j := range keep {
+			if keep[j] == *v {
+				kept = true
+				break
+			}
+		}
+		for j := 0; j < i && !kept; j++ {
+			// The same value passed on twice is one value: dropped once.
+			kept = a.v[j].typ == v.typ && a.v[j].word == v.word && a.v[j].ref == v.ref
+		}
+		if !kept && bridge.Drop != nil {
+			bridge.Drop(v)
+		}
+		// The slot no longer owns it, whatever follows.
+		v.meta &^= metaOwned
+	}
+}
+
+func (a *Args) hasOwned() bool {
+	return (a.v[0].meta|a.v[1].meta|a.v[2].meta|a.v[3].meta)&metaOwned != 0
+}
+
+// assign replaces a's values with src's, dropping the owned ones that are
+// not among them.
+func (a *Args) assign(src *Args) {
+	if a.hasOwned() {
+		a.dropOwned(src.v[:])
+	}
+	*a = *src
+}
