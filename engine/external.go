@@ -117,7 +117,7 @@ func deliverClaimed(arg unsafe.Pointer, gen uint64) {
 	fl.xcode, fl.xinfo, fl.xerr, fl.xpass = "", "", nil, false
 	if f.st == stWaiting && code == "" && !pass {
 		fl.args.assign(&fl.xargs) // only now: the flow's values are the step's to replace
-		fl.xargs = Args{}          // moved, not dropped
+		fl.xargs = Args{}         // moved, not dropped
 	}
 	fl.xargs.reset()
 	f.e.apply(f, nil, code, info, err)
