@@ -3,6 +3,8 @@ package engine
 import (
 	"sync"
 	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 // This file is the engine's side of a bridge to FTN12's universal binary
@@ -106,6 +108,26 @@ func Bind(as *Steps, bin unsafe.Pointer) bool {
 	return true
 }
 
+// OnEnd makes fn run on the loop each time the flow of root ends, with
+// the code it failed with ("" after a success, Canceled after a cancel),
+// after a Promise has its result. fn may execute, or release, the root.
+// Set it while the root is not executing; nil removes it. Release removes it.
+func OnEnd(root *Steps, fn func(root *Steps, code string)) {
+	if root == nil || root.kind != kRoot {
+		misuse(root, "OnEnd: not a root")
+		return
+	}
+	rootOf(root).onEnd = fn
+}
+
+// Root returns the root of as's flow, or nil for a foreign or nil accessor.
+func Root(as *Steps) *Steps {
+	if as == nil || as.fl == nil || as.kind == kForeign {
+		return nil
+	}
+	return &as.fl.root.Steps
+}
+
 // IsRoot reports whether as is a root (New, NewInstance, Clone), as opposed
 // to a step's or a parallel step's accessor.
 func IsRoot(as *Steps) bool { return as != nil && as.kind == kRoot }
@@ -125,11 +147,11 @@ func BridgeData(as *Steps) *unsafe.Pointer {
 // returns instead of unwinding: the running callback then returns and the
 // engine unwinds. A bridge calls it where a panic cannot unwind (through C
 // frames). Off the loop, or between callbacks, it does nothing.
-func ReportMisuse(as *Steps, info string) {
-	if as == nil || as.e == nil || as.kind == kForeign {
+func ReportMisuse(r *reactor.Reactor, info string) {
+	if r == nil {
 		return
 	}
-	e := as.e
+	e := engineOf(r)
 	if !e.r.IsSameThread() || e.cur == nil || e.raised.kind != raiseNone {
 		return
 	}
@@ -185,6 +207,13 @@ func (v Value) BinaryParts() (typ unsafe.Pointer, word uint64, custom unsafe.Poi
 		return nil, 0, nil, 0, false
 	}
 	return nil, v.word, nil, v.n(), false
+}
+
+// MakeArgs returns Args holding vals (at most MaxArgs; the rest are
+// dropped), for a bridge that receives values from elsewhere.
+func MakeArgs(vals ...Value) (a Args) {
+	copy(a.v[:], vals)
+	return a
 }
 
 // Owned reports whether the engine will call Bridge.Drop for v.

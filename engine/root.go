@@ -32,6 +32,7 @@ type root struct {
 	releaseAtEnd atomic.Bool
 
 	promise *Promise
+	onEnd   func(root *Steps, code string) // OnEnd's
 	misuse  string // the first misuse made while building off the loop
 
 	// spare holds frames this root's flows gave back, so that building
@@ -240,6 +241,9 @@ func (e *engine) finishRoot(rt *root, code string) {
 	fl.action = actNone
 	rt.Steps.setStatus(stIdle)
 	rt.endRunWith(code)
+	if fn := rt.onEnd; fn != nil {
+		fn(&rt.Steps, code)
+	}
 	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
 		rt.release()
 	}
@@ -335,6 +339,7 @@ func (rt *root) release() {
 		rt.bin = nil
 	}
 	rt.released = true
+	rt.onEnd = nil
 	rt.misuse = ""
 	rt.promise = nil
 	rt.state.reset()

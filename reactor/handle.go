@@ -20,3 +20,16 @@ const (
 
 // IsZero reports whether h is the zero Handle.
 func (h Handle) IsZero() bool { return h.kind == handleNone }
+
+// Words packs h into three words, for interfaces that carry a handle as
+// plain data (FTN12 2.7's FutoInHandle); HandleFromWords unpacks it.
+func (h Handle) Words() (w0, w1, w2 uint64) {
+	idx, gen := h.t.Parts()
+	return uint64(idx) | uint64(h.kind)<<32, gen, h.pos
+}
+
+// HandleFromWords is the inverse of Handle.Words. Words that did not come
+// from Words give a Handle that is not valid (or the zero Handle).
+func HandleFromWords(w0, w1, w2 uint64) Handle {
+	return Handle{t: timerwheel.HandleOf(uint32(w0), w1), pos: w2, kind: uint8(w0 >> 32)}
+}

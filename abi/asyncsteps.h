@@ -1,0 +1,93 @@
+/*
+ * asyncsteps.h: the C entry points of the asyncsteps library
+ * (build/libasyncsteps.a, built by `make cabi`). Link a program with
+ *
+ *     gcc prog.c -Iabi build/libasyncsteps.a -lpthread
+ *
+ * Everything a step does goes through the FTN12 vtable of futoin.h
+ * (bsi->api->add, ->success, ...); this header only adds what the
+ * specification leaves to the implementation: event loops, roots and the
+ * synchronization objects of spec sections 2.3 to 2.5.
+ *
+ * Threads: a reactor runs every flow on it on one thread, its loop. A
+ * manual reactor's loop is whichever thread calls run_until_idle or
+ * advance; a started reactor has a thread of its own. Step callbacks run on
+ * the loop. The sched_* vtable entries, execute, cancel and a step's
+ * success/handle_error while it waits (after waitExternal) may be called
+ * from any thread.
+ *
+ * C has no exceptions: handle_error, breakLoop and continueLoop record the
+ * outcome and return, and the callback must return then. Calling the API
+ * again after them, with a bsi kept past its step, or with a NULL callback
+ * fails that flow with InternalError; it never crashes the process.
+ */
+#ifndef ASYNCSTEPS_H
+#define ASYNCSTEPS_H
+
+#include "futoin.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* An event loop: the AsyncTool of spec 2.6. */
+typedef struct AsyncStepsReactor AsyncStepsReactor;
+
+/* A manual reactor: no thread of its own, and a virtual clock that only
+   asyncsteps_reactor_advance moves. The calling program drives it.
+   Never NULL. */
+AsyncStepsReactor* asyncsteps_reactor_manual(void);
+
+/* A started reactor: its loop runs on a thread of its own, pinned to CPU
+   cpu when cpu >= 0. NULL if it cannot start (cpu out of range, no
+   descriptors left). */
+AsyncStepsReactor* asyncsteps_reactor_start(int cpu);
+
+/* Manual reactors only: run what is ready (steps, immediate callbacks,
+   completions from other threads) until nothing is. */
+void asyncsteps_reactor_run_until_idle(AsyncStepsReactor* r);
+
+/* Manual reactors only: move the virtual clock forward by ms, firing the
+   timers (deferred callbacks, step timeouts) that fall due in order, and
+   running the work they make ready. */
+void asyncsteps_reactor_advance(AsyncStepsReactor* r, uint32_t ms);
+
+/* Closes r: flows still running end Canceled (their cancel handlers run),
+   a started reactor's thread stops. r must not be used after. */
+void asyncsteps_reactor_free(AsyncStepsReactor* r);
+
+/* A new root AsyncSteps on r: add steps with root->api->add (and the other
+   entries), then start it with root->api->execute(root, data, on_error).
+   After its flow has ended it may be given steps and executed again.
+   Free it with root->api->free(root) once its flow has ended; freeing a
+   running root cancels it first. Never NULL for a live r. */
+FutoInAsyncSteps* asyncsteps_new(AsyncStepsReactor* r);
+
+/* The synchronization objects of spec 2.3-2.5, for api->addSync. They may
+   be shared by flows on different reactors; a waiting flow resumes on its
+   own reactor. A flow that finds the queue full fails with
+   DefenseRejected. */
+
+/* Mutex: at most max flows inside at once (max 0 is taken as 1);
+   max_queue 0: unlimited queue. */
+FutoInSync* asyncsteps_mutex_new(uint32_t max, uint32_t max_queue);
+
+/* Throttle: at most max entries per period_ms (0 is taken as 1000) on r's
+   clock; max_queue 0: unlimited queue. */
+FutoInSync* asyncsteps_throttle_new(AsyncStepsReactor* r, uint32_t max, uint32_t period_ms, uint32_t max_queue);
+
+/* Limiter, spec 2.5: concurrent flows inside, max_queue waiting for them,
+   rate entries per period_ms, burst waiting for the rate. Zero takes the
+   spec's defaults: concurrent 1, max_queue 0 (none may wait), rate 1,
+   period_ms 1000, burst 0 (none may wait). */
+FutoInSync* asyncsteps_limiter_new(AsyncStepsReactor* r, uint32_t concurrent, uint32_t max_queue,
+                                   uint32_t rate, uint32_t period_ms, uint32_t burst);
+
+/* Frees a sync object made above, once no flow uses it. */
+void asyncsteps_sync_free(FutoInSync* s);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* ASYNCSTEPS_H */

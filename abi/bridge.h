@@ -1,0 +1,139 @@
+/*
+ * bridge.h: the C image of an engine step (asx_bsi), shared by bridge.c
+ * and the Go side of package abi. Not installed: C programs see only
+ * futoin.h and asyncsteps.h.
+ *
+ * A step's image is what its C code holds as FutoInAsyncSteps*. While our
+ * engine runs a C callback on it (mode ASX_RECORD) the vtable entries that
+ * only record something (add, success, handle_error, setTimeout,
+ * setCancel, waitExternal, stack) write into the image and return without
+ * calling Go; the Go side reads the record when the callback returns, so a
+ * common C step costs one crossing. In every other mode the entries call
+ * into Go at once.
+ */
+#ifndef ASYNCSTEPS_BRIDGE_H
+#define ASYNCSTEPS_BRIDGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "futoin.h"
+
+enum {
+    ASX_IDLE = 0,   /* the step is not running a callback: calls go to Go (External use) */
+    ASX_RECORD = 1, /* our engine runs a C callback on this image: record */
+    ASX_DIRECT = 2, /* a Go callback's image (abi.Binary): calls go to Go */
+    ASX_STALE = 3   /* its step is gone: every call is a misuse */
+};
+
+enum {
+    ASX_R_SUCCESS = 1,
+    ASX_R_ERROR = 2,
+    ASX_R_WAIT = 4,
+    ASX_R_TIMEOUT = 8,
+    ASX_R_CANCEL = 16,
+    ASX_R_MISUSE = 32,
+    ASX_R_ADD = 64
+};
+
+#define ASX_INLINE_ADDS 4
+
+typedef struct asx_add {
+    FutoInAsyncSteps_execute_callback f;
+    FutoInAsyncSteps_error_callback eh;
+    void* data;
+} asx_add;
+
+typedef struct asx_stack {
+    struct asx_stack* next;
+    void (*cleanup)(void* value);
+    /* the memory follows, aligned as malloc aligns */
+} asx_stack;
+
+typedef struct asx_bsi {
+    FutoInAsyncSteps base; /* first: a FutoInAsyncSteps* is an asx_bsi* */
+    uint32_t mode;         /* ASX_* above; written by Go */
+    uint32_t rec;          /* ASX_R_* recorded during the callback */
+    uint32_t id;           /* the image's index in Go's table of steps */
+    uint32_t handler;      /* the callback is an error handler */
+    uint32_t nadd;         /* adds recorded, not yet given to the engine */
+    uint32_t added;        /* sub-steps added during this callback */
+    uint32_t timeout_ms;
+    uint32_t waited; /* the step may be finished from outside its callback */
+    FutoInAsyncSteps_execute_callback f; /* a C step's callback, error handler and data */
+    FutoInAsyncSteps_error_callback eh;
+    void* data;
+    FutoInAsyncSteps_cancel_callback ch; /* recorded setCancel */
+    void* ch_data;
+    const char* code; /* recorded handle_error */
+    const char* info;
+    const char* misuse; /* the first misuse, for InternalError's info */
+    asx_stack* stack;   /* stack() memory, freed with the step */
+    struct asx_bsi* next_free;
+    void* loop_f; /* loop/repeat bodies: the C body and its data */
+    void* loop_data;
+    asx_add adds[ASX_INLINE_ADDS];
+    FutoInArgs out; /* recorded success values */
+    FutoInArgs in;  /* the values the callback receives */
+} asx_bsi;
+
+/* A sync object of ours (asyncsteps_*_new): the Go object's cgo.Handle. */
+typedef struct asx_sync {
+    FutoInSync base;
+    uintptr_t handle;
+} asx_sync;
+
+/* asyncsteps.h's AsyncStepsReactor: the Go reactor's cgo.Handle. */
+struct AsyncStepsReactor {
+    uintptr_t handle;
+};
+
+extern const FutoInAsyncStepsAPI asx_api;
+extern const FutoInSyncAPI asx_sync_api;
+
+/* Type descriptors for values made in Go, indexed by FTN_TYPE_* flags
+   (base type, or base type | FTN_TYPE_ARRAY). None has a cleanup. */
+extern const FutoInType asx_types[0x20];
+
+void asx_exec(asx_bsi* b);
+void asx_handle(asx_bsi* b, const char* code);
+void asx_cancel_cb(asx_bsi* b);
+void asx_loop_body(asx_bsi* b);
+void asx_repeat_body(asx_bsi* b, size_t i);
+void asx_free_stack(asx_bsi* b);
+void asx_cleanup(FutoInBinaryValue* v);
+void asx_unhandled(FutoInAsyncSteps_error_callback cb, FutoInAsyncSteps* bsi, void* data, const char* code);
+void asx_call_void(void (*cb)(void*), void* data);
+void* asx_call_alloc(void* (*allocate)(void*), void* data);
+void asx_call_state_cleanup(void (*cleanup)(void*, void*), void* data, void* value);
+void asx_sync_lock(FutoInSync* s, FutoInAsyncSteps* bsi);
+void asx_sync_unlock(FutoInSync* s, FutoInAsyncSteps* bsi);
+
+/* Wrap: calls into a foreign vtable. */
+void asx_f_add(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_execute_callback f, FutoInAsyncSteps_error_callback eh);
+FutoInAsyncSteps* asx_f_parallel(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_error_callback eh);
+void* asx_f_state(FutoInAsyncSteps* bsi, void* data, const char* name);
+void* asx_f_stack(FutoInAsyncSteps* bsi, size_t size);
+void asx_f_keep(FutoInAsyncSteps* bsi, void* data);
+void asx_init_sync(asx_sync* s);
+extern const FutoInType asx_owned_string;
+void asx_f_success(FutoInAsyncSteps* bsi, FutoInArgs* args);
+void asx_f_error(FutoInAsyncSteps* bsi, const char* code, const char* info);
+void asx_f_set_timeout(FutoInAsyncSteps* bsi, uint32_t ms);
+void asx_f_set_cancel(FutoInAsyncSteps* bsi, void* data);
+void asx_f_wait(FutoInAsyncSteps* bsi);
+void asx_f_loop(FutoInAsyncSteps* bsi, void* data, const char* label);
+void asx_f_repeat(FutoInAsyncSteps* bsi, void* data, size_t count, const char* label);
+void asx_f_break(FutoInAsyncSteps* bsi, const char* label);
+void asx_f_continue(FutoInAsyncSteps* bsi, const char* label);
+void asx_f_execute(FutoInAsyncSteps* bsi);
+void asx_f_cancel(FutoInAsyncSteps* bsi);
+ptrdiff_t asx_f_root_id(FutoInAsyncSteps* bsi);
+int asx_f_is_valid(FutoInAsyncSteps* bsi);
+FutoInAsyncSteps* asx_f_new_instance(FutoInAsyncSteps* bsi);
+void asx_f_free(FutoInAsyncSteps* bsi);
+int asx_is_ours(FutoInAsyncSteps* bsi);
+int asx_sync_is_ours(FutoInSync* s);
+extern FutoInAsyncSteps_execute_callback asx_f_exec_cb;
+extern FutoInAsyncSteps_error_callback asx_f_error_cb;
+
+#endif /* ASYNCSTEPS_BRIDGE_H */

@@ -1,0 +1,263 @@
+package abi
+
+/*
+#include <stdlib.h>
+#include <string.h>
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"runtime"
+	"runtime/cgo"
+	"sync"
+	"sync/atomic"
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// Images. A step's C image (asx_bsi, bridge.h) is what C code holds as its
+// FutoInAsyncSteps*. Images live in C memory, allocated in chunks that are
+// never freed, and are only ever reused as images: a pointer C kept too long
+// always points at an image, whose mode and table entry say it is stale.
+//
+// C memory holds no Go pointer: an image names its step by its index (id)
+// in the table below, whose Go side holds the *engine.Steps.
+
+const chunkBits = 8
+const chunkSize = 1 << chunkBits
+
+// chunk is chunkSize images and their Go side.
+type chunk struct {
+	mem *[chunkSize]C.asx_bsi // C memory
+	go_ [chunkSize]imageGo
+}
+
+// imageGo is the Go side of one image. Loop-owned except ext, which
+// External completions from other threads read.
+type imageGo struct {
+	steps *engine.Steps // the step (or root) the image is bound to; nil when free
+	pool  *pool         // the pool it returns to; nil: the shared list
+	r     atomic.Pointer[reactor.Reactor] // the step's reactor, for calls from any thread
+	ext   atomic.Pointer[engine.External]
+	extV  engine.External
+	// Roots only.
+	root *rootExtra
+}
+
+// rootExtra is what a root's image keeps across runs.
+type rootExtra struct {
+	unhandled C.FutoInAsyncSteps_error_callback
+	data      unsafe.Pointer
+	vars      []stateVar
+	errInfo   *C.char // the last "error_info" handed out
+	owned     bool    // made by asyncsteps_new: api->free releases it
+}
+
+type stateVar struct {
+	name    string
+	value   unsafe.Pointer
+	data    unsafe.Pointer
+	cleanup unsafe.Pointer // void (*)(void* data, void* value)
+}
+
+var table struct {
+	mu     sync.Mutex
+	chunks atomic.Pointer[[]*chunk]
+	free   *C.asx_bsi // images released off the loop, for any taker; under mu
+}
+
+// pool is a reactor's free images, loop-owned: taken and given back without
+// a lock. Images of steps that could be finished from outside their callback
+// (they waited) go through quarantine first, so that a pointer kept past the
+// step meets a stale image for as long as possible.
+type pool struct {
+	free       *C.asx_bsi
+	quarantine []*C.asx_bsi // FIFO
+	qhead      int
+	pinner     runtime.Pinner // pins Go payloads while a C callback reads them
+	pinned     bool
+	handles    []cgo.Handle // Obj values handed to the running C callback
+}
+
+// quarantineLen is how many waited-on images are released before one of
+// them is reused.
+const quarantineLen = 1024
+
+func entry(b *C.asx_bsi) *imageGo {
+	id := uint32(b.id)
+	cs := *table.chunks.Load()
+	return &cs[id>>chunkBits].go_[id&(chunkSize-1)]
+}
+
+// grow adds a chunk and returns its images as a free list. Under table.mu.
+func grow() *C.asx_bsi {
+	mem := (*[chunkSize]C.asx_bsi)(C.calloc(chunkSize, C.size_t(unsafe.Sizeof(C.asx_bsi{}))))
+	if mem == nil {
+		panic("abi: out of C memory for step images")
+	}
+	var cs []*chunk
+	if p := table.chunks.Load(); p != nil {
+		cs = *p
+	}
+	id := uint32(len(cs)) << chunkBits
+	c := &chunk{mem: mem}
+	ncs := make([]*chunk, len(cs)+1)
+	copy(ncs, cs)
+	ncs[len(cs)] = c
+	for i := range mem {
+		b := &mem[i]
+		*(**C.FutoInAsyncStepsAPI)(unsafe.Pointer(&b.base)) = &C.asx_api
+		b.id = C.uint32_t(id + uint32(i))
+		b.mode = C.ASX_STALE
+		if i+1 < chunkSize {
+			b.next_free = &mem[i+1]
+		}
+	}
+	table.chunks.Store(&ncs)
+	return &mem[0]
+}
+
+// poolOf returns the pool of as's reactor. Loop only.
+func poolOf(as *engine.Steps) *pool {
+	slot := engine.BridgeData(as)
+	if *slot == nil {
+		*slot = unsafe.Pointer(&pool{})
+	}
+	return (*pool)(*slot)
+}
+
+// newImage takes an image for as in mode, from as's reactor's pool on the
+// loop, or from the shared list off it.
+func newImage(as *engine.Steps, mode C.uint32_t) *C.asx_bsi {
+	var b *C.asx_bsi
+	var p *pool
+	if r := as.Reactor(); r.IsSameThread() {
+		p = poolOf(as)
+		b = p.free
+		if b == nil {
+			b = p.takeQuarantined()
+		}
+		if b == nil {
+			table.mu.Lock()
+			b = grow()
+			table.mu.Unlock()
+		}
+		p.free = b.next_free
+	} else {
+		table.mu.Lock()
+		b = table.free
+		if b == nil {
+			b = grow()
+		}
+		table.free = b.next_free
+		table.mu.Unlock()
+	}
+	b.next_free = nil
+	b.mode = mode
+	g := entry(b)
+	g.steps = as
+	g.pool = p
+	if r := as.Reactor(); g.r.Load() != r {
+		g.r.Store(r)
+	}
+	return b
+}
+
+func (p *pool) takeQuarantined() *C.asx_bsi {
+	if len(p.quarantine)-p.qhead <= quarantineLen {
+		return nil
+	}
+	b := p.quarantine[p.qhead]
+	p.quarantine[p.qhead] = nil
+	p.qhead++
+	if p.qhead == len(p.quarantine) || p.qhead > 4*quarantineLen {
+		n := copy(p.quarantine, p.quarantine[p.qhead:])
+		p.quarantine = p.quarantine[:n]
+		p.qhead = 0
+	}
+	b.next_free = p.free
+	p.free = b
+	return p.free
+}
+
+// releaseImage is the engine's Bridge.Release: the image's step is gone.
+func releaseImage(bin unsafe.Pointer, onLoop bool) {
+	b := (*C.asx_bsi)(bin)
+	g := entry(b)
+	if b.stack != nil {
+		C.asx_free_stack(b) // stack() memory's cleanups run once, with the step
+	}
+	if rx := g.root; rx != nil {
+		g.root = nil
+		rx.release()
+	}
+	var p *pool
+	if onLoop && g.steps != nil {
+		p = poolOf(g.steps)
+	}
+	waited := b.waited != 0
+	g.steps = nil
+	g.pool = nil
+	g.ext.Store(nil)
+	g.extV = engine.External{}
+	clearImage(b)
+	switch {
+	case p == nil:
+		table.mu.Lock()
+		b.next_free = table.free
+		table.free = b
+		table.mu.Unlock()
+	case waited:
+		p.quarantine = append(p.quarantine, b)
+	default:
+		b.next_free = p.free
+		p.free = b
+	}
+}
+
+// clearImage resets what a callback may have recorded; api and id stay.
+func clearImage(b *C.asx_bsi) {
+	b.mode = C.ASX_STALE
+	b.rec, b.handler, b.nadd, b.added, b.timeout_ms, b.waited = 0, 0, 0, 0, 0, 0
+	b.f, b.eh, b.data, b.ch, b.ch_data = nil, nil, nil, nil, nil
+	b.code, b.info, b.misuse = nil, nil, nil
+	b.loop_f, b.loop_data = nil, nil
+	b.out = C.FutoInArgs{}
+}
+
+// release runs the root's state variables' cleanups (spec 2.7: once, when
+// the root is freed) and frees error_info.
+func (rx *rootExtra) release() {
+	for i := len(rx.vars) - 1; i >= 0; i-- {
+		v := rx.vars[i]
+		if v.cleanup != nil {
+			C.asx_call_state_cleanup((*[0]byte)(v.cleanup), v.data, v.value)
+		}
+	}
+	rx.vars = nil
+	if rx.errInfo != nil {
+		C.free(unsafe.Pointer(rx.errInfo))
+		rx.errInfo = nil
+	}
+}
+
+func init() {
+	engine.SetBridge(engine.Bridge{Release: releaseImage, Drop: dropValue})
+}
+
+// imageOf returns the image bound to as, binding a new one in mode if as
+// has none. Nil if as cannot take one (a stale accessor).
+func imageOf(as *engine.Steps, mode C.uint32_t) *C.asx_bsi {
+	if bin := engine.Binding(as); bin != nil {
+		return (*C.asx_bsi)(bin)
+	}
+	b := newImage(as, mode)
+	if !engine.Bind(as, unsafe.Pointer(b)) {
+		releaseImage(unsafe.Pointer(b), as.Reactor() != nil && as.Reactor().IsSameThread())
+		return nil
+	}
+	return b
+}

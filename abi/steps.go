@@ -1,0 +1,180 @@
+package abi
+
+/*
+#include <stdlib.h>
+#include "bridge.h"
+*/
+import "C"
+
+import (
+	"time"
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+)
+
+// Binary returns the FutoInAsyncSteps* of as for C code: the image of the
+// running step (or of a root, or of the accessor Parallel returned). It is
+// valid as long as as is: until the step ends, or the root is released.
+// Nil for a nil or stale accessor. For an accessor made by Wrap it returns
+// the foreign pointer it wraps.
+func Binary(as *engine.Steps) unsafe.Pointer {
+	if as == nil {
+		return nil
+	}
+	if f, ok := engine.ForeignOf(as).(*foreign); ok {
+		return unsafe.Pointer(f.bsi)
+	}
+	b := imageOf(as, C.ASX_DIRECT)
+	if b == nil {
+		return nil
+	}
+	return unsafe.Pointer(&b.base)
+}
+
+// runC is the ExecFunc of every C step: one call into C, then what the
+// callback recorded is handed to the engine.
+func runC(as *engine.Steps) {
+	b := (*C.asx_bsi)(engine.Binding(as))
+	p := poolOf(as)
+	n := fillArgs(as, b, p)
+	b.mode = C.ASX_RECORD
+	C.asx_exec(b)
+	b.mode = C.ASX_IDLE
+	if n > 0 || p.pinned || len(p.handles) > 0 {
+		clearArgs(b, n, p)
+	}
+	if b.rec != 0 {
+		apply(as, b)
+	}
+}
+
+// runCError is the ErrorFunc of C steps and C parallel steps.
+func runCError(as *engine.Steps, code string) {
+	b := (*C.asx_bsi)(engine.Binding(as))
+	cs, free := cCode(code)
+	b.handler = 1
+	b.mode = C.ASX_RECORD
+	C.asx_handle(b, cs)
+	b.mode = C.ASX_IDLE
+	b.handler = 0
+	if free {
+		C.free(unsafe.Pointer(cs))
+	}
+	if b.rec != 0 {
+		apply(as, b)
+	}
+}
+
+// runCCancel is the CancelFunc a C step's setCancel installs.
+func runCCancel(as *engine.Steps) {
+	b := (*C.asx_bsi)(engine.Binding(as))
+	if b != nil && b.ch != nil {
+		C.asx_cancel_cb(b)
+	}
+}
+
+// flushAdds hands the adds recorded so far to the engine, each a C step
+// with an image of its own.
+func flushAdds(as *engine.Steps, b *C.asx_bsi) {
+	n := int(b.nadd)
+	b.nadd = 0
+	for i := 0; i < n; i++ {
+		a := &b.adds[i]
+		c := newImage(as, C.ASX_IDLE)
+		c.f, c.eh, c.data = a.f, a.eh, a.data
+		var eh engine.ErrorFunc
+		if a.eh != nil {
+			eh = runCError
+		}
+		engine.AddBinding(as, runC, eh, unsafe.Pointer(c))
+		*a = C.asx_add{}
+	}
+	if b.nadd == 0 {
+		b.rec &^= C.ASX_R_ADD
+	}
+}
+
+// apply replays, in the engine, what a C callback recorded: sub-steps in
+// the order added, then waiting, timeout and cancel handler, then the
+// outcome. An error (or a misuse) unwinds from here, in Go.
+func apply(as *engine.Steps, b *C.asx_bsi) {
+	rec := b.rec
+	b.rec = 0
+	b.added = 0
+	if rec&C.ASX_R_MISUSE != 0 {
+		b.nadd = 0
+		info := C.GoString(b.misuse)
+		b.misuse = nil
+		as.Error(engine.InternalError, info)
+	}
+	if engine.Raised(as) {
+		b.nadd = 0 // a call into Go already failed the step
+		return
+	}
+	if rec&C.ASX_R_ADD != 0 {
+		flushAdds(as, b)
+	}
+	if rec&(C.ASX_R_WAIT|C.ASX_R_TIMEOUT|C.ASX_R_CANCEL) != 0 {
+		arm(as, b)
+		if rec&C.ASX_R_TIMEOUT != 0 {
+			as.SetTimeout(time.Duration(b.timeout_ms) * time.Millisecond)
+		}
+		if rec&C.ASX_R_CANCEL != 0 {
+			as.SetCancel(runCCancel)
+		}
+	}
+	if rec&C.ASX_R_ERROR != 0 {
+		code, info := goString(b.code), C.GoString(b.info)
+		b.code, b.info = nil, nil
+		if code == "" {
+			code = engine.InternalError
+		}
+		as.Error(code, info)
+	}
+	if rec&C.ASX_R_SUCCESS != 0 {
+		var vals [engine.MaxArgs]engine.Value
+		n := argsOf(&b.out, &vals)
+		b.out = C.FutoInArgs{}
+		as.Success(vals[:n]...)
+	}
+}
+
+// arm makes the step finishable from outside its callback: C's success
+// and handle_error then go through its External, from any thread.
+func arm(as *engine.Steps, b *C.asx_bsi) {
+	g := entry(b)
+	if g.ext.Load() != nil {
+		return
+	}
+	g.extV = as.External()
+	g.ext.Store(&g.extV)
+	b.waited = 1
+}
+
+// stepOf returns the step of an image in use on this loop, or nil (and
+// reports the misuse to the step running here, if any).
+func stepOf(b *C.asx_bsi, op string) *engine.Steps {
+	if b == nil {
+		return nil
+	}
+	g := entry(b)
+	r := g.r.Load()
+	if b.mode == C.ASX_STALE || r == nil || !r.IsSameThread() {
+		if b.mode == C.ASX_STALE && r != nil && r.IsSameThread() && g.steps == nil {
+			reportStale(r, op)
+		}
+		return nil
+	}
+	return g.steps
+}
+
+// guard turns a panic that a Go call made inside a C callback (the engine
+// unwinding an Error or a misuse) into the engine's recorded raise: a Go
+// panic must not unwind through C frames. The raise stays recorded, and
+// the engine acts on it when the C callback returns.
+func guard(as *engine.Steps) {
+	if v := recover(); v != nil && !engine.Raised(as) {
+		engine.ReportMisuse(as.Reactor(), "abi: panic in a call from C: "+panicText(v))
+	}
+}
