@@ -38,8 +38,8 @@ type chunk struct {
 // imageGo is the Go side of one image. Loop-owned except ext, which
 // External completions from other threads read.
 type imageGo struct {
-	steps *engine.Steps // the step (or root) the image is bound to; nil when free
-	pool  *pool         // the pool it returns to; nil: the shared list
+	steps *engine.Steps                   // the step (or root) the image is bound to; nil when free
+	pool  *pool                           // the pool it returns to; nil: the shared list
 	r     atomic.Pointer[reactor.Reactor] // the step's reactor, for calls from any thread
 	ext   atomic.Pointer[engine.External]
 	extV  engine.External

@@ -200,11 +200,13 @@ func (x *foreign) Sync(obj engine.Sync, f engine.ExecFunc, onerror engine.ErrorF
 	x.Error(engine.NotImplemented, "Sync with a Go sync object inside another implementation's flow")
 }
 
-func (x *foreign) RootID() uintptr            { return uintptr(C.asx_f_root_id(x.bsi)) }
-func (x *foreign) Valid() bool                { return C.asx_f_is_valid(x.bsi) != 0 }
-func (x *foreign) NewInstance() *engine.Steps { return Wrap(unsafe.Pointer(C.asx_f_new_instance(x.bsi))) }
-func (x *foreign) Release()                   { C.asx_f_free(x.bsi) }
-func (x *foreign) Reactor() *reactor.Reactor  { return nil }
+func (x *foreign) RootID() uintptr { return uintptr(C.asx_f_root_id(x.bsi)) }
+func (x *foreign) Valid() bool     { return C.asx_f_is_valid(x.bsi) != 0 }
+func (x *foreign) NewInstance() *engine.Steps {
+	return Wrap(unsafe.Pointer(C.asx_f_new_instance(x.bsi)))
+}
+func (x *foreign) Release()                  { C.asx_f_free(x.bsi) }
+func (x *foreign) Reactor() *reactor.Reactor { return nil }
 
 // callForeign runs a Go callback on a foreign accessor: Error, Break and
 // Continue leave it with engine.ForeignUnwind, any other panic fails the

@@ -33,7 +33,7 @@ type root struct {
 
 	promise *Promise
 	onEnd   func(root *Steps, code string) // OnEnd's
-	misuse  string // the first misuse made while building off the loop
+	misuse  string                         // the first misuse made while building off the loop
 
 	// spare holds frames this root's flows gave back, so that building
 	// the root again off the loop takes frames without a lock. Owned by the
