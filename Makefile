@@ -5,14 +5,14 @@ GO       ?= go
 PKGS     := ./...
 BENCHPKG := ./bench
 
-.PHONY: all test vet race allocs benchcompile bench run profile fmt clean
+.PHONY: all test vet race allocs benchcompile abi cabi ctest bench run profile fmt clean
 
 all: test
 
 # test: vet, the race-enabled test suite, the allocation tests again without
 # the race detector (it makes sync.Pool drop items on purpose), and every
 # benchmark once so that they keep compiling and running.
-test: vet race allocs benchcompile
+test: vet race allocs benchcompile abi ctest ctest-asan
 
 vet:
 	$(GO) vet $(PKGS)
@@ -29,6 +29,53 @@ allocs:
 benchcompile:
 	$(GO) test -run '^$$' -bench . -benchtime=1x $(PKGS)
 	cd bench && $(GO) test -run '^$$' -bench . -benchtime=1x ./...
+
+# abi: the cgo package again with the cgo pointer rules checked on every
+# call (GOEXPERIMENT=cgocheck2 rebuilds the runtime once, then is cached).
+abi:
+	GOEXPERIMENT=cgocheck2 $(GO) vet ./abi/...
+	GOEXPERIMENT=cgocheck2 $(GO) test -count=1 ./abi/...
+
+# cabi: the C library, build/libasyncsteps.a, for `gcc prog.c -Iabi
+# build/libasyncsteps.a -lpthread`.
+cabi:
+	mkdir -p build
+	$(GO) build -buildmode=c-archive -o build/libasyncsteps.a ./abi/cabi
+
+# ctest: the C test program and the C example, through the two headers only.
+ctest: cabi
+	$(CC) -std=c11 -Wall -Wextra -Werror -O1 -g -Iabi -o build/abi_ctest abi/ctests/abi_ctest.c build/libasyncsteps.a -lpthread
+	./build/abi_ctest
+	$(CC) -std=c11 -Wall -Wextra -Werror -O1 -Iabi -o build/example abi/examples/example.c build/libasyncsteps.a -lpthread
+	./build/example > /dev/null
+
+# ctest-valgrind (optional, not part of test): abi_ctest under valgrind's
+# memcheck, with a copy of the library whose C parts carry DWARF 4 debug
+# info (valgrind 3.19 cannot read gcc 12's DWARF 5). Errors in Go code are
+# suppressed by abi/ctests/valgrind.supp (it says why); errors in C count.
+# Prints a skip message when valgrind is not installed.
+ctest-valgrind:
+	@if command -v valgrind >/dev/null 2>&1; then \
+		set -e; mkdir -p build; \
+		CGO_CFLAGS='-O2 -g -gdwarf-4' $(GO) build -buildmode=c-archive -o build/libasyncsteps-vg.a ./abi/cabi; \
+		$(CC) -std=c11 -Wall -Wextra -Werror -O1 -gdwarf-4 -Iabi -o build/abi_ctest-vg abi/ctests/abi_ctest.c build/libasyncsteps-vg.a -lpthread; \
+		valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
+			--suppressions=abi/ctests/valgrind.supp ./build/abi_ctest-vg; \
+	else echo "ctest-valgrind: valgrind not installed, skipped"; fi
+
+# ctest-asan (optional, not part of test): the library built with go build
+# -asan and abi_ctest with -fsanitize=address, so that ASan checks the C
+# memory the bridge and the test share (images, stack(), values). Prints a
+# skip message when the C compiler has no AddressSanitizer runtime.
+ctest-asan:
+	@if printf 'int main(void){return 0;}\n' | $(CC) -fsanitize=address -x c -o /dev/null - >/dev/null 2>&1; then \
+		set -e; mkdir -p build; \
+		$(GO) build -asan -buildmode=c-archive -o build/libasyncsteps-asan.a ./abi/cabi; \
+		$(CC) -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=address -fno-omit-frame-pointer -Iabi -o build/abi_ctest-asan abi/ctests/abi_ctest.c build/libasyncsteps-asan.a -lpthread; \
+		./build/abi_ctest-asan; \
+	else echo "ctest-asan: $(CC) has no AddressSanitizer runtime, skipped"; fi
+
+.PHONY: ctest-valgrind ctest-asan
 
 # bench: the engine's scenarios beside the idiomatic goroutine peers, as one
 # table (ns/op, allocs/op, ratio), the timer wheel against time.AfterFunc,
@@ -56,3 +103,4 @@ fmt:
 
 clean:
 	rm -f profiles/*.prof profiles/*.test
+	rm -rf build

@@ -408,6 +408,11 @@ void asx_f_keep(FutoInAsyncSteps* bsi, void* data)
 static void owned_string_cleanup(FutoInBinaryValue* v) { free((void*)v->p); }
 const FutoInType asx_owned_string = {FTN_TYPE_STRING, owned_string_cleanup};
 
+/* A Go object handed to a foreign flow: its cgo.Handle is deleted by the
+   type's cleanup, when the foreign engine drops the value. */
+static void goobj_cleanup(FutoInBinaryValue* v) { asxGoObjRelease(v->custom_data); }
+const FutoInType asx_goobj_owned = {FTN_TYPE_CUSTOM_OBJECT, goobj_cleanup};
+
 void asx_init_sync(asx_sync* s) { *(const FutoInSyncAPI**)&s->base = &asx_sync_api; }
 void asx_f_success(FutoInAsyncSteps* bsi, FutoInArgs* args) { bsi->api->success(bsi, args); }
 void asx_f_error(FutoInAsyncSteps* bsi, const char* code, const char* info) { bsi->api->handle_error(bsi, code, info); }

@@ -58,7 +58,6 @@ typedef struct asx_bsi {
     uint32_t nadd;         /* adds recorded, not yet given to the engine */
     uint32_t added;        /* sub-steps added during this callback */
     uint32_t timeout_ms;
-    uint32_t waited; /* the step may be finished from outside its callback */
     FutoInAsyncSteps_execute_callback f; /* a C step's callback, error handler and data */
     FutoInAsyncSteps_error_callback eh;
     void* data;
@@ -116,6 +115,7 @@ void* asx_f_stack(FutoInAsyncSteps* bsi, size_t size);
 void asx_f_keep(FutoInAsyncSteps* bsi, void* data);
 void asx_init_sync(asx_sync* s);
 extern const FutoInType asx_owned_string;
+extern const FutoInType asx_goobj_owned;
 void asx_f_success(FutoInAsyncSteps* bsi, FutoInArgs* args);
 void asx_f_error(FutoInAsyncSteps* bsi, const char* code, const char* info);
 void asx_f_set_timeout(FutoInAsyncSteps* bsi, uint32_t ms);

@@ -37,7 +37,7 @@ func target(b *C.asx_bsi, op string) *engine.Steps {
 	as := g.steps
 	if r.IsSameThread() {
 		if b.mode == C.ASX_RECORD && b.nadd > 0 {
-			flushAdds(as, b) // keep the order sub-steps were added in
+			safeFlush(as, b) // keep the order sub-steps were added in
 		}
 		return as
 	}
@@ -53,11 +53,16 @@ func reportStale(r *reactor.Reactor, op string) {
 
 func panicText(v any) string { return fmt.Sprint(v) }
 
+// safeFlush hands the recorded adds to the engine from inside a C
+// callback: a misuse there is recorded, never unwound through C.
+func safeFlush(as *engine.Steps, b *C.asx_bsi) {
+	defer guard(as)
+	flushAdds(as, b)
+}
+
 //export asxGoFlush
 func asxGoFlush(b *C.asx_bsi) {
-	if as := target(b, "add"); as != nil && b.nadd > 0 {
-		flushAdds(as, b)
-	}
+	target(b, "add") // flushes
 }
 
 //export asxGoAdd
@@ -82,14 +87,19 @@ func addC(as *engine.Steps, f C.FutoInAsyncSteps_execute_callback, eh C.FutoInAs
 	if eh != nil {
 		ef = runCError
 	}
-	engine.AddBinding(as, runC, ef, unsafe.Pointer(c))
+	if s := engine.AddBinding(as, runC, ef, unsafe.Pointer(c)); s != nil {
+		entry(c).steps = s
+	}
 }
 
 //export asxGoParallel
-func asxGoParallel(b *C.asx_bsi, data unsafe.Pointer, eh C.FutoInAsyncSteps_error_callback) *C.FutoInAsyncSteps {
+func asxGoParallel(b *C.asx_bsi, data unsafe.Pointer, eh C.FutoInAsyncSteps_error_callback) (p0 *C.FutoInAsyncSteps) {
+	// After a misuse, the step's own pointer: calls on it stay misuses of
+	// this step, and C never gets NULL to crash on.
+	p0 = &b.base
 	as := target(b, "parallel")
 	if as == nil {
-		return &b.base
+		return
 	}
 	defer guard(as)
 	var ef engine.ErrorFunc
@@ -98,11 +108,11 @@ func asxGoParallel(b *C.asx_bsi, data unsafe.Pointer, eh C.FutoInAsyncSteps_erro
 	}
 	p := as.Parallel(ef)
 	if p == as {
-		return &b.base // a misuse: the step fails; calls on it stay misuses
+		return
 	}
 	c := imageOf(p, C.ASX_DIRECT)
 	if c == nil {
-		return &b.base
+		return
 	}
 	c.eh, c.data = eh, data
 	return &c.base
@@ -171,6 +181,7 @@ func asxGoSuccess(b *C.asx_bsi, args *C.FutoInArgs) {
 	}
 	as := target(b, "success")
 	if as == nil {
+		dropAll(vals[:n]) // no step takes them: C gave them away all the same
 		return
 	}
 	defer guard(as)
@@ -296,7 +307,12 @@ func runBody(as *engine.Steps, bd body, i int, counted bool) {
 	}
 	b.mode = C.ASX_IDLE
 	if b.rec != 0 {
-		apply(as, b)
+		var vals [engine.MaxArgs]engine.Value
+		k := 0
+		if b.rec&C.ASX_R_SUCCESS != 0 {
+			k = outArgs(as, b, &vals)
+		}
+		apply(as, b, vals[:k])
 	}
 }
 
@@ -431,6 +447,9 @@ func asxGoIsValid(b *C.asx_bsi) C.int {
 
 //export asxGoNewInstance
 func asxGoNewInstance(b *C.asx_bsi) *C.FutoInAsyncSteps {
+	if b == nil {
+		return nil
+	}
 	g := entry(b)
 	r := g.r.Load()
 	if b.mode == C.ASX_STALE || r == nil {

@@ -70,21 +70,39 @@ var table struct {
 }
 
 // pool is a reactor's free images, loop-owned: taken and given back without
-// a lock. Images of steps that could be finished from outside their callback
-// (they waited) go through quarantine first, so that a pointer kept past the
-// step meets a stale image for as long as possible.
+// a lock. A released image goes through quarantine, a FIFO, before it is
+// reused, so that a pointer C kept past its step meets a stale image (and
+// the misuse is reported) until quarantineLen more images were released.
 type pool struct {
-	free       *C.asx_bsi
-	quarantine []*C.asx_bsi // FIFO
-	qhead      int
-	pinner     runtime.Pinner // pins Go payloads while a C callback reads them
-	pinned     bool
-	handles    []cgo.Handle // Obj values handed to the running C callback
+	free    *C.asx_bsi
+	q       [quarantineLen]*C.asx_bsi // ring: q[qhead] is the oldest
+	qhead   int
+	qlen    int
+	pinner  runtime.Pinner // pins Go payloads while a C callback reads them
+	pinned  bool
+	handles []cgo.Handle // Obj values handed to the running C callback
 }
 
-// quarantineLen is how many waited-on images are released before one of
-// them is reused.
-const quarantineLen = 1024
+// quarantineLen is how many images are released after one before it is
+// reused: the window in which a kept pointer is recognised as stale.
+// Measured in profiles/README.md: the FIFO costs less than the noise of the
+// C-step benchmark against LIFO reuse at this length.
+const quarantineLen = 256
+
+// quarantine puts b at the end of the FIFO, and the oldest image, once the
+// FIFO is full, on the free list.
+func (p *pool) quarantine(b *C.asx_bsi) {
+	if p.qlen < quarantineLen {
+		p.q[(p.qhead+p.qlen)%quarantineLen] = b
+		p.qlen++
+		return
+	}
+	old := p.q[p.qhead]
+	p.q[p.qhead] = b
+	p.qhead = (p.qhead + 1) % quarantineLen
+	old.next_free = p.free
+	p.free = old
+}
 
 func entry(b *C.asx_bsi) *imageGo {
 	id := uint32(b.id)
@@ -138,9 +156,6 @@ func newImage(as *engine.Steps, mode C.uint32_t) *C.asx_bsi {
 		p = poolOf(as)
 		b = p.free
 		if b == nil {
-			b = p.takeQuarantined()
-		}
-		if b == nil {
 			table.mu.Lock()
 			b = grow()
 			table.mu.Unlock()
@@ -166,23 +181,6 @@ func newImage(as *engine.Steps, mode C.uint32_t) *C.asx_bsi {
 	return b
 }
 
-func (p *pool) takeQuarantined() *C.asx_bsi {
-	if len(p.quarantine)-p.qhead <= quarantineLen {
-		return nil
-	}
-	b := p.quarantine[p.qhead]
-	p.quarantine[p.qhead] = nil
-	p.qhead++
-	if p.qhead == len(p.quarantine) || p.qhead > 4*quarantineLen {
-		n := copy(p.quarantine, p.quarantine[p.qhead:])
-		p.quarantine = p.quarantine[:n]
-		p.qhead = 0
-	}
-	b.next_free = p.free
-	p.free = b
-	return p.free
-}
-
 // releaseImage is the engine's Bridge.Release: the image's step is gone.
 func releaseImage(bin unsafe.Pointer, onLoop bool) {
 	b := (*C.asx_bsi)(bin)
@@ -198,34 +196,39 @@ func releaseImage(bin unsafe.Pointer, onLoop bool) {
 	if onLoop && g.steps != nil {
 		p = poolOf(g.steps)
 	}
-	waited := b.waited != 0
 	g.steps = nil
 	g.pool = nil
 	g.ext.Store(nil)
 	g.extV = engine.External{}
 	clearImage(b)
-	switch {
-	case p == nil:
+	if p == nil {
 		table.mu.Lock()
 		b.next_free = table.free
 		table.free = b
 		table.mu.Unlock()
-	case waited:
-		p.quarantine = append(p.quarantine, b)
-	default:
-		b.next_free = p.free
-		p.free = b
+		return
 	}
+	p.quarantine(b)
+}
+
+// copyImage is the engine's Bridge.Copy: a copied C step (CopyFrom, Clone)
+// gets an image of its own with the same callbacks.
+func copyImage(bin unsafe.Pointer, to *engine.Steps) unsafe.Pointer {
+	from := (*C.asx_bsi)(bin)
+	b := newImage(to, C.ASX_IDLE)
+	b.f, b.eh, b.data = from.f, from.eh, from.data
+	return unsafe.Pointer(b)
 }
 
 // clearImage resets what a callback may have recorded; api and id stay.
 func clearImage(b *C.asx_bsi) {
 	b.mode = C.ASX_STALE
-	b.rec, b.handler, b.nadd, b.added, b.timeout_ms, b.waited = 0, 0, 0, 0, 0, 0
+	b.rec, b.handler, b.nadd, b.added, b.timeout_ms = 0, 0, 0, 0, 0
 	b.f, b.eh, b.data, b.ch, b.ch_data = nil, nil, nil, nil, nil
 	b.code, b.info, b.misuse = nil, nil, nil
 	b.loop_f, b.loop_data = nil, nil
 	b.out = C.FutoInArgs{}
+	b.in = C.FutoInArgs{} // left filled if a Go panic unwound through the callback
 }
 
 // release runs the root's state variables' cleanups (spec 2.7: once, when
@@ -245,7 +248,7 @@ func (rx *rootExtra) release() {
 }
 
 func init() {
-	engine.SetBridge(engine.Bridge{Release: releaseImage, Drop: dropValue})
+	engine.SetBridge(engine.Bridge{Release: releaseImage, Copy: copyImage, Drop: dropValue})
 }
 
 // imageOf returns the image bound to as, binding a new one in mode if as

@@ -41,12 +41,50 @@ func runC(as *engine.Steps) {
 	b.mode = C.ASX_RECORD
 	C.asx_exec(b)
 	b.mode = C.ASX_IDLE
+	if b.rec&C.ASX_R_SUCCESS != 0 {
+		// Read the values while the arguments' pins and handles hold:
+		// C may pass on what it received.
+		var vals [engine.MaxArgs]engine.Value
+		k := outArgs(as, b, &vals)
+		done(b, n, p)
+		apply(as, b, vals[:k])
+		return
+	}
+	done(b, n, p)
+	if b.rec != 0 {
+		apply(as, b, nil)
+	}
+}
+
+// done ends a callback's use of its arguments.
+func done(b *C.asx_bsi, n int, p *pool) {
 	if n > 0 || p.pinned || len(p.handles) > 0 {
 		clearArgs(b, n, p)
 	}
-	if b.rec != 0 {
-		apply(as, b)
+}
+
+// outArgs converts the values C recorded with success. A descriptor that
+// is one of the Go values the callback received becomes that Value again,
+// so the collector keeps seeing its payload.
+func outArgs(as *engine.Steps, b *C.asx_bsi, vals *[engine.MaxArgs]engine.Value) int {
+	n := argsOf(&b.out, vals)
+	b.out = C.FutoInArgs{}
+	for i := 0; i < n; i++ {
+		typ, w, _, _, binary := vals[i].BinaryParts()
+		if !binary || !isGoType(typ) {
+			continue
+		}
+		in := as.Args()
+		for j := 0; j < in.Len(); j++ {
+			if v := in.At(j); !v.Owned() {
+				if _, vw, _, _, vb := v.BinaryParts(); !vb && vw == w && v.Kind() == vals[i].Kind() {
+					vals[i] = v
+					break
+				}
+			}
+		}
 	}
+	return n
 }
 
 // runCError is the ErrorFunc of C steps and C parallel steps.
@@ -62,7 +100,12 @@ func runCError(as *engine.Steps, code string) {
 		C.free(unsafe.Pointer(cs))
 	}
 	if b.rec != 0 {
-		apply(as, b)
+		var vals [engine.MaxArgs]engine.Value
+		k := 0
+		if b.rec&C.ASX_R_SUCCESS != 0 {
+			k = outArgs(as, b, &vals)
+		}
+		apply(as, b, vals[:k])
 	}
 }
 
@@ -81,13 +124,7 @@ func flushAdds(as *engine.Steps, b *C.asx_bsi) {
 	b.nadd = 0
 	for i := 0; i < n; i++ {
 		a := &b.adds[i]
-		c := newImage(as, C.ASX_IDLE)
-		c.f, c.eh, c.data = a.f, a.eh, a.data
-		var eh engine.ErrorFunc
-		if a.eh != nil {
-			eh = runCError
-		}
-		engine.AddBinding(as, runC, eh, unsafe.Pointer(c))
+		addC(as, a.f, a.eh, a.data)
 		*a = C.asx_add{}
 	}
 	if b.nadd == 0 {
@@ -97,8 +134,10 @@ func flushAdds(as *engine.Steps, b *C.asx_bsi) {
 
 // apply replays, in the engine, what a C callback recorded: sub-steps in
 // the order added, then waiting, timeout and cancel handler, then the
-// outcome. An error (or a misuse) unwinds from here, in Go.
-func apply(as *engine.Steps, b *C.asx_bsi) {
+// outcome (vals: the success values, already converted). An error (or a
+// misuse) unwinds from here, in Go; success values it leaves unused are
+// dropped, since C gave them away.
+func apply(as *engine.Steps, b *C.asx_bsi, vals []engine.Value) {
 	rec := b.rec
 	b.rec = 0
 	b.added = 0
@@ -106,10 +145,12 @@ func apply(as *engine.Steps, b *C.asx_bsi) {
 		b.nadd = 0
 		info := C.GoString(b.misuse)
 		b.misuse = nil
+		dropAll(vals)
 		as.Error(engine.InternalError, info)
 	}
 	if engine.Raised(as) {
 		b.nadd = 0 // a call into Go already failed the step
+		dropAll(vals)
 		return
 	}
 	if rec&C.ASX_R_ADD != 0 {
@@ -130,13 +171,20 @@ func apply(as *engine.Steps, b *C.asx_bsi) {
 		if code == "" {
 			code = engine.InternalError
 		}
+		dropAll(vals)
 		as.Error(code, info)
 	}
 	if rec&C.ASX_R_SUCCESS != 0 {
-		var vals [engine.MaxArgs]engine.Value
-		n := argsOf(&b.out, &vals)
-		b.out = C.FutoInArgs{}
-		as.Success(vals[:n]...)
+		as.Success(vals...)
+	}
+}
+
+// dropAll runs the cleanups of values that never reached the engine.
+func dropAll(vals []engine.Value) {
+	for i := range vals {
+		if vals[i].Owned() {
+			dropValue(&vals[i])
+		}
 	}
 }
 
@@ -149,7 +197,6 @@ func arm(as *engine.Steps, b *C.asx_bsi) {
 	}
 	g.extV = as.External()
 	g.ext.Store(&g.extV)
-	b.waited = 1
 }
 
 // stepOf returns the step of an image in use on this loop, or nil (and

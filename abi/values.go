@@ -86,7 +86,7 @@ func fromC(bv *C.FutoInBinaryValue) engine.Value {
 	case C.FTN_TYPE_UINT8 | C.FTN_TYPE_ARRAY, C.FTN_TYPE_INT8 | C.FTN_TYPE_ARRAY:
 		k = engine.KindBytes
 	case C.FTN_TYPE_CUSTOM_OBJECT:
-		if t == &C.asx_types[C.FTN_TYPE_CUSTOM_OBJECT] && bv.custom_data != nil {
+		if (t == &C.asx_types[C.FTN_TYPE_CUSTOM_OBJECT] || t == &C.asx_goobj_owned) && bv.custom_data != nil {
 			// One of ours: a Go value behind a cgo.Handle.
 			h := cgo.Handle(uintptr(*(*uint64)(unsafe.Pointer(&bv.custom_data))))
 			return engine.Obj(h.Value())
@@ -153,6 +153,13 @@ func setC(bv *C.FutoInBinaryValue, v engine.Value, p *pool) {
 	*unionWord(bv) = w
 	bv.custom_data = nil
 	bv.length = C.uint32_t(n)
+}
+
+// isGoType reports whether t is one of asx_types: a descriptor made in Go.
+func isGoType(t unsafe.Pointer) bool {
+	base := uintptr(unsafe.Pointer(&C.asx_types[0]))
+	p := uintptr(t)
+	return p >= base && p < base+unsafe.Sizeof(C.asx_types)
 }
 
 // fillArgs writes the step's arguments into b.in; it returns how many.

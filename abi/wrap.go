@@ -32,7 +32,11 @@ func Wrap(p unsafe.Pointer) *engine.Steps {
 		if b.mode == C.ASX_STALE {
 			return nil
 		}
-		return entry(b).steps
+		as := entry(b).steps
+		if b.mode == C.ASX_RECORD && b.nadd > 0 {
+			safeFlush(as, b) // Go adds through as come after C's earlier ones
+		}
+		return as
 	}
 	return engine.NewForeign(&foreign{bsi: bsi})
 }
@@ -103,7 +107,15 @@ func (x *foreign) Success(args []engine.Value) {
 // frees through the type's cleanup. Values that came from C cross as they
 // are; a Go object crosses as a cgo.Handle that the receiver owns.
 func setForeign(bv *C.FutoInBinaryValue, v engine.Value) {
-	if _, _, _, _, binary := v.BinaryParts(); binary || v.Kind() != engine.KindStr && v.Kind() != engine.KindBytes {
+	_, _, _, _, binary := v.BinaryParts()
+	if !binary && v.Kind() == engine.KindObj {
+		h := cgo.NewHandle(v.Obj())
+		*bv = C.FutoInBinaryValue{}
+		bv._type = &C.asx_goobj_owned
+		*(*cgo.Handle)(unsafe.Pointer(&bv.custom_data)) = h
+		return
+	}
+	if binary || v.Kind() != engine.KindStr && v.Kind() != engine.KindBytes {
 		setC(bv, v, nil)
 		return
 	}
@@ -265,6 +277,13 @@ func asxGoForeignLoop(bsi *C.FutoInAsyncSteps, data unsafe.Pointer, i C.size_t) 
 //export asxGoForeignRelease
 func asxGoForeignRelease(data unsafe.Pointer) {
 	handleOf(data).Delete()
+}
+
+//export asxGoObjRelease
+func asxGoObjRelease(custom unsafe.Pointer) {
+	if custom != nil {
+		handleOf(custom).Delete()
+	}
 }
 
 //export asxGoForeignStateCleanup

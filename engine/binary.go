@@ -37,6 +37,9 @@ type Bridge struct {
 	// discards a root it was building. It must not call back into the
 	// engine.
 	Release func(bin unsafe.Pointer, onLoop bool)
+	// Copy returns the binding of to, a copy (CopyFrom, Clone) of the step
+	// whose binding is bin; the original keeps its own. Nil when it cannot.
+	Copy func(bin unsafe.Pointer, to *Steps) unsafe.Pointer
 	// Drop is called when an owned Value leaves a flow's arguments. It may
 	// run on the loop or, for an External result never delivered, on the
 	// goroutine that drops it. It must not call back into the engine.
@@ -60,8 +63,10 @@ func SetBridge(b Bridge) {
 }
 
 // AddBinding adds a step like Add (fn with onerror, which may be nil) and
-// gives it the binding bin. It returns as. When the step cannot be added
-// (a misuse), bin is released at once through Bridge.Release.
+// gives it the binding bin. It returns the new step's accessor, or nil when
+// the step cannot be added (a misuse, or a foreign as: then fn is added
+// through the foreign engine), in which case bin is released at once
+// through Bridge.Release.
 func AddBinding(as *Steps, fn ExecFunc, onerror ErrorFunc, bin unsafe.Pointer) *Steps {
 	if as == nil {
 		return nil
@@ -69,7 +74,7 @@ func AddBinding(as *Steps, fn ExecFunc, onerror ErrorFunc, bin unsafe.Pointer) *
 	if fn == nil {
 		bridge.release(bin, as.e != nil && as.e.r.IsSameThread())
 		misuse(as, "Add: nil execute callback")
-		return as
+		return nil
 	}
 	c := as.addFrame(kStep, "Add")
 	if c == nil {
@@ -77,10 +82,10 @@ func AddBinding(as *Steps, fn ExecFunc, onerror ErrorFunc, bin unsafe.Pointer) *
 		if as.kind == kForeign {
 			as.foreign().Add(fn, onerror)
 		}
-		return as
+		return nil
 	}
 	c.fn, c.onerr, c.bin = fn, onerror, bin
-	return as
+	return c
 }
 
 func (b *Bridge) release(bin unsafe.Pointer, onLoop bool) {

@@ -95,9 +95,7 @@ func (foreignUnwind) Error() string {
 //
 //go:noinline
 func forwardSuccess(impl Foreign, args []Value) {
-	var buf [MaxArgs]Value
-	n := copy(buf[:], args)
-	impl.Success(buf[:n])
+	impl.Success(append([]Value(nil), args...))
 }
 
 // isForeign is the check the native slow paths make.

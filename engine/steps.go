@@ -272,6 +272,9 @@ func (as *Steps) copyStep(s *Steps) bool {
 	if s.kind == kStep {
 		c.x = s.x
 	}
+	if s.bin != nil && bridge.Copy != nil {
+		c.bin = bridge.Copy(s.bin, c)
+	}
 	switch s.kind {
 	case kParallel:
 		for b := s.head; b != nil; b = b.next {

@@ -176,11 +176,8 @@ func (v Value) Bool() bool {
 func (v Value) Str() string {
 	switch v.Kind() {
 	case KindStr, KindBytes:
-		if v.big() {
-			if v.Kind() == KindStr {
-				return *(*string)(v.ref)
-			}
-			b := *(*[]byte)(v.ref)
+		if v.meta&(metaBig|metaBinary) != 0 {
+			b := v.slowBytes()
 			return unsafe.String(unsafe.SliceData(b), len(b))
 		}
 		return unsafe.String((*byte)(v.ref), int(v.n()))
@@ -197,12 +194,8 @@ func (v Value) Str() string {
 func (v Value) Bytes() []byte {
 	switch v.Kind() {
 	case KindStr, KindBytes:
-		if v.big() {
-			if v.Kind() == KindBytes {
-				return *(*[]byte)(v.ref)
-			}
-			s := *(*string)(v.ref)
-			return unsafe.Slice(unsafe.StringData(s), len(s))
+		if v.meta&(metaBig|metaBinary) != 0 {
+			return v.slowBytes()
 		}
 		if v.ref == nil {
 			return nil
@@ -213,6 +206,23 @@ func (v Value) Bytes() []byte {
 		return b
 	}
 	return nil
+}
+
+// slowBytes returns the payload of a Str or Bytes over 4 GiB (held behind
+// ref) or of a binary one (its data address is word: see BinaryValue).
+func (v Value) slowBytes() []byte {
+	if v.meta&metaBinary != 0 {
+		p := *(*unsafe.Pointer)(unsafe.Pointer(&v.word))
+		if p == nil {
+			return nil
+		}
+		return unsafe.Slice((*byte)(p), int(v.n()))
+	}
+	if v.Kind() == KindBytes {
+		return *(*[]byte)(v.ref)
+	}
+	s := *(*string)(v.ref)
+	return unsafe.Slice(unsafe.StringData(s), len(s))
 }
 
 // Obj returns the Go value of a KindObj Value; for the other kinds it

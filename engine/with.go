@@ -26,9 +26,17 @@ func AddWith[T any](as *Steps, f func(as *Steps, v *T), v *T, onerror ...ErrorFu
 			c.onerr = onerror[0]
 		}
 	} else if as.kind == kForeign {
-		as.foreign().Add(func(as *Steps) { f(as, v) }, optErr(onerror))
+		addWithForeign(as, f, v, optErr(onerror))
 	}
 	return as
+}
+
+// addWithForeign is AddWith on a foreign accessor: a closure, built apart
+// so that AddWith's own parameters stay on its caller's stack.
+//
+//go:noinline
+func addWithForeign[T any](as *Steps, f func(as *Steps, v *T), v *T, onerror ErrorFunc) {
+	as.foreign().Add(func(as *Steps) { f(as, v) }, onerror)
 }
 
 // callBound is the ExecFunc of every AddWith step. It calls the stored

@@ -840,6 +840,7 @@ func (r *Reactor) Close() error {
 	}
 	if r.os == nil {
 		r.pushing.Add(-1)
+		r.closeManual()
 		return nil
 	}
 	if r.started.CompareAndSwap(false, true) {
@@ -855,6 +856,23 @@ func (r *Reactor) Close() error {
 		<-r.done
 	}
 	return nil
+}
+
+// closeManual shuts a manual reactor down as its loop: shutdown hooks run
+// and the engine ends the flows still running (Canceled, cancel handlers
+// run), as a real loop does when it stops. Called from inside a callback of
+// the reactor's own drive it leaves that to the caller's drive: a flow
+// cannot be torn down under its own running step.
+func (r *Reactor) closeManual() {
+	r.enter()
+	defer r.leave()
+	if r.running != 1 {
+		return
+	}
+	r.runShutdownHooks()
+	if s := r.ext.Load(); s != nil && s.close != nil {
+		r.safeCall(s.close)
+	}
 }
 
 func (r *Reactor) closeDone() {

@@ -1,0 +1,88 @@
+// Package abi is FTN12's universal binary interface (spec v1.14, section
+// 2.7) for the engine, through cgo: C, C++, Rust or any language with a C
+// FFI adds steps to our flows, and Go steps run in flows other
+// implementations drive.
+//
+// Three ways in:
+//
+//   - From Go, Binary(as) gives C code the FutoInAsyncSteps* of a step (or
+//     root) and Wrap(p) adopts one: ours is a cast back to its
+//     *engine.Steps; another implementation's becomes an *engine.Steps that
+//     forwards every call through its vtable. ToValue reads a
+//     FutoInBinaryValue as an engine.Value.
+//   - From C, the library `make cabi` builds (build/libasyncsteps.a) has
+//     the entry points of asyncsteps.h: reactors (manual or started),
+//     roots, and the Mutex, Throttle and Limiter as FutoInSync*.
+//   - abi/futoin.h is the spec's header, with static assertions on every
+//     size and offset.
+//
+// # Cost
+//
+// A C step costs one cgo call. Each step C sees has an image in C memory
+// (struct asx_bsi in bridge.h) whose first field is the FutoInAsyncSteps;
+// while the engine runs a C callback, the entries that only record
+// something (add, success, handle_error, setTimeout, setCancel,
+// waitExternal, stack) are implemented in C and write into the image, and
+// the engine reads the record when the callback returns. Only the entries
+// that start or inspect more than the running step (parallel, loops,
+// addSync, stateVariable, execute, the AsyncTool entries, ...) call back
+// into Go. Images come from per-reactor pools: a C step allocates nothing
+// on the Go heap once warm.
+//
+// # Values
+//
+// Values cross without their payload being copied: a FutoInBinaryValue and
+// an engine.Value are both four words. Go's Int, Uint, Float, Bool, Str,
+// Bytes and Obj reach C as INT64, UINT64, DOUBLE, BOOL, STRING, UINT8 array
+// and CUSTOM_OBJECT (custom_data a cgo.Handle). The payload of a Go string
+// or byte slice is pinned while the C callback that receives it runs: C
+// must copy what it keeps longer. C's values reach Go keeping their type,
+// union, custom_data and length: every integer width as Int or Uint, FLOAT
+// and DOUBLE as Float, BOOL as Bool, STRING as Str and byte arrays as
+// Bytes, sharing C's memory; the other types (UTF-16 and UTF-32 strings,
+// other arrays, other implementations' objects) as engine.KindBinary,
+// whose descriptor Value.BinaryParts gives back. A C value whose type has
+// a cleanup belongs to the flow it is given to: the engine runs the cleanup
+// exactly once, when the value leaves the flow's arguments (replaced by the
+// next success, dropped when a step adds sub-steps, when the flow starts
+// again or when its root is freed). A step that passes on the values it
+// received does not clean them.
+//
+// Values given to another implementation's flow (through Wrap) must outlive
+// Go's references, so there a Go string or byte slice crosses as a
+// malloc'ed copy whose type frees it, and a Go object as a handle whose
+// type deletes it.
+//
+// # Threads
+//
+// Every callback runs on its flow's reactor loop. From any thread: the
+// sched_* entries, is_same_thread, execute and cancel of a root, and
+// success or handle_error of a step that waits (waitExternal, setTimeout,
+// setCancel) once its callback has returned. A root is built (add, ...)
+// by the thread that holds it, before execute.
+//
+// # Misuse
+//
+// C has no exceptions: handle_error, breakLoop and continueLoop record the
+// outcome and return, and the callback must return. Calling the API after
+// them in the same callback, success twice, add after success, a NULL
+// callback, or a FutoInAsyncSteps* kept past its step fails the step that
+// is running with InternalError (State().ErrorInfo says which), never the
+// process and never another flow. An image is only ever reused as an
+// image, so a pointer kept too long always meets an image, never foreign
+// memory; and a released image is reused only after 256 more were released
+// on its reactor, so until then a kept pointer meets a stale image and the
+// misuse is reported. (Past that window the pointer names a newer step: C
+// code must not keep a FutoInAsyncSteps* past its step.) A late success
+// for a step that waited goes through a generation-checked External and
+// never finishes a newer step while the image is in quarantine.
+//
+// # Left to other implementations
+//
+// The lock and unlock slots of our FutoInSync objects, for other engines'
+// addSync, fail the step with NotImplemented: our objects enter and leave
+// around a whole section (engine.Sync), which our own addSync uses. A
+// FutoInSync of another implementation works with our addSync through its
+// lock and unlock. A Go sync object used inside another implementation's
+// flow fails the step with NotImplemented likewise.
+package abi
