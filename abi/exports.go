@@ -185,7 +185,7 @@ func asxGoSuccess(b *C.asx_bsi, args *C.FutoInArgs) {
 		return
 	}
 	defer guard(as)
-	as.Success(vals[:n]...)
+	succeed(as, vals[:n])
 }
 
 // external returns the External of a waiting step's image when the call is

@@ -75,6 +75,7 @@ var table struct {
 // the misuse is reported) until quarantineLen more images were released.
 type pool struct {
 	free    *C.asx_bsi
+	nfree   int                       // images on free
 	q       [quarantineLen]*C.asx_bsi // ring: q[qhead] is the oldest
 	qhead   int
 	qlen    int
@@ -102,6 +103,28 @@ func (p *pool) quarantine(b *C.asx_bsi) {
 	p.qhead = (p.qhead + 1) % quarantineLen
 	old.next_free = p.free
 	p.free = old
+	p.nfree++
+	if p.nfree > 2*chunkSize {
+		p.share()
+	}
+}
+
+// share gives chunkSize free images to the shared list. Roots built off
+// the loop take their steps' images there, and the loop gets them all
+// back when the steps end: without this the pool grew by every off-loop
+// build and the shared list was refilled by new chunks.
+func (p *pool) share() {
+	first := p.free
+	last := first
+	for i := 1; i < chunkSize; i++ {
+		last = last.next_free
+	}
+	p.free = last.next_free
+	p.nfree -= chunkSize
+	table.mu.Lock()
+	last.next_free = table.free
+	table.free = first
+	table.mu.Unlock()
 }
 
 func entry(b *C.asx_bsi) *imageGo {
@@ -157,10 +180,18 @@ func newImage(as *engine.Steps, mode C.uint32_t) *C.asx_bsi {
 		b = p.free
 		if b == nil {
 			table.mu.Lock()
-			b = grow()
+			if b = table.free; b != nil {
+				table.free = nil // take the whole shared list
+			} else {
+				b = grow()
+			}
 			table.mu.Unlock()
+			for x := b; x != nil; x = x.next_free {
+				p.nfree++
+			}
 		}
 		p.free = b.next_free
+		p.nfree--
 	} else {
 		table.mu.Lock()
 		b = table.free

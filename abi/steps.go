@@ -175,8 +175,20 @@ func apply(as *engine.Steps, b *C.asx_bsi, vals []engine.Value) {
 		as.Error(code, info)
 	}
 	if rec&C.ASX_R_SUCCESS != 0 {
-		as.Success(vals...)
+		succeed(as, vals)
 	}
+}
+
+// succeed is as.Success(vals...), first telling the engine when vals
+// carry owned values, whose cleanups it then runs.
+func succeed(as *engine.Steps, vals []engine.Value) {
+	for i := range vals {
+		if vals[i].Owned() {
+			engine.TakeOwned(as)
+			break
+		}
+	}
+	as.Success(vals...)
 }
 
 // dropAll runs the cleanups of values that never reached the engine.

@@ -32,14 +32,14 @@ import (
 // returns.
 
 // ToValue returns the engine.Value of the FutoInBinaryValue at v, without
-// copying its payload. The payload must stay valid while the Value is in
-// use; a type with a cleanup hands the value's ownership to the flow it is
-// given to (see the package doc).
+// copying its payload: a view, valid while the payload is. The value stays
+// its owner's: its cleanup is not run by the engine (ownership passes to a
+// flow only through the vtable's success).
 func ToValue(v unsafe.Pointer) engine.Value {
 	if v == nil {
 		return engine.Value{}
 	}
-	return fromC((*C.FutoInBinaryValue)(v))
+	return fromC((*C.FutoInBinaryValue)(v)).Borrowed()
 }
 
 func unionWord(bv *C.FutoInBinaryValue) *uint64 {

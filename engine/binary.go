@@ -221,12 +221,62 @@ func MakeArgs(vals ...Value) (a Args) {
 	return a
 }
 
+// TakeOwned tells the engine that the running step of as is about to
+// succeed with owned values (BinaryValue with owned set): the bridge calls
+// it first, so that the step path only tests one byte of the flow to know
+// whether its values need Bridge.Drop. An owned Value given to a step of
+// another flow is not tracked there: it stays valid only while the flow
+// that owns it holds it.
+func TakeOwned(as *Steps) {
+	if as != nil && as.fl != nil && as.kind != kForeign {
+		as.fl.owned = true
+	}
+}
+
+// Borrowed returns v without ownership: the engine will not call
+// Bridge.Drop for it.
+func (v Value) Borrowed() Value {
+	v.meta &^= metaOwned
+	return v
+}
+
 // Owned reports whether the engine will call Bridge.Drop for v.
 func (v Value) Owned() bool { return v.meta&metaOwned != 0 }
 
-// dropOwned calls Bridge.Drop for each owned value of a that is not in
-// keep, the values replacing them.
-func (a *Args) dropOwned(keep []Value) {
+// Owned values live in a flow's arguments, and fl.owned says whether any
+// may be there: the step path tests that one byte, and only a flow that a
+// bridge gave owned values pays for the bookkeeping below.
+
+// dropArgs calls Bridge.Drop for each owned value of fl.args that keep
+// (the values replacing them) does not pass on, and notes whether keep
+// brings owned values of its own.
+func (fl *flow) dropArgs(keep []Value) {
+	dropOwned(&fl.args, keep)
+	fl.owned = false
+	for i := range keep {
+		if keep[i].meta&metaOwned != 0 {
+			fl.owned = true
+		}
+	}
+}
+
+// clearArgs empties fl.args, dropping its owned values.
+func (fl *flow) clearArgs() {
+	if fl.owned {
+		fl.dropArgs(nil)
+	}
+	fl.args.reset()
+}
+
+// setArgs replaces fl.args with vals, off the step path (External results).
+func (fl *flow) setArgs(vals []Value) {
+	fl.dropArgs(vals)
+	fl.args.set(vals)
+}
+
+// dropOwned calls Bridge.Drop for each owned value of a not in keep, and
+// takes the mark off the slots: they own nothing any more.
+func dropOwned(a *Args, keep []Value) {
 	for i := range a.v {
 		v := &a.v[i]
 		if v.meta&metaOwned == 0 {
@@ -246,20 +296,11 @@ func (a *Args) dropOwned(keep []Value) {
 		if !kept && bridge.Drop != nil {
 			bridge.Drop(v)
 		}
-		// The slot no longer owns it, whatever follows.
 		v.meta &^= metaOwned
 	}
 }
 
+// hasOwned reports whether a holds an owned value.
 func (a *Args) hasOwned() bool {
 	return (a.v[0].meta|a.v[1].meta|a.v[2].meta|a.v[3].meta)&metaOwned != 0
-}
-
-// assign replaces a's values with src's, dropping the owned ones that are
-// not among them.
-func (a *Args) assign(src *Args) {
-	if a.hasOwned() {
-		a.dropOwned(src.v[:])
-	}
-	*a = *src
 }

@@ -81,6 +81,7 @@ type flow struct {
 
 	action    uint8 // what the flow does when it runs next
 	queued    bool  // in the ready queue
+	owned     bool  // args may hold owned values (binary.go): checked before they are replaced
 	nextReady *flow
 
 	par        *Steps // the parallel step of a branch; nil for a root flow
@@ -105,6 +106,9 @@ type flow struct {
 }
 
 func (fl *flow) clearMailbox() {
+	if fl.xargs.hasOwned() {
+		dropOwned(&fl.xargs, nil)
+	}
 	fl.xargs.reset()
 	fl.xcode, fl.xinfo, fl.xerr, fl.xpass = "", "", nil, false
 }
@@ -273,7 +277,10 @@ func (e *engine) exec(f *Steps) {
 		e.startParallel(f)
 		return
 	case kSuccess:
-		fl.args.assign((*Args)(f.x))
+		if fl.owned {
+			fl.dropArgs(nil) // SuccessStep's values are never owned
+		}
+		fl.args = *(*Args)(f.x)
 		fl.action = actDone
 		return
 	}
@@ -312,6 +319,9 @@ func (e *engine) afterCallback(f *Steps) {
 			}
 		}
 		if f.flags&fForward == 0 {
+			if fl.owned {
+				fl.dropArgs(nil)
+			}
 			fl.args.reset()
 		}
 		fl.cur = f.dequeue()
@@ -321,6 +331,9 @@ func (e *engine) afterCallback(f *Steps) {
 		fl.action = actNone
 	default:
 		// Implicit success (spec 1.6).
+		if fl.owned {
+			fl.dropArgs(nil)
+		}
 		fl.args.reset()
 		fl.action = actDone
 	}

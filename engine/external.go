@@ -116,10 +116,11 @@ func deliverClaimed(arg unsafe.Pointer, gen uint64) {
 	code, info, err, pass := fl.xcode, fl.xinfo, fl.xerr, fl.xpass
 	fl.xcode, fl.xinfo, fl.xerr, fl.xpass = "", "", nil, false
 	if f.st == stWaiting && code == "" && !pass {
-		fl.args.assign(&fl.xargs) // only now: the flow's values are the step's to replace
-		fl.xargs = Args{}         // moved, not dropped
+		fl.dropArgs(fl.xargs.v[:]) // only now: the flow's values are the step's to replace
+		fl.args = fl.xargs
+		fl.xargs = Args{} // moved, not dropped
 	}
-	fl.xargs.reset()
+	fl.clearMailbox()
 	f.e.apply(f, nil, code, info, err)
 }
 
@@ -141,7 +142,7 @@ func (e *engine) apply(f *Steps, args []Value, code, info string, err error) {
 			return
 		}
 		if args != nil {
-			fl.args.set(args)
+			fl.setArgs(args)
 		}
 		f.flags |= fSucceeded
 	case f.st == stWaiting:
@@ -157,7 +158,7 @@ func (e *engine) apply(f *Steps, args []Value, code, info string, err error) {
 			f.oncancel = nil // a cancel handler: the step succeeded
 		}
 		if args != nil {
-			fl.args.set(args)
+			fl.setArgs(args)
 		}
 		e.ready(fl, actDone)
 	}

@@ -45,6 +45,9 @@ func (l *loopState) call(b *Steps) {
 // count is exhausted.
 func (e *engine) loopNext(L *Steps) {
 	fl := L.fl
+	if fl.owned {
+		fl.dropArgs(nil)
+	}
 	fl.args.reset()
 	ls := L.loop()
 	if ls.kind != loopForever && ls.i >= ls.n {
@@ -85,7 +88,7 @@ func (e *engine) loopControl(f *Steps, r raise) {
 	e.cancelUpTo(f, target)
 	fl.cur = target
 	if r.kind == raiseBreak {
-		fl.args.reset()
+		fl.clearArgs()
 		fl.action = actDone
 		return
 	}

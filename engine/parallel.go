@@ -21,7 +21,7 @@ func (e *engine) newFlow(rt *root) *flow {
 func (e *engine) releaseFlow(fl *flow) {
 	fl.root, fl.top, fl.cur, fl.par = nil, nil, nil, nil
 	fl.action = actNone
-	fl.args.reset()
+	fl.clearArgs()
 	clear(fl.held)
 	fl.held = fl.held[:0]
 	fl.nextBranch = e.freeFlows
@@ -36,7 +36,7 @@ func (p *Steps) branches() *flow { return (*flow)(p.x) }
 func (e *engine) startParallel(p *Steps) {
 	fl := p.fl
 	if p.head == nil {
-		fl.args.reset()
+		fl.clearArgs()
 		fl.action = actDone
 		return
 	}
@@ -82,7 +82,7 @@ func (e *engine) branchDone(bf *flow) {
 	e.releaseFlow(bf)
 	if p.n == 0 {
 		pfl := p.fl
-		pfl.args.reset()
+		pfl.clearArgs()
 		pfl.cur = p
 		e.ready(pfl, actDone)
 	}

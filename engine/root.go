@@ -198,7 +198,7 @@ func (e *engine) prepareStart(rt *root) bool {
 	rt.spareCap = max(rt.spareCap, rt.built)
 	rt.built, rt.created = 0, 0
 	fl := &rt.fl
-	fl.args.reset()
+	fl.clearArgs()
 	clear(fl.held)
 	fl.held = fl.held[:0]
 	fl.cur = &rt.Steps
@@ -343,7 +343,7 @@ func (rt *root) release() {
 	rt.misuse = ""
 	rt.promise = nil
 	rt.state.reset()
-	rt.fl.args.reset()
+	rt.fl.clearArgs()
 	e := rt.e
 	if e.r.IsSameThread() && e.rootLocalN < maxRootLocal {
 		rt.nextFree = e.rootLocal

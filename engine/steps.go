@@ -399,7 +399,11 @@ func (as *Steps) Success(args ...Value) {
 	case as.kind == kParallel && len(args) > 0:
 		misuse(as, "Success: a parallel step takes no values")
 	}
-	as.fl.args.set(args)
+	fl := as.fl
+	if fl.owned {
+		fl.dropArgs(args)
+	}
+	fl.args.set(args)
 	as.flags |= fSucceeded
 }
 

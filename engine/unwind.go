@@ -148,7 +148,7 @@ func (e *engine) callHandler(f *Steps, h ErrorFunc, code string) (next string, r
 	case f.head != nil:
 		// Steps added in an error handler replace it at the same level (spec 1.2.1).
 		f.setStatus(stActive)
-		fl.args.reset()
+		fl.clearArgs()
 		fl.cur = f.dequeue()
 		fl.action = actExec
 		return "", true

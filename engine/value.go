@@ -287,9 +287,6 @@ func (a *Args) At(i int) Value {
 // the caller. Only the slots in use are written: the common one-value
 // success copies 32 bytes, not 128.
 func (a *Args) set(vals []Value) {
-	if a.hasOwned() {
-		a.dropOwned(vals)
-	}
 	old := a.Len()
 	for i := range vals {
 		a.v[i] = vals[i]
@@ -301,12 +298,8 @@ func (a *Args) set(vals []Value) {
 
 func (a *Args) reset() {
 	// Most resets find no values: four loads and no branch per slot.
-	m := a.v[0].meta | a.v[1].meta | a.v[2].meta | a.v[3].meta
-	if m == 0 {
+	if a.v[0].meta|a.v[1].meta|a.v[2].meta|a.v[3].meta == 0 {
 		return
-	}
-	if m&metaOwned != 0 {
-		a.dropOwned(nil)
 	}
 	for i := a.Len() - 1; i >= 0; i-- {
 		a.v[i] = Value{}
