@@ -115,8 +115,9 @@ func Bind(as *Steps, bin unsafe.Pointer) bool {
 
 // OnEnd makes fn run on the loop each time the flow of root ends, with
 // the code it failed with ("" after a success, Canceled after a cancel),
-// after a Promise has its result. fn may execute, or release, the root.
-// Set it while the root is not executing; nil removes it. Release removes it.
+// just before the run ends (and a Promise gets its result). fn may release
+// the root: it is released once the run has ended. Set it while the root
+// is not executing; nil removes it. Release removes it.
 func OnEnd(root *Steps, fn func(root *Steps, code string)) {
 	if root == nil || root.kind != kRoot {
 		misuse(root, "OnEnd: not a root")

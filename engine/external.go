@@ -19,8 +19,17 @@ type External struct {
 
 // Valid reports whether the step still waits for this External.
 func (x External) Valid() bool {
+	if x.gen == foreignGen {
+		return x.f.foreign().Valid()
+	}
 	return x.f != nil && x.f.ctl.Load() == x.gen<<xBits|xArmed
 }
+
+// foreignGen is the generation of an External of a foreign step: ctl's
+// generations are 62 bits wide, so it never names a native step, and
+// finish tells the two apart without reading the step, whose memory may
+// be another step's by then.
+const foreignGen = ^uint64(0)
 
 // Success completes the step with up to four values.
 func (x External) Success(args ...Value) bool {
@@ -65,7 +74,7 @@ func (x External) finish(args []Value, code, info string, err error) bool {
 	if f == nil {
 		return false
 	}
-	if f.kind == kForeign {
+	if x.gen == foreignGen {
 		return finishForeign(f.foreign(), args, code, info)
 	}
 	e := f.e

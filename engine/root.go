@@ -240,10 +240,12 @@ func (e *engine) finishRoot(rt *root, code string) {
 	fl.cur = &rt.Steps
 	fl.action = actNone
 	rt.Steps.setStatus(stIdle)
-	rt.endRunWith(code)
 	if fn := rt.onEnd; fn != nil {
+		// Before the run ends: until then the holder cannot release or
+		// reuse the root under fn (a Release from fn waits for the end).
 		fn(&rt.Steps, code)
 	}
+	rt.endRunWith(code)
 	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
 		rt.release()
 	}

@@ -509,7 +509,7 @@ func (as *Steps) External() External {
 	if !as.execOnly("External") {
 		if as.isForeign() {
 			as.foreign().WaitExternal()
-			return External{f: as}
+			return External{f: as, gen: foreignGen}
 		}
 		return External{}
 	}
