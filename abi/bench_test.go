@@ -121,3 +121,12 @@ func BenchmarkArgsToC(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkCgoCall is the floor under a C step: one call of an empty C
+// function from Go, on this machine, in the same run.
+func BenchmarkCgoCall(b *testing.B) {
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		ctest.Noop()
+	}
+}

@@ -62,10 +62,10 @@ static void v_add(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_execute_ca
         misuse(b, "add: called after success");
         return;
     }
-    if (b->nadd == ASX_INLINE_ADDS) {
+    if (b->nadd == ASX_ADDS) {
         asxGoFlush(b);
     }
-    asx_add* a = &b->adds[b->nadd++];
+    asx_add* a = &b->s->adds[b->nadd++];
     a->f = f;
     a->eh = eh;
     a->data = data;
@@ -138,7 +138,7 @@ static void v_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
         return;
     }
     if (args) {
-        b->out = *args;
+        b->s->out = *args;
     }
     b->rec |= ASX_R_SUCCESS;
 }
@@ -304,7 +304,7 @@ int asx_sync_is_ours(FutoInSync* s) { return s && s->api == &asx_sync_api; }
 
 /* Calls from Go into C. */
 
-void asx_exec(asx_bsi* b) { b->f(&b->base, b->data, &b->in); }
+void asx_exec(asx_bsi* b) { b->f(&b->base, b->data, &b->s->in); }
 void asx_handle(asx_bsi* b, const char* code) { b->eh(&b->base, b->data, code); }
 void asx_cancel_cb(asx_bsi* b) { b->ch(&b->base, b->ch_data); }
 

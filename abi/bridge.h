@@ -35,13 +35,23 @@ enum {
     ASX_R_ADD = 64
 };
 
-#define ASX_INLINE_ADDS 4
+#define ASX_ADDS 256 /* adds recorded before Go must take them */
 
 typedef struct asx_add {
     FutoInAsyncSteps_execute_callback f;
     FutoInAsyncSteps_error_callback eh;
     void* data;
 } asx_add;
+
+/* What a recording callback writes, lent by the reactor to the image whose
+   callback runs (one at a time per loop, or a few when a callback drives a
+   manual reactor): images stay small, and the memory every C step touches
+   stays the same few cache lines. */
+typedef struct asx_scratch {
+    FutoInArgs in;  /* the values the callback receives */
+    FutoInArgs out; /* recorded success values */
+    asx_add adds[ASX_ADDS];
+} asx_scratch;
 
 typedef struct asx_stack {
     struct asx_stack* next;
@@ -70,9 +80,8 @@ typedef struct asx_bsi {
     struct asx_bsi* next_free;
     void* loop_f; /* loop/repeat bodies: the C body and its data */
     void* loop_data;
-    asx_add adds[ASX_INLINE_ADDS];
-    FutoInArgs out; /* recorded success values */
-    FutoInArgs in;  /* the values the callback receives */
+    asx_scratch* s; /* lent while recording (ASX_RECORD) */
+    uint32_t depth; /* which of the reactor's scratches s is */
 } asx_bsi;
 
 /* A sync object of ours (asyncsteps_*_new): the Go object's cgo.Handle. */

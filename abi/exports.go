@@ -299,21 +299,14 @@ func runBody(as *engine.Steps, bd body, i int, counted bool) {
 		return
 	}
 	b.loop_f, b.loop_data = bd.f, bd.data
-	b.mode = C.ASX_RECORD
+	p := poolOf(as)
+	prev := p.record(b)
 	if counted {
 		C.asx_repeat_body(b, C.size_t(i))
 	} else {
 		C.asx_loop_body(b)
 	}
-	b.mode = C.ASX_IDLE
-	if b.rec != 0 {
-		var vals [engine.MaxArgs]engine.Value
-		k := 0
-		if b.rec&C.ASX_R_SUCCESS != 0 {
-			k = outArgs(as, b, &vals)
-		}
-		apply(as, b, vals[:k])
-	}
+	finish(as, b, p, prev, 0)
 }
 
 func labels(label *C.char) []string {

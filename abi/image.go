@@ -82,6 +82,49 @@ type pool struct {
 	pinner  runtime.Pinner // pins Go payloads while a C callback reads them
 	pinned  bool
 	handles []cgo.Handle // Obj values handed to the running C callback
+
+	// scratch is C memory lent to the image whose callback is recording
+	// (recorder): its arguments, its success values, and ASX_ADDS adds
+	// (one crossing back into Go per ASX_ADDS adds). scratch[d] serves a
+	// callback d levels inside another's.
+	scratch  []*C.asx_scratch
+	recorder *C.asx_bsi
+}
+
+// record lends the scratch to b, whose C callback is about to run, and
+// returns what to give back to end. A recorder it interrupts (a callback
+// run from inside another, on a manual reactor driven from a callback)
+// hands its adds to the engine first.
+func (p *pool) record(b *C.asx_bsi) (prev *C.asx_bsi) {
+	prev = p.recorder
+	d := 0
+	if prev != nil && prev.mode == C.ASX_RECORD {
+		d = int(prev.depth) + 1
+		if prev.nadd > 0 {
+			safeFlush(entry(prev).steps, prev) // its adds first, in order
+		}
+	} else {
+		prev = nil // left by a callback whose record unwound (an Error): done
+	}
+	if d == len(p.scratch) {
+		s := (*C.asx_scratch)(C.calloc(1, C.size_t(unsafe.Sizeof(C.asx_scratch{}))))
+		if s == nil {
+			panic("abi: out of C memory for a recording scratch")
+		}
+		p.scratch = append(p.scratch, s)
+	}
+	p.recorder = b
+	b.s = p.scratch[d]
+	b.depth = C.uint32_t(d)
+	b.mode = C.ASX_RECORD
+	return prev
+}
+
+// end takes the scratch back from b once its record was applied.
+func (p *pool) end(b, prev *C.asx_bsi) {
+	b.mode = C.ASX_IDLE
+	b.s = nil
+	p.recorder = prev
 }
 
 // quarantineLen is how many images are released after one before it is
@@ -104,10 +147,15 @@ func (p *pool) quarantine(b *C.asx_bsi) {
 	old.next_free = p.free
 	p.free = old
 	p.nfree++
-	if p.nfree > 2*chunkSize {
+	if p.nfree > shareAbove {
 		p.share()
 	}
 }
+
+// shareAbove is how many free images a pool keeps before it shares: a
+// flow that adds a thousand steps at once reuses its images without a
+// lock (measured: a lower mark took the shared list's mutex every round).
+const shareAbove = 8 * chunkSize
 
 // share gives chunkSize free images to the shared list. Roots built off
 // the loop take their steps' images there, and the loop gets them all
@@ -229,8 +277,10 @@ func releaseImage(bin unsafe.Pointer, onLoop bool) {
 	}
 	g.steps = nil
 	g.pool = nil
-	g.ext.Store(nil)
-	g.extV = engine.External{}
+	if g.ext.Load() != nil {
+		g.ext.Store(nil)
+		g.extV = engine.External{}
+	}
 	clearImage(b)
 	if p == nil {
 		table.mu.Lock()
@@ -258,8 +308,7 @@ func clearImage(b *C.asx_bsi) {
 	b.f, b.eh, b.data, b.ch, b.ch_data = nil, nil, nil, nil, nil
 	b.code, b.info, b.misuse = nil, nil, nil
 	b.loop_f, b.loop_data = nil, nil
-	b.out = C.FutoInArgs{}
-	b.in = C.FutoInArgs{} // left filled if a Go panic unwound through the callback
+	b.s = nil
 }
 
 // release runs the root's state variables' cleanups (spec 2.7: once, when

@@ -37,38 +37,38 @@ func Binary(as *engine.Steps) unsafe.Pointer {
 func runC(as *engine.Steps) {
 	b := (*C.asx_bsi)(engine.Binding(as))
 	p := poolOf(as)
+	prev := p.record(b)
 	n := fillArgs(as, b, p)
-	b.mode = C.ASX_RECORD
 	C.asx_exec(b)
+	finish(as, b, p, prev, n)
+}
+
+// finish hands the engine what a C callback of b recorded, n being how
+// many arguments it was given; prev is what p.record returned.
+func finish(as *engine.Steps, b *C.asx_bsi, p *pool, prev *C.asx_bsi, n int) {
 	b.mode = C.ASX_IDLE
+	var vals [engine.MaxArgs]engine.Value
+	k := 0
 	if b.rec&C.ASX_R_SUCCESS != 0 {
 		// Read the values while the arguments' pins and handles hold:
 		// C may pass on what it received.
-		var vals [engine.MaxArgs]engine.Value
-		k := outArgs(as, b, &vals)
-		done(b, n, p)
-		apply(as, b, vals[:k])
-		return
+		k = outArgs(as, b, &vals)
 	}
-	done(b, n, p)
-	if b.rec != 0 {
-		apply(as, b, nil)
-	}
-}
-
-// done ends a callback's use of its arguments.
-func done(b *C.asx_bsi, n int, p *pool) {
 	if n > 0 || p.pinned || len(p.handles) > 0 {
 		clearArgs(b, n, p)
 	}
+	if b.rec != 0 {
+		apply(as, b, vals[:k]) // may unwind: the scratch is taken back by the next record
+	}
+	p.end(b, prev)
 }
 
 // outArgs converts the values C recorded with success. A descriptor that
 // is one of the Go values the callback received becomes that Value again,
 // so the collector keeps seeing its payload.
 func outArgs(as *engine.Steps, b *C.asx_bsi, vals *[engine.MaxArgs]engine.Value) int {
-	n := argsOf(&b.out, vals)
-	b.out = C.FutoInArgs{}
+	n := argsOf(&b.s.out, vals)
+	b.s.out = C.FutoInArgs{}
 	for i := 0; i < n; i++ {
 		typ, w, _, _, binary := vals[i].BinaryParts()
 		if !binary || !isGoType(typ) {
@@ -90,23 +90,16 @@ func outArgs(as *engine.Steps, b *C.asx_bsi, vals *[engine.MaxArgs]engine.Value)
 // runCError is the ErrorFunc of C steps and C parallel steps.
 func runCError(as *engine.Steps, code string) {
 	b := (*C.asx_bsi)(engine.Binding(as))
+	p := poolOf(as)
 	cs, free := cCode(code)
 	b.handler = 1
-	b.mode = C.ASX_RECORD
+	prev := p.record(b)
 	C.asx_handle(b, cs)
-	b.mode = C.ASX_IDLE
 	b.handler = 0
 	if free {
 		C.free(unsafe.Pointer(cs))
 	}
-	if b.rec != 0 {
-		var vals [engine.MaxArgs]engine.Value
-		k := 0
-		if b.rec&C.ASX_R_SUCCESS != 0 {
-			k = outArgs(as, b, &vals)
-		}
-		apply(as, b, vals[:k])
-	}
+	finish(as, b, p, prev, 0)
 }
 
 // runCCancel is the CancelFunc a C step's setCancel installs.
@@ -122,8 +115,9 @@ func runCCancel(as *engine.Steps) {
 func flushAdds(as *engine.Steps, b *C.asx_bsi) {
 	n := int(b.nadd)
 	b.nadd = 0
-	for i := 0; i < n; i++ {
-		a := &b.adds[i]
+	adds := b.s.adds[:n]
+	for i := range adds {
+		a := &adds[i]
 		addC(as, a.f, a.eh, a.data)
 		*a = C.asx_add{}
 	}

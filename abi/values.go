@@ -162,20 +162,27 @@ func isGoType(t unsafe.Pointer) bool {
 	return p >= base && p < base+unsafe.Sizeof(C.asx_types)
 }
 
-// fillArgs writes the step's arguments into b.in; it returns how many.
+// fillArgs writes the step's arguments into the scratch lent to b; it
+// returns how many.
 func fillArgs(as *engine.Steps, b *C.asx_bsi, p *pool) int {
 	a := as.Args()
 	n := a.Len()
-	in := (*[4]C.FutoInBinaryValue)(unsafe.Pointer(&b.in))
+	in := (*[4]C.FutoInBinaryValue)(unsafe.Pointer(&b.s.in))
 	for i := 0; i < n; i++ {
 		setC(&in[i], a.At(i), p)
+	}
+	if n < len(in) && in[n]._type != nil {
+		// Left by a callback that a Go panic unwound through: empty it.
+		for i := n; i < len(in); i++ {
+			in[i] = C.FutoInBinaryValue{}
+		}
 	}
 	return n
 }
 
-// clearArgs empties b.in after the callback and lets go of pins and handles.
+// clearArgs empties the callback's arguments and lets go of pins and handles.
 func clearArgs(b *C.asx_bsi, n int, p *pool) {
-	in := (*[4]C.FutoInBinaryValue)(unsafe.Pointer(&b.in))
+	in := (*[4]C.FutoInBinaryValue)(unsafe.Pointer(&b.s.in))
 	for i := 0; i < n; i++ {
 		in[i] = C.FutoInBinaryValue{}
 	}

@@ -271,3 +271,7 @@ func ForeignUnhandled() int { return int(C.fe_unhandled_calls()) }
 
 // ForeignExecute executes a foreign root with no unhandled_error callback.
 func ForeignExecute(root unsafe.Pointer) { C.fe_execute((*C.FutoInAsyncSteps)(root)) }
+
+// Noop calls an empty C function: the floor under every C step, measured
+// beside it.
+func Noop() { C.ct_noop() }

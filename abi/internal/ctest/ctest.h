@@ -59,6 +59,7 @@ enum {
 
 void ct_add(FutoInAsyncSteps* bsi, int step, intptr_t data, int eh);
 void ct_reset(void);
+void ct_noop(void);
 void ct_push(int v);
 
 extern int ct_log[1024];
