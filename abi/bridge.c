@@ -304,7 +304,11 @@ int asx_sync_is_ours(FutoInSync* s) { return s && s->api == &asx_sync_api; }
 
 /* Calls from Go into C. */
 
-void asx_exec(asx_bsi* b) { b->f(&b->base, b->data, &b->s->in); }
+void asx_exec(uintptr_t p)
+{
+    asx_bsi* b = (asx_bsi*)p;
+    b->f(&b->base, b->data, &b->s->in);
+}
 void asx_handle(asx_bsi* b, const char* code) { b->eh(&b->base, b->data, code); }
 void asx_cancel_cb(asx_bsi* b) { b->ch(&b->base, b->ch_data); }
 

@@ -102,7 +102,9 @@ extern const FutoInSyncAPI asx_sync_api;
    (base type, or base type | FTN_TYPE_ARRAY). None has a cleanup. */
 extern const FutoInType asx_types[0x20];
 
-void asx_exec(asx_bsi* b);
+/* asx_exec takes the image as an integer: it is C memory, and a pointer
+   argument would make cgo check, on every C step, whether it is Go's. */
+void asx_exec(uintptr_t b);
 void asx_handle(asx_bsi* b, const char* code);
 void asx_cancel_cb(asx_bsi* b);
 void asx_loop_body(asx_bsi* b);

@@ -76,12 +76,18 @@ func asxGoAdd(b *C.asx_bsi, data unsafe.Pointer, f C.FutoInAsyncSteps_execute_ca
 		engine.AddBinding(as, nil, nil, nil) // the engine's misuse: nil execute callback
 		return
 	}
-	addC(as, f, eh, data)
+	addC(as, nil, f, eh, data)
 }
 
-// addC adds a C step to as.
-func addC(as *engine.Steps, f C.FutoInAsyncSteps_execute_callback, eh C.FutoInAsyncSteps_error_callback, data unsafe.Pointer) {
-	c := newImage(as, C.ASX_IDLE)
+// addC adds a C step to as; p is as's reactor's pool when the caller
+// knows it runs on the loop, else nil.
+func addC(as *engine.Steps, p *pool, f C.FutoInAsyncSteps_execute_callback, eh C.FutoInAsyncSteps_error_callback, data unsafe.Pointer) {
+	var c *C.asx_bsi
+	if p != nil {
+		c = newImageOn(as, p, C.ASX_IDLE)
+	} else {
+		c = newImage(as, C.ASX_IDLE)
+	}
 	c.f, c.eh, c.data = f, eh, data
 	var ef engine.ErrorFunc
 	if eh != nil {

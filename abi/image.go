@@ -221,34 +221,42 @@ func poolOf(as *engine.Steps) *pool {
 // newImage takes an image for as in mode, from as's reactor's pool on the
 // loop, or from the shared list off it.
 func newImage(as *engine.Steps, mode C.uint32_t) *C.asx_bsi {
-	var b *C.asx_bsi
-	var p *pool
-	if r := as.Reactor(); r.IsSameThread() {
-		p = poolOf(as)
-		b = p.free
-		if b == nil {
-			table.mu.Lock()
-			if b = table.free; b != nil {
-				table.free = nil // take the whole shared list
-			} else {
-				b = grow()
-			}
-			table.mu.Unlock()
-			for x := b; x != nil; x = x.next_free {
-				p.nfree++
-			}
-		}
-		p.free = b.next_free
-		p.nfree--
-	} else {
+	if as.Reactor().IsSameThread() {
+		return newImageOn(as, poolOf(as), mode)
+	}
+	table.mu.Lock()
+	b := table.free
+	if b == nil {
+		b = grow()
+	}
+	table.free = b.next_free
+	table.mu.Unlock()
+	return bindImage(b, as, nil, mode)
+}
+
+// newImageOn is newImage on the loop, p being as's reactor's pool.
+func newImageOn(as *engine.Steps, p *pool, mode C.uint32_t) *C.asx_bsi {
+	b := p.free
+	if b == nil {
 		table.mu.Lock()
-		b = table.free
-		if b == nil {
+		if b = table.free; b != nil {
+			table.free = nil // take the whole shared list
+		} else {
 			b = grow()
 		}
-		table.free = b.next_free
 		table.mu.Unlock()
+		for x := b; x != nil; x = x.next_free {
+			p.nfree++
+		}
 	}
+	p.free = b.next_free
+	p.nfree--
+	return bindImage(b, as, p, mode)
+}
+
+// bindImage makes the free image b as's, in mode; p is the pool it came
+// from (nil: the shared list).
+func bindImage(b *C.asx_bsi, as *engine.Steps, p *pool, mode C.uint32_t) *C.asx_bsi {
 	b.next_free = nil
 	b.mode = mode
 	g := entry(b)
@@ -272,8 +280,10 @@ func releaseImage(bin unsafe.Pointer, onLoop bool) {
 		rx.release()
 	}
 	var p *pool
-	if onLoop && g.steps != nil {
-		p = poolOf(g.steps)
+	if onLoop {
+		if p = g.pool; p == nil && g.steps != nil {
+			p = poolOf(g.steps) // taken off the loop: given to this loop's pool
+		}
 	}
 	g.steps = nil
 	g.pool = nil

@@ -39,7 +39,7 @@ func runC(as *engine.Steps) {
 	p := poolOf(as)
 	prev := p.record(b)
 	n := fillArgs(as, b, p)
-	C.asx_exec(b)
+	C.asx_exec(C.uintptr_t(uintptr(unsafe.Pointer(b))))
 	finish(as, b, p, prev, n)
 }
 
@@ -116,9 +116,10 @@ func flushAdds(as *engine.Steps, b *C.asx_bsi) {
 	n := int(b.nadd)
 	b.nadd = 0
 	adds := b.s.adds[:n]
+	p := poolOf(as) // flushes run on the loop, inside the step's callback
 	for i := range adds {
 		a := &adds[i]
-		addC(as, a.f, a.eh, a.data)
+		addC(as, p, a.f, a.eh, a.data)
 		*a = C.asx_add{}
 	}
 	if b.nadd == 0 {
