@@ -79,11 +79,12 @@ ctest-asan:
 
 # bench: the engine's scenarios beside the idiomatic goroutine peers, as one
 # table (ns/op, allocs/op, ratio), the timer wheel against time.AfterFunc,
-# then stepsd under loopback load beside a plain gnet handler and a
+# C steps beside Go steps and a bare cgo call (abi), then stepsd under loopback load beside a plain gnet handler and a
 # goroutine-per-connection server (req/s, latency quantiles, RSS).
 bench:
 	cd bench && $(GO) run ./cmd/benchtable
 	$(GO) test -run '^$$' -bench 'AddCancel' -benchmem ./timerwheel
+	$(GO) test -run '^$$' -bench 'CgoCall|CStep|Mixed|ArgsToC' -benchmem -count 3 ./abi
 	cd bench && $(GO) run ./cmd/loadbench
 
 # run: the example server, stepsd, on 127.0.0.1:7070 (flags: make run ARGS='-reactors 2').
