@@ -66,7 +66,10 @@ FutoInAsyncSteps* asyncsteps_new(AsyncStepsReactor* r);
 /* The synchronization objects of spec 2.3-2.5, for api->addSync. They may
    be shared by flows on different reactors; a waiting flow resumes on its
    own reactor. A flow that finds the queue full fails with
-   DefenseRejected. */
+   DefenseRejected. Their lock/unlock slots (spec 2.7.3) serve other
+   engines' addSync too: lock makes the calling step wait until the flow is
+   let in (resumed through that engine's sched_immediate); unlock, from the
+   same flow (rootId), lets the next one in. */
 
 /* Mutex: at most max flows inside at once (max 0 is taken as 1);
    max_queue 0: unlimited queue. */

@@ -437,6 +437,27 @@ int asx_f_is_valid(FutoInAsyncSteps* bsi) { return bsi->api->isValid(bsi); }
 FutoInAsyncSteps* asx_f_new_instance(FutoInAsyncSteps* bsi) { return bsi->api->newInstance(bsi); }
 void asx_f_free(FutoInAsyncSteps* bsi) { bsi->api->free(bsi); }
 
+/* lock_resume runs on the locking step's engine's thread: the last user of
+   q once it is scheduled. */
+static void lock_resume(void* p)
+{
+    asx_lockreq* q = p;
+    if (!q->canceled) {
+        if (q->code) {
+            q->bsi->api->handle_error(q->bsi, q->code, "the sync object did not let the flow in");
+        } else {
+            q->bsi->api->success(q->bsi, NULL);
+        }
+    }
+    free(q);
+}
+
+void asx_lock_done(asx_lockreq* q, const char* code)
+{
+    q->code = code;
+    q->bsi->api->sched_immediate(q->bsi, q, lock_resume);
+}
+
 /* Exported for the Go side of Wrap, which passes them as callbacks. */
 FutoInAsyncSteps_execute_callback asx_f_exec_cb = f_exec;
 FutoInAsyncSteps_error_callback asx_f_error_cb = f_error;

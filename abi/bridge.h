@@ -144,6 +144,16 @@ FutoInAsyncSteps* asx_f_new_instance(FutoInAsyncSteps* bsi);
 void asx_f_free(FutoInAsyncSteps* bsi);
 int asx_is_ours(FutoInAsyncSteps* bsi);
 int asx_sync_is_ours(FutoInSync* s);
+/* A lock (spec 2.7.3) asked for by a step of any engine: the step waits
+   until asx_lock_done resumes it, on its own engine's thread (through its
+   sched_immediate), unless it was canceled meanwhile. */
+typedef struct asx_lockreq {
+    FutoInAsyncSteps* bsi;
+    const char* code; /* NULL: entered; else the error that kept it out */
+    int canceled;
+} asx_lockreq;
+void asx_lock_done(asx_lockreq* q, const char* code);
+
 extern FutoInAsyncSteps_execute_callback asx_f_exec_cb;
 extern FutoInAsyncSteps_error_callback asx_f_error_cb;
 

@@ -174,14 +174,13 @@ func (fs foreignSync) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.E
 }
 
 //export asxGoSyncLock
-func asxGoSyncLock(bsi *C.FutoInAsyncSteps, s *C.FutoInSync, lock C.int) {
-	// Our objects enter and leave around a section (engine.Sync); the
-	// separate lock and unlock of 2.7.3, for other engines, they do not
-	// offer: the step that asked fails with NotImplemented.
-	if lock != 0 && bsi != nil {
-		code, _ := cCode(engine.NotImplemented)
-		info := C.CString("asyncsteps sync objects are used through addSync of an asyncsteps flow")
-		C.asx_f_error(bsi, code, info)
-		C.free(unsafe.Pointer(info))
+func asxGoSyncLock(bsi *C.FutoInAsyncSteps, s *C.FutoInSync, l C.int) {
+	if bsi == nil || s == nil {
+		return
+	}
+	if l != 0 {
+		lock(bsi, s)
+	} else {
+		unlock(bsi, s)
 	}
 }

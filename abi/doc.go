@@ -77,12 +77,16 @@
 // for a step that waited goes through a generation-checked External and
 // never finishes a newer step while the image is in quarantine.
 //
-// # Left to other implementations
+// # Sync objects
 //
-// The lock and unlock slots of our FutoInSync objects, for other engines'
-// addSync, fail the step with NotImplemented: our objects enter and leave
-// around a whole section (engine.Sync), which our own addSync uses. A
-// FutoInSync of another implementation works with our addSync through its
-// lock and unlock. A Go sync object used inside another implementation's
-// flow fails the step with NotImplemented likewise.
+// Our FutoInSync objects (asyncsteps_mutex_new, ...) serve our addSync as
+// engine.Sync sections, and serve any engine through the lock and unlock
+// slots of spec 2.7.3: lock makes the calling step wait while a proxy root
+// of ours enters the object on its flow's behalf, and resumes it (through
+// its engine's sched_immediate) once in, or fails it with the object's
+// code (DefenseRejected); unlock, from the same flow, ends the proxy's
+// section. Another implementation's FutoInSync works with our addSync
+// through its lock and unlock. Go's Sync with a Go object inside another
+// implementation's flow (through Wrap) fails that step with
+// NotImplemented: use addSync with a FutoInSync there.
 package abi

@@ -1436,6 +1436,105 @@ static void test_add_sync_mutex(AsyncStepsReactor* r)
     asyncsteps_sync_free(m);
 }
 
+/* The lock/unlock slots of 2.7.3, called directly as another engine's
+   addSync would: lock in one step (it waits until the object lets the flow
+   in), the section in the next ones, unlock in the last. */
+typedef struct {
+    const char* name;
+    FutoInSync* sync;
+    FutoInAsyncSteps* bsi;
+} LockCtx;
+
+static void lk_lock(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    (void)args;
+    LockCtx* c = data;
+    c->sync->api->lock(bsi, c->sync);
+}
+
+static void lk_done(void* data)
+{
+    LockCtx* c = data;
+    say("%s out", c->name);
+    c->bsi->api->success(c->bsi, NULL);
+}
+
+static void lk_inside(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    (void)args;
+    LockCtx* c = data;
+    say("%s in", c->name);
+    c->bsi = bsi;
+    bsi->api->waitExternal(bsi);
+    bsi->api->sched_deferred(bsi, 10, c, lk_done);
+}
+
+static void lk_unlock(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    (void)args;
+    LockCtx* c = data;
+    c->sync->api->unlock(bsi, c->sync);
+}
+
+static void lk_build(FutoInAsyncSteps* root, LockCtx* c)
+{
+    root->api->add(root, c, lk_lock, NULL);
+    root->api->add(root, c, lk_inside, NULL);
+    root->api->add(root, c, lk_unlock, NULL);
+}
+
+static void test_sync_lock_unlock(AsyncStepsReactor* r)
+{
+    BEGIN("sync_lock_unlock");
+    FutoInSync* m = asyncsteps_mutex_new(1, 0);
+    LockCtx ca = {"A", m, NULL}, cb = {"B", m, NULL};
+    FutoInAsyncSteps* ra = asyncsteps_new(r);
+    FutoInAsyncSteps* rb = asyncsteps_new(r);
+    lk_build(ra, &ca);
+    lk_build(rb, &cb);
+    Unh ua, ub;
+    execute(ra, &ua);
+    execute(rb, &ub);
+    run(r);
+    CHECK_STR(g_out, "A in\n"); /* B waits in lock */
+    asyncsteps_reactor_advance(r, 10);
+    CHECK_STR(g_out, "A in\nA out\nB in\n");
+    asyncsteps_reactor_advance(r, 10);
+    CHECK_STR(g_out, "A in\nA out\nB in\nB out\n");
+    CHECK(ua.called == 0 && ub.called == 0);
+
+    /* A limiter that lets one in and lets none wait: the second lock fails
+       its step with DefenseRejected. */
+    g_outlen = 0;
+    g_out[0] = 0;
+    FutoInSync* l = asyncsteps_limiter_new(r, 1, 0, 10, 1000, 0);
+    LockCtx cc = {"C", l, NULL}, cd = {"D", l, NULL};
+    lk_build(ra, &cc);
+    lk_build(rb, &cd);
+    execute(ra, &ua);
+    execute(rb, &ub);
+    run(r);
+    CHECK_STR(g_out, "C in\n");
+    CHECK(ub.called == 1);
+    CHECK_STR(ub.code, "DefenseRejected");
+    asyncsteps_reactor_advance(r, 10);
+    CHECK_STR(g_out, "C in\nC out\n");
+    CHECK(ua.called == 0);
+
+    /* unlock without lock is the flow's misuse. */
+    g_outlen = 0;
+    g_out[0] = 0;
+    ra->api->add(ra, &ca, lk_unlock, NULL);
+    execute(ra, &ua);
+    run(r);
+    CHECK(ua.called == 1);
+    CHECK_STR(ua.code, "InternalError");
+    ra->api->free(ra);
+    rb->api->free(rb);
+    asyncsteps_sync_free(m);
+    asyncsteps_sync_free(l);
+}
+
 static void th_section(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args) { say("%s", (const char*)data); }
 
 static void test_add_sync_throttle(AsyncStepsReactor* r)
@@ -2510,6 +2609,7 @@ int main(void)
     test_add_sync_mutex(r);
     test_add_sync_throttle(r);
     test_add_sync_limiter(r);
+    test_sync_lock_unlock(r);
     test_root_id(r);
     test_is_valid(r);
     test_new_instance_free(r);
