@@ -423,6 +423,11 @@ void asx_f_error(FutoInAsyncSteps* bsi, const char* code, const char* info) { bs
 void asx_f_set_timeout(FutoInAsyncSteps* bsi, uint32_t ms) { bsi->api->setTimeout(bsi, ms); }
 void asx_f_set_cancel(FutoInAsyncSteps* bsi, void* data) { bsi->api->setCancel(bsi, data, f_cancel); }
 void asx_f_wait(FutoInAsyncSteps* bsi) { bsi->api->waitExternal(bsi); }
+void asx_f_add_sync(FutoInAsyncSteps* bsi, FutoInSync* s, void* data, FutoInAsyncSteps_execute_callback f,
+        FutoInAsyncSteps_error_callback eh)
+{
+    bsi->api->addSync(bsi, s, data, f, eh);
+}
 void asx_f_loop(FutoInAsyncSteps* bsi, void* data, const char* label) { bsi->api->loop(bsi, data, f_loop, label); }
 void asx_f_repeat(FutoInAsyncSteps* bsi, void* data, size_t count, const char* label)
 {

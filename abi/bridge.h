@@ -132,6 +132,8 @@ void asx_f_error(FutoInAsyncSteps* bsi, const char* code, const char* info);
 void asx_f_set_timeout(FutoInAsyncSteps* bsi, uint32_t ms);
 void asx_f_set_cancel(FutoInAsyncSteps* bsi, void* data);
 void asx_f_wait(FutoInAsyncSteps* bsi);
+void asx_f_add_sync(FutoInAsyncSteps* bsi, FutoInSync* s, void* data, FutoInAsyncSteps_execute_callback f,
+        FutoInAsyncSteps_error_callback eh);
 void asx_f_loop(FutoInAsyncSteps* bsi, void* data, const char* label);
 void asx_f_repeat(FutoInAsyncSteps* bsi, void* data, size_t count, const char* label);
 void asx_f_break(FutoInAsyncSteps* bsi, const char* label);

@@ -86,7 +86,7 @@
 // its engine's sched_immediate) once in, or fails it with the object's
 // code (DefenseRejected); unlock, from the same flow, ends the proxy's
 // section. Another implementation's FutoInSync works with our addSync
-// through its lock and unlock. Go's Sync with a Go object inside another
-// implementation's flow (through Wrap) fails that step with
-// NotImplemented: use addSync with a FutoInSync there.
+// through its lock and unlock. Go's Sync inside another implementation's
+// flow (through Wrap) becomes that engine's addSync with the object as a
+// FutoInSync of ours.
 package abi

@@ -9,6 +9,7 @@ import "C"
 
 import (
 	"runtime/cgo"
+	"sync"
 	"time"
 	"unsafe"
 
@@ -208,8 +209,35 @@ func (x *foreign) Continue(label string) {
 func (x *foreign) Execute() { C.asx_f_execute(x.bsi) }
 func (x *foreign) Cancel()  { C.asx_f_cancel(x.bsi) }
 
+// Sync adds a section under obj through the other engine's addSync: obj
+// crosses as a FutoInSync of ours (made once per object), whose lock and
+// unlock the other engine calls.
 func (x *foreign) Sync(obj engine.Sync, f engine.ExecFunc, onerror engine.ErrorFunc) {
-	x.Error(engine.NotImplemented, "Sync with a Go sync object inside another implementation's flow")
+	h := cgo.NewHandle(&goCallbacks{f: f, eh: onerror})
+	var eh C.FutoInAsyncSteps_error_callback
+	if onerror != nil {
+		eh = C.asx_f_error_cb
+	}
+	C.asx_f_add_sync(x.bsi, binarySync(obj), handlePtr(h), C.asx_f_exec_cb, eh)
+}
+
+// binarySyncs maps Go sync objects handed to other engines to their
+// FutoInSync: one each, for the life of the process.
+var binarySyncs sync.Map // engine.Sync -> *C.FutoInSync
+
+func binarySync(obj engine.Sync) *C.FutoInSync {
+	if fs, ok := obj.(foreignSync); ok {
+		return fs.s // another engine's object, wrapped on its way in
+	}
+	if s, ok := binarySyncs.Load(obj); ok {
+		return s.(*C.FutoInSync)
+	}
+	mine := newCSync(obj)
+	s, loaded := binarySyncs.LoadOrStore(obj, mine)
+	if loaded {
+		asyncsteps_sync_free(mine) // lost a race: the stored one is the object's
+	}
+	return s.(*C.FutoInSync)
 }
 
 func (x *foreign) RootID() uintptr { return uintptr(C.asx_f_root_id(x.bsi)) }

@@ -9,6 +9,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/abi"
 	"github.com/asyncsteps/asyncsteps/abi/internal/ctest"
 	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/syncprim"
 )
 
 // foreignFlow is a root of ctest's foreign C engine, seen from Go through
@@ -316,6 +317,31 @@ func TestWrapForeignOwnedStrings(t *testing.T) {
 	}
 	if s != string(long) || string(b) != string(long) {
 		t.Fatalf("strings through the foreign engine changed: %d %d bytes", len(s), len(b))
+	}
+	f.free()
+}
+
+// TestWrapSyncGoesThroughForeignAddSync: Go's Sync in a foreign flow
+// becomes the foreign engine's addSync (ctest's engine runs the section
+// without locking), with the Go object crossing as one FutoInSync.
+func TestWrapSyncGoesThroughForeignAddSync(t *testing.T) {
+	f := newForeign(t)
+	m := syncprim.NewMutex(1, 0)
+	ran := 0
+	f.root.Sync(m, func(as *engine.Steps) {
+		ran++
+		as.Success(engine.Int(7))
+	})
+	f.root.Add(func(as *engine.Steps) {
+		if got := as.Arg(0).Int(); got != 7 {
+			as.Error("Wrong", "section value lost")
+		}
+	})
+	if st, code := f.run(); st != 1 {
+		t.Fatalf("flow ended %d %q, want success", st, code)
+	}
+	if ran != 1 {
+		t.Fatalf("section ran %d times, want 1", ran)
 	}
 	f.free()
 }
