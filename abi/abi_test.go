@@ -2,6 +2,7 @@ package abi_test
 
 import (
 	"errors"
+	"fmt"
 	"runtime"
 	"strings"
 	"testing"
@@ -601,4 +602,32 @@ func TestNoLeakedFrames(t *testing.T) {
 	if c := ctest.Count(); c.ValueCleanups != 9 {
 		t.Fatalf("owned value cleanups %d, want 9 (3 per round)", c.ValueCleanups)
 	}
+}
+
+// TestAddC: Go code adds C steps with their function pointers, on a root
+// and inside a running step, in order with C's own adds and with Go's;
+// a nil callback is the flow's InternalError.
+func TestAddC(t *testing.T) {
+	h := newHarness(t)
+	ctest.AddGo(h.root, ctest.Mark, 1, 0)
+	h.root.Add(func(as *engine.Steps) {
+		ctest.Push(2)
+		ctest.AddGo(as, ctest.Mark, 3, 0)
+		as.Add(func(as *engine.Steps) { ctest.Push(4) })
+	})
+	ctest.AddGo(h.root, ctest.Mark, 5, 0)
+	if _, code := h.run(); code != "" {
+		t.Fatalf("flow failed: %s (%s)", code, h.root.State().ErrorInfo)
+	}
+	if got, want := fmt.Sprint(ctest.Log()), "[1 2 3 4 5]"; got != want {
+		t.Fatalf("order %s, want %s", got, want)
+	}
+	h.release()
+
+	h = newHarness(t)
+	h.root.Add(func(as *engine.Steps) { abi.AddC(as, nil, nil, nil) })
+	if _, code := h.run(); code != engine.InternalError {
+		t.Fatalf("nil callback: code %q, want InternalError", code)
+	}
+	h.release()
 }

@@ -56,6 +56,13 @@ func BenchmarkCStep(b *testing.B) {
 	b.Run("impl=c", func(b *testing.B) {
 		benchFlow(b, func(root *engine.Steps) { ctest.Add(root, ctest.SpawnInc, benchSteps, 0) })
 	})
+	b.Run("impl=c/add=AddC", func(b *testing.B) {
+		benchFlow(b, func(root *engine.Steps) {
+			for i := 0; i < benchSteps; i++ {
+				ctest.AddGo(root, ctest.Inc, 0, 0)
+			}
+		})
+	})
 	b.Run("impl=c/add=go", func(b *testing.B) {
 		benchFlow(b, func(root *engine.Steps) {
 			for i := 0; i < benchSteps; i++ {
@@ -68,12 +75,13 @@ func BenchmarkCStep(b *testing.B) {
 func goSpawnMixed(as *engine.Steps) {
 	for i := 0; i < benchSteps; i += 2 {
 		as.Add(goInc2)
-		ctest.Add(as, ctest.Inc, 0, 0)
+		ctest.AddGo(as, ctest.Inc, 0, 0)
 	}
 }
 
-// BenchmarkMixed: Go and C steps alternating (Go adds both), values
-// crossing at every step; impl=go is the all-Go chain for reference.
+// BenchmarkMixed: Go and C steps alternating (Go adds both, the C ones
+// with abi.AddC), values crossing at every step; impl=go is the all-Go
+// chain for reference.
 func BenchmarkMixed(b *testing.B) {
 	b.Run("impl=go", func(b *testing.B) {
 		benchFlow(b, func(root *engine.Steps) { root.Add(goSpawnInc) })

@@ -232,3 +232,29 @@ func guard(as *engine.Steps) {
 		engine.ReportMisuse(as.Reactor(), "abi: panic in a call from C: "+panicText(v))
 	}
 }
+
+// AddC adds to as a step whose callbacks are C functions: f, a
+// FutoInAsyncSteps_execute_callback, and eh, a
+// FutoInAsyncSteps_error_callback or nil, both called with data. It is what
+// bsi->api->add does from C, for Go code that holds C function pointers,
+// without crossing into C and back. It returns as.
+func AddC(as *engine.Steps, f, eh, data unsafe.Pointer) *engine.Steps {
+	if as == nil {
+		return nil
+	}
+	if x, ok := engine.ForeignOf(as).(*foreign); ok {
+		C.asx_f_add(x.bsi, data, C.FutoInAsyncSteps_execute_callback(f), C.FutoInAsyncSteps_error_callback(eh))
+		return as
+	}
+	if f == nil {
+		engine.AddBinding(as, nil, nil, nil) // the engine's misuse: nil execute callback
+		return as
+	}
+	if bin := engine.Binding(as); bin != nil {
+		if b := (*C.asx_bsi)(bin); b.mode == C.ASX_RECORD && b.nadd > 0 {
+			safeFlush(as, b) // after the adds its C callback recorded so far
+		}
+	}
+	addC(as, nil, C.FutoInAsyncSteps_execute_callback(f), C.FutoInAsyncSteps_error_callback(eh), data)
+	return as
+}

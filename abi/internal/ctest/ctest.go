@@ -75,6 +75,25 @@ func Add(as *engine.Steps, s Step, data int, eh Handler) {
 	AddTo(abi.Binary(as), s, data, eh)
 }
 
+// The C functions behind Step and Handler, read once: what Go code that
+// adds C steps holds.
+var stepFns, handlerFns = func() (s [C.CT_STEP_COUNT]unsafe.Pointer, h [C.CT_EH_COUNT]unsafe.Pointer) {
+	for i := range s {
+		s[i] = C.ct_step_fn(C.int(i))
+	}
+	for i := range h {
+		h[i] = C.ct_handler_fn(C.int(i))
+	}
+	return
+}()
+
+// AddGo adds the C step s as Go code holding C function pointers does:
+// with abi.AddC, no crossing into C.
+func AddGo(as *engine.Steps, s Step, data int, eh Handler) {
+	d := uintptr(data) // an integer in a void*: by reinterpretation, as C does
+	abi.AddC(as, stepFns[s], handlerFns[eh], *(*unsafe.Pointer)(unsafe.Pointer(&d)))
+}
+
 // AddTo adds the C step s through a FutoInAsyncSteps* directly.
 func AddTo(bsi unsafe.Pointer, s Step, data int, eh Handler) {
 	C.ct_add((*C.FutoInAsyncSteps)(bsi), C.int(s), C.intptr_t(data), C.int(eh))

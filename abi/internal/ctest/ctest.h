@@ -60,6 +60,8 @@ enum {
 void ct_add(FutoInAsyncSteps* bsi, int step, intptr_t data, int eh);
 void ct_reset(void);
 void ct_noop(void);
+void* ct_step_fn(int step);
+void* ct_handler_fn(int eh);
 void ct_push(int v);
 
 extern int ct_log[1024];

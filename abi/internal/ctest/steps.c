@@ -597,5 +597,8 @@ void ct_add(FutoInAsyncSteps* bsi, int step, intptr_t data, int eh)
     bsi->api->add(bsi, (void*)data, steps[step], handlers[eh]);
 }
 
+void* ct_step_fn(int step) { return (void*)steps[step]; }
+void* ct_handler_fn(int eh) { return (void*)handlers[eh]; }
+
 /* ct_noop: an empty C function, for the cost of a bare cgo call. */
 void ct_noop(void) {}
