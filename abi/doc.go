@@ -77,6 +77,12 @@
 // for a step that waited goes through a generation-checked External and
 // never finishes a newer step while the image is in quarantine.
 //
+// Go code that a C callback calls (a cgo export of yours) may use
+// Wrap(bsi) to add steps or read values, but must not raise through the C
+// frames above it: Error, Break and Continue unwind with a panic, which C
+// code cannot see or clean up after. Report an error from there with the
+// vtable (handle_error, breakLoop, continueLoop) and return.
+//
 // # Sync objects
 //
 // Our FutoInSync objects (asyncsteps_mutex_new, ...) serve our addSync as
