@@ -19,7 +19,12 @@
 // until its memory is reused for another step. Keep External, never the
 // accessor, to finish a step later. Stack memory lives exactly as long as
 // its step. Args returned by Args are valid until the step ends. A root is
-// valid until Release; it can be executed again after its flow ends.
+// valid until Release; it can be executed again after its flow ends. Every
+// call on a released root does nothing; the free lists are FIFO and keep
+// released roots back for a while, but a bare pointer cannot be told from
+// the next owner of the same memory once it is reused, so a goroutine that
+// may cancel a root after its owner released it keeps a Ref (generation
+// checked, like External) instead.
 //
 // # Errors and misuse
 //

@@ -29,11 +29,10 @@ type engine struct {
 
 	stats Stats
 
-	rootLocal  *root // roots released on the loop, for New on the loop: no lock
-	rootLocalN int
+	rootLocal rootList // roots released on the loop, for New on the loop: no lock
 
 	rootMu    sync.Mutex // guards rootFree and rootsLive: New and Release run on any goroutine
-	rootFree  *root
+	rootFree  rootList
 	rootsLive int
 }
 

@@ -25,7 +25,13 @@ type root struct {
 	// that overtakes a start posted from another goroutine is kept in
 	// cancelPending and honoured by that start.
 	started, cancelPending bool
-	released               bool
+	// released is true from Release until New hands the root out again;
+	// atomic because a stale holder may ask (Valid, Cancel) from another
+	// goroutine while New runs.
+	released atomic.Bool
+	// lease is bumped by every Release: a Ref taken under an earlier lease
+	// is stale and does nothing (like External's generation).
+	lease atomic.Uint64
 	// releaseAtEnd: Release was called while the flow ran. The owner sets
 	// it then rechecks running; finishRoot clears running then checks it;
 	// whoever Swaps it back to false releases, so exactly one does.
@@ -41,7 +47,7 @@ type root struct {
 	spareN, spareCap int
 	built, created   int // frames taken/allocated while building, handed to the loop's counters at start
 
-	nextFree         *root
+	nextFree         *root // FIFO link in a free list (see rootQuarantine)
 	prevRun, nextRun *root // in engine.runHead while running
 }
 
@@ -55,40 +61,77 @@ func (rt *root) endRun()         { rt.run.Store(rt.run.Load() &^ 1) }
 // loop beyond it go to the shared list, where New off the loop finds them.
 const maxRootLocal = 1024
 
+// rootQuarantine is how many released roots a free list keeps before New
+// reuses the oldest. A *Steps is a bare pointer, so a root kept past
+// Release cannot be told from the next owner of the same memory; the free
+// lists are FIFO and hold this many roots back, so a stale root's calls
+// find it released (and do nothing) until that many more roots have been
+// released after it. Ref is the exact, generation-checked way to cancel a
+// root from a goroutine that may outlive its flow. Eight roots per list
+// cost a few KiB and stay within the allocation tests' warm-up.
+const rootQuarantine = 8
+
+// rootList is a FIFO free list of roots.
+type rootList struct {
+	head, tail *root
+	n          int
+}
+
+func (l *rootList) push(rt *root) {
+	rt.nextFree = nil
+	if l.tail == nil {
+		l.head = rt
+	} else {
+		l.tail.nextFree = rt
+	}
+	l.tail = rt
+	l.n++
+}
+
+// pop takes the oldest root once more than rootQuarantine wait, else nil.
+func (l *rootList) pop() *root {
+	if l.n <= rootQuarantine {
+		return nil
+	}
+	rt := l.head
+	l.head = rt.nextFree
+	if l.head == nil {
+		l.tail = nil
+	}
+	rt.nextFree = nil
+	l.n--
+	return rt
+}
+
 // New returns a new root on r, not yet executed. Safe from any goroutine.
 // Roots come from r's pool: Release gives one back, so create → execute →
 // release allocates nothing once warm.
 func New(r *reactor.Reactor) *Steps {
 	e := engineOf(r)
 	var rt *root
-	if r.IsSameThread() && e.rootLocal != nil {
+	if r.IsSameThread() {
 		// On the loop: a free list no other goroutine touches.
-		rt = e.rootLocal
-		e.rootLocal = rt.nextFree
-		e.rootLocalN--
-		rt.nextFree = nil
+		rt = e.rootLocal.pop()
+	}
+	if rt != nil {
 		e.stats.RootsLive++
 	} else {
 		e.rootMu.Lock()
-		rt = e.rootFree
-		if rt != nil {
-			e.rootFree = rt.nextFree
-			rt.nextFree = nil
-		}
+		rt = e.rootFree.pop()
 		e.rootsLive++
 		e.rootMu.Unlock()
 	}
 	if rt == nil {
 		rt = &root{e: e}
 		rt.Steps.e = e
+		rt.Steps.kind = kRoot // written once: a stale Cancel reads it from any goroutine
 		rt.fl.e = e
 		rt.fl.root = rt
 		rt.fl.top = &rt.Steps
 		rt.Steps.fl = &rt.fl
 	}
-	rt.released = false
-	rt.Steps.kind = kRoot
 	rt.Steps.setStatus(stIdle)
+	rt.released.Store(false)
 	return &rt.Steps
 }
 
@@ -136,7 +179,7 @@ func (as *Steps) Execute() {
 		return
 	}
 	rt := rootOf(as)
-	if rt.released {
+	if rt.released.Load() {
 		return
 	}
 	var g uint64
@@ -268,11 +311,58 @@ func (as *Steps) Cancel() {
 		return
 	}
 	rt := rootOf(as)
+	if rt.released.Load() {
+		return // a stale root: the misuse does nothing
+	}
 	v := rt.run.Load()
 	if v&1 == 0 {
 		return
 	}
 	rt.e.r.Post(cancelRoot, unsafe.Pointer(rt), v>>1)
+}
+
+// Ref is a generation-checked reference to a root, for a goroutine that
+// may act on it after its owner has released it (a watchdog, a client that
+// went away): a Ref taken before a Release does nothing to whoever gets the
+// root's memory next, exactly like a stale External. A small value; no
+// allocation.
+type Ref struct {
+	rt    *root
+	lease uint64
+}
+
+// Ref returns a generation-checked reference to the root as (root only; the
+// zero Ref otherwise). Safe from any goroutine that may use the root.
+func (as *Steps) Ref() Ref {
+	if as == nil || as.e == nil || as.kind != kRoot {
+		return Ref{}
+	}
+	rt := rootOf(as)
+	return Ref{rt: rt, lease: rt.lease.Load()}
+}
+
+// Valid reports whether the root has not been released since the Ref was
+// taken.
+func (x Ref) Valid() bool {
+	return x.rt != nil && x.rt.lease.Load() == x.lease && !x.rt.released.Load()
+}
+
+// Cancel cancels the root's flow, as Steps.Cancel, if the root has not been
+// released since the Ref was taken, and reports whether it asked for it.
+// Safe from any goroutine.
+func (x Ref) Cancel() bool {
+	rt := x.rt
+	if rt == nil || rt.lease.Load() != x.lease {
+		return false
+	}
+	v := rt.run.Load()
+	// Read the lease again: if it is unchanged, v belongs to a run of this
+	// lease, and cancelRoot ignores it unless that very run is still going
+	// (a later run, after a Release and a New, has a larger execGen).
+	if v&1 == 0 || rt.lease.Load() != x.lease {
+		return false
+	}
+	return rt.e.r.Post(cancelRoot, unsafe.Pointer(rt), v>>1)
 }
 
 func cancelRoot(arg unsafe.Pointer, g uint64) {
@@ -300,7 +390,7 @@ func (as *Steps) Release() {
 		return
 	}
 	rt := rootOf(as)
-	if rt.released {
+	if rt.released.Load() {
 		return
 	}
 	if rt.running() {
@@ -315,22 +405,20 @@ func (as *Steps) Release() {
 
 func (rt *root) release() {
 	rt.discardBuilt(&rt.Steps)
-	rt.released = true
+	rt.lease.Add(1)
+	rt.released.Store(true)
 	rt.misuse = ""
 	rt.promise = nil
 	rt.state.reset()
 	rt.fl.args.reset()
 	e := rt.e
-	if e.r.IsSameThread() && e.rootLocalN < maxRootLocal {
-		rt.nextFree = e.rootLocal
-		e.rootLocal = rt
-		e.rootLocalN++
+	if e.r.IsSameThread() && e.rootLocal.n < maxRootLocal {
+		e.rootLocal.push(rt)
 		e.stats.RootsLive--
 		return
 	}
 	e.rootMu.Lock()
-	rt.nextFree = e.rootFree
-	e.rootFree = rt
+	e.rootFree.push(rt)
 	e.rootsLive--
 	e.rootMu.Unlock()
 }
@@ -352,7 +440,7 @@ func (as *Steps) Promise() *Promise {
 		return p
 	}
 	rt := rootOf(as)
-	if rt.running() || rt.released {
+	if rt.running() || rt.released.Load() {
 		p.err = &Error{Code: InternalError, Info: "Promise: root is executing or released"}
 		close(p.done)
 		return p

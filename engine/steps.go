@@ -38,11 +38,11 @@ func misuse(as *Steps, info string) {
 	}
 	switch {
 	case as.kind == kRoot:
-		if rt := rootOf(as); !rt.running() && rt.misuse == "" {
+		if rt := rootOf(as); !rt.running() && !rt.released.Load() && rt.misuse == "" {
 			rt.misuse = info
 		}
 	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot:
-		if rt := rootOf(as.parent); !rt.running() && rt.misuse == "" {
+		if rt := rootOf(as.parent); !rt.running() && !rt.released.Load() && rt.misuse == "" {
 			rt.misuse = info
 		}
 	}
@@ -60,7 +60,7 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 	case as.kind == kRoot:
 		// Checked first: a root is built off the loop, where e.cur must not be read.
 		rt := rootOf(as)
-		if rt.running() || rt.released {
+		if rt.running() || rt.released.Load() {
 			break
 		}
 		c := rt.buildFrame(kind, as)
@@ -69,7 +69,7 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot && !rootOf(as.parent).running():
 		// A level-0 parallel step of a root being built, possibly off the
 		// loop: e.cur must not be read here.
-		if rt := rootOf(as.parent); kind == kStep && as.st == stQueued && !rt.released {
+		if rt := rootOf(as.parent); kind == kStep && as.st == stQueued && !rt.released.Load() {
 			c := rt.buildFrame(kind, as)
 			as.enqueue(c)
 			return c
@@ -298,7 +298,7 @@ func (as *Steps) Valid() bool {
 		return false
 	}
 	if as.kind == kRoot {
-		return !rootOf(as).released
+		return !rootOf(as).released.Load()
 	}
 	return as.status() != stFree
 }
