@@ -408,11 +408,13 @@ func (as *Steps) SetCancel(f CancelFunc) {
 
 // SetFinally installs f to run once when the running step ends, however
 // it ends: when it completes successfully (after its sub-steps), when an
-// error unwinds through it (before its error handler, as a cancel
-// handler), or when it is canceled. It replaces the cancel handler and,
-// unlike SetCancel, keeps implicit success. It is an extension to the
-// spec: a lock held for the step's sub-steps is released by it, without a
-// step of its own after them.
+// error unwinds through it (after its error handler, and after the steps
+// that handler adds, if any: the handler is part of the step), or when it
+// is canceled. It replaces the cancel handler and, unlike SetCancel, keeps
+// implicit success. It is an extension to the spec: a lock held for the
+// step's sub-steps is released by it, without a step of its own after
+// them, and the step's error handler runs inside the lock (spec 2.1:
+// sync runs its callbacks in the critical section).
 func (as *Steps) SetFinally(f CancelFunc) {
 	if as.execOnly("SetFinally") {
 		as.oncancel = f
