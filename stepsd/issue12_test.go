@@ -1,0 +1,91 @@
+//go:build linux
+
+package stepsd
+
+import (
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// waitFor polls cond until it holds or d passes (the server's state is on
+// its reactors; there is no event to wait on from here).
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Issue 12 item 1: a client that fills the Limiter and resets its
+// connection gives its slots back at once: its flows are canceled, not left
+// to run until they end or time out.
+func TestResetConnectionReturnsLimiterSlots(t *testing.T) {
+	s := start(t, Config{Concurrent: 10, Queue: -1, Timeout: 10 * time.Second})
+	bad := dial(t, s)
+	for i := 0; i < 10; i++ {
+		bad.send("SLEEP 3000")
+	}
+	waitFor(t, 2*time.Second, "the sleeps to hold every slot", func() bool {
+		c, _ := s.lim.Stats()
+		return c.Holders == 10
+	})
+	other := dial(t, s)
+	other.send("ECHO x")
+	if got, _ := other.read(); !strings.HasPrefix(got, "ERR DefenseRejected") {
+		t.Fatalf("with every slot held: %q, want ERR DefenseRejected", got)
+	}
+	_ = bad.c.SetLinger(0) // close sends RST
+	_ = bad.c.Close()
+	began := time.Now()
+	waitFor(t, time.Second, "the reset client's slots to come back", func() bool {
+		c, _ := s.lim.Stats()
+		return c.Holders == 0
+	})
+	other.send("ECHO y")
+	other.expect("ECHO y")
+	if d := time.Since(began); d > time.Second {
+		t.Fatalf("slots came back after %v; the sleeps were 3s", d)
+	}
+}
+
+// A half-close (FIN) is not a reset: every request already sent is
+// answered, then the server closes.
+func TestHalfCloseStillAnswered(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	c.send("SLEEP 50", "ECHO a", "SET hk v", "GET hk")
+	if err := c.c.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	c.expect("OK", "ECHO a", "OK", "VALUE v")
+	c.expectEOF()
+}
+
+// Many clients that fill the server and reset, one after another, do not
+// exhaust it.
+func TestRepeatedResetsDoNotExhaust(t *testing.T) {
+	s := start(t, Config{Concurrent: 20, Queue: -1, Timeout: 10 * time.Second})
+	for round := 0; round < 5; round++ {
+		c, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(c, strings.Repeat("SLEEP 5000\n", 20)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 2*time.Second, "slots held", func() bool { cs, _ := s.lim.Stats(); return cs.Holders == 20 })
+		_ = c.(*net.TCPConn).SetLinger(0)
+		_ = c.Close()
+		waitFor(t, time.Second, "slots back", func() bool { cs, _ := s.lim.Stats(); return cs.Holders == 0 })
+	}
+	o := dial(t, s)
+	o.send("ECHO alive")
+	o.expect("ECHO alive")
+}
