@@ -5,7 +5,10 @@ import (
 	"time"
 )
 
-// Config is a server's configuration; zero fields take DefaultConfig's.
+// Config is a server's configuration. Zero fields take DefaultConfig's,
+// except Queue and Burst, which mean what syncprim.LimiterOptions' MaxQueue
+// and Burst mean (0: no queue, the spec's default; syncprim.Unlimited: no
+// limit), and Grace and Spin, whose zero is documented below.
 type Config struct {
 	Addr        string        // listen address
 	Reactors    int           // reactors (one OS thread each); 0 = one per CPU
@@ -13,11 +16,12 @@ type Config struct {
 	Timeout     time.Duration // per request, from its arrival
 	Concurrent  int           // Limiter: requests executing at once
 	Rate        int           // Limiter: requests started per second
-	Queue       int           // Limiter: requests waiting to start; beyond it, DefenseRejected
+	Queue       int           // Limiter: requests waiting for a concurrency slot; 0: none, syncprim.Unlimited: no limit; beyond it, DefenseRejected
+	Burst       int           // Limiter: requests waiting for the rate; 0: none, syncprim.Unlimited: no limit
 	MaxLine     int           // longest request line, "\n" included; longer closes the connection
 	MaxPipeline int           // requests in flight per connection before it stops reading
 	Grace       time.Duration // Shutdown: how long in-flight requests get; 0 = Timeout + 1s
-	Spin        time.Duration // reactor.Options.Spin: an idle reactor's look for hops before it sleeps
+	Spin        time.Duration // reactor.Options.Spin: an idle reactor's look for hops before it sleeps; 0: off
 }
 
 // DefaultConfig returns the defaults: generous enough that 256 pipelining
@@ -31,6 +35,7 @@ func DefaultConfig() Config {
 		Concurrent:  65536,
 		Rate:        100_000_000,
 		Queue:       65536,
+		Burst:       65536,
 		MaxLine:     4096,
 		MaxPipeline: 256,
 	}
@@ -52,11 +57,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Rate <= 0 {
 		c.Rate = d.Rate
-	}
-	if c.Queue < 0 {
-		c.Queue = 0
-	} else if c.Queue == 0 {
-		c.Queue = d.Queue
 	}
 	if c.MaxLine <= 0 {
 		c.MaxLine = d.MaxLine

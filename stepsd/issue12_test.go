@@ -27,7 +27,7 @@ func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
 // connection gives its slots back at once: its flows are canceled, not left
 // to run until they end or time out.
 func TestResetConnectionReturnsLimiterSlots(t *testing.T) {
-	s := start(t, Config{Concurrent: 10, Queue: -1, Timeout: 10 * time.Second})
+	s := start(t, Config{Concurrent: 10, Queue: 0, Timeout: 10 * time.Second})
 	bad := dial(t, s)
 	for i := 0; i < 10; i++ {
 		bad.send("SLEEP 3000")
@@ -71,7 +71,7 @@ func TestHalfCloseStillAnswered(t *testing.T) {
 // Many clients that fill the server and reset, one after another, do not
 // exhaust it.
 func TestRepeatedResetsDoNotExhaust(t *testing.T) {
-	s := start(t, Config{Concurrent: 20, Queue: -1, Timeout: 10 * time.Second})
+	s := start(t, Config{Concurrent: 20, Queue: 0, Timeout: 10 * time.Second})
 	for round := 0; round < 5; round++ {
 		c, err := net.Dial("tcp", s.Addr().String())
 		if err != nil {
@@ -88,4 +88,28 @@ func TestRepeatedResetsDoNotExhaust(t *testing.T) {
 	o := dial(t, s)
 	o.send("ECHO alive")
 	o.expect("ECHO alive")
+}
+
+// Issue 12 item 5: Queue means the Limiter's MaxQueue (0: no queue), and a
+// rejection says it came from the limiter.
+func TestQueueMeansLimiterMaxQueue(t *testing.T) {
+	for _, q := range []int{0, 1} {
+		s := start(t, Config{Concurrent: 1, Queue: q})
+		busy, waiting, other := dial(t, s), dial(t, s), dial(t, s)
+		busy.send("SLEEP 300")
+		waitFor(t, 2*time.Second, "the slot taken", func() bool { c, _ := s.lim.Stats(); return c.Holders == 1 })
+		if q == 1 {
+			waiting.send("ECHO queued")
+			waitFor(t, 2*time.Second, "one queued", func() bool { c, _ := s.lim.Stats(); return c.Queued == 1 })
+		}
+		other.send("ECHO x")
+		got, err := other.read()
+		if err != nil || got != "ERR DefenseRejected limiter: concurrency queue is full" {
+			t.Fatalf("queue %d: reply %q, %v", q, got, err)
+		}
+		busy.expect("OK")
+		if q == 1 {
+			waiting.expect("ECHO queued")
+		}
+	}
 }

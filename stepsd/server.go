@@ -43,7 +43,7 @@ func Start(cfg Config) (*Server, error) {
 		MaxQueue:   cfg.Queue,
 		Rate:       cfg.Rate,
 		Period:     time.Second,
-		Burst:      cfg.Queue,
+		Burst:      cfg.Burst,
 	})
 	g.Start()
 	if s.ns, err = netio.Listen(g, cfg.Addr, (*handler)(s), netio.Options{}); err != nil {
