@@ -28,7 +28,7 @@ func Start(cfg Config) (*Server, error) {
 	// throughput under load (profiles/README.md, note 10).
 	ro := reactor.Options{CPU: -1, Spin: cfg.Spin, Unlocked: true}
 	if cfg.Pin {
-		ro.CPU, ro.Unlocked = 0, false
+		ro.CPU, ro.Pin, ro.Unlocked = 0, true, false
 	}
 	g, err := reactor.NewGroup(cfg.Reactors, ro)
 	if err != nil {
