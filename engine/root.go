@@ -425,6 +425,7 @@ func (rt *root) release() {
 
 // Promise is the end of a root's flow, to wait for from any goroutine.
 type Promise struct {
+	r    *reactor.Reactor // the flow's; nil for a Promise that failed at once
 	done chan struct{}
 	args Args
 	err  *Error
@@ -445,6 +446,7 @@ func (as *Steps) Promise() *Promise {
 		close(p.done)
 		return p
 	}
+	p.r = rt.e.r
 	rt.promise = p
 	as.Execute()
 	return p
@@ -454,10 +456,21 @@ func (as *Steps) Promise() *Promise {
 func (p *Promise) Done() <-chan struct{} { return p.done }
 
 // Wait blocks until the flow ends and returns the values of its last
-// success, or an *Error (Code Canceled for a canceled flow). Do not call it
-// on the loop of a manual reactor: nothing would drive the flow.
+// success, or an *Error (Code Canceled for a canceled flow); the *Args is
+// nil then, and its methods work on nil. Waiting on the loop's own
+// goroutine (inside a callback, or on the goroutine that drives a manual
+// reactor) for a flow that has not ended would deadlock: nothing else runs
+// the flow. Wait panics then, with a message that says so; select on Done
+// instead, or wait from another goroutine.
 func (p *Promise) Wait() (*Args, error) {
-	<-p.done
+	select {
+	case <-p.done:
+	default:
+		if p.r != nil && p.r.IsLoopGoroutine() {
+			panic("engine: Promise.Wait on the loop's own goroutine (inside a callback, or on the goroutine driving a manual reactor) for a flow that has not ended: it would deadlock, since only this goroutine can run the flow; drive the reactor first, or select on Done, or wait from another goroutine")
+		}
+		<-p.done
+	}
 	if p.err != nil {
 		return nil, p.err
 	}

@@ -136,6 +136,9 @@ type Reactor struct {
 	// between drives (IsValid, Cancel) instead of waiting for a drive that
 	// may never come.
 	loopG atomic.Uintptr
+	// driver is goid.Current() of the goroutine that last drove a manual
+	// reactor (see IsLoopGoroutine).
+	driver atomic.Uintptr
 
 	os       *osLoop     // real reactors only: poller, eventfd, timerfd
 	started  atomic.Bool // Run was called (or Close made it impossible)
@@ -256,6 +259,16 @@ func (r *Reactor) Tick() time.Duration { return r.tick }
 
 // IsSameThread reports whether the caller is the loop.
 func (r *Reactor) IsSameThread() bool { return r.loopG.Load() == goid.Current() }
+
+// IsLoopGoroutine reports whether the caller is the goroutine the loop
+// depends on: the loop itself (IsSameThread), or, for a manual reactor, the
+// goroutine that last drove it (Iterate, RunUntilIdle, Advance). Blocking
+// that goroutine until the loop makes progress deadlocks; the engine's
+// Promise.Wait asks this to panic instead.
+func (r *Reactor) IsLoopGoroutine() bool {
+	me := goid.Current()
+	return r.loopG.Load() == me || r.manual && r.driver.Load() == me
+}
 
 // Now returns the loop's clock: virtual under NewManual, the wall clock otherwise.
 func (r *Reactor) Now() time.Time { return r.epoch.Add(r.elapsed()) }
@@ -611,6 +624,7 @@ func (r *Reactor) enter() {
 			time.Sleep(50 * time.Microsecond)
 		}
 	}
+	r.driver.Store(me)
 	r.running = 1
 }
 
