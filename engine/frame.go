@@ -97,7 +97,7 @@ const (
 	fHandler                // its error handler is running (the accessor is in handler mode)
 	fCancelDone             // its cancel handler already ran
 	fBuilt                  // taken while building a root off the loop
-	fArmed                  // External() was called in this step
+	fArmed                  // an External is armed for this step (External, WaitExternal, SetTimeout, SetCancel)
 	fForward                // ForwardArgs: the first sub-step gets this step's own values
 	fFinally                // oncancel was set by SetFinally: it also runs on success
 )

@@ -327,7 +327,7 @@ func (as *Steps) Success(args ...Value) {
 			External{f: as, gen: g >> xBits}.Success(args...)
 			return
 		}
-		as.current("Success")
+		as.current("Success") // not waiting: a misuse (dropped outside any flow, like a stale External)
 		return
 	}
 	switch {
@@ -394,6 +394,7 @@ func (as *Steps) SetTimeout(d time.Duration) {
 	}
 	as.timer = e.r.After(d, onTimeout, unsafe.Pointer(as), 0)
 	as.flags |= fTimeout
+	as.arm()
 }
 
 // SetCancel installs the running step's cancel handler (spec 1.3), called
@@ -403,6 +404,7 @@ func (as *Steps) SetCancel(f CancelFunc) {
 	if as.execOnly("SetCancel") {
 		as.oncancel = f
 		as.flags &^= fFinally
+		as.arm()
 	}
 }
 
@@ -423,11 +425,29 @@ func (as *Steps) SetFinally(f CancelFunc) {
 }
 
 // WaitExternal disables implicit success (spec 1.6): the step waits for
-// Success or Error from outside its callback.
+// Success or Error from outside its callback, on this accessor or on the
+// External that External() returns (the safer handle: it is
+// generation-checked).
 func (as *Steps) WaitExternal() {
 	if as.execOnly("WaitExternal") {
 		as.flags |= fWait
+		as.arm()
 	}
+}
+
+// arm lets a step that will wait be finished through its accessor once its
+// callback has returned, as the docs of Success and Error promise: an
+// External is armed for it (the one External() returns). Sub-steps added
+// later disarm it, as they disarm any External of the step.
+func (as *Steps) arm() uint64 {
+	c := as.ctl.Load()
+	if as.flags&fArmed != 0 {
+		return c >> xBits
+	}
+	as.flags |= fArmed
+	g := c>>xBits + 1
+	as.ctl.Store(g<<xBits | xArmed)
+	return g
 }
 
 // External is WaitExternal plus a handle that finishes this step later, from
@@ -437,14 +457,8 @@ func (as *Steps) External() External {
 	if !as.execOnly("External") {
 		return External{}
 	}
-	c := as.ctl.Load()
-	if as.flags&fArmed != 0 {
-		return External{f: as, gen: c >> xBits}
-	}
-	as.flags |= fWait | fArmed
-	g := c>>xBits + 1
-	as.ctl.Store(g<<xBits | xArmed)
-	return External{f: as, gen: g}
+	as.flags |= fWait
+	return External{f: as, gen: as.arm()}
 }
 
 // Args returns the values the previous step succeeded with, valid until the
