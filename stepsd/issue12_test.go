@@ -113,3 +113,25 @@ func TestQueueMeansLimiterMaxQueue(t *testing.T) {
 		}
 	}
 }
+
+// Issue 12 item 4: stepsd passes its connection limits to netio.
+func TestConnectionLimits(t *testing.T) {
+	s := start(t, Config{ReadTimeout: 100 * time.Millisecond, IdleTimeout: 6 * time.Second, MaxConns: 2})
+	slow := dial(t, s)
+	if _, err := io.WriteString(slow.c, "ECHO never ends"); err != nil {
+		t.Fatal(err)
+	}
+	slow.expectEOF()
+	a := dial(t, s)
+	a.send("ECHO a")
+	a.expect("ECHO a")
+	waitFor(t, 2*time.Second, "one connection open", func() bool { return s.Conns() == 1 })
+	b := dial(t, s)
+	b.send("ECHO b")
+	b.expect("ECHO b")
+	c := dial(t, s) // the third: over MaxConns
+	c.expectEOF()
+	if s.ns.Refused() != 1 {
+		t.Fatalf("refused %d, want 1 (open %d, accepted %d)", s.ns.Refused(), s.Conns(), s.ns.Accepted())
+	}
+}

@@ -46,7 +46,13 @@ func Start(cfg Config) (*Server, error) {
 		Burst:      cfg.Burst,
 	})
 	g.Start()
-	if s.ns, err = netio.Listen(g, cfg.Addr, (*handler)(s), netio.Options{}); err != nil {
+	no := netio.Options{
+		IdleTimeout:  cfg.IdleTimeout,
+		ReadTimeout:  cfg.ReadTimeout,
+		WriteTimeout: cfg.WriteTimeout,
+		MaxConns:     cfg.MaxConns,
+	}
+	if s.ns, err = netio.Listen(g, cfg.Addr, (*handler)(s), no); err != nil {
 		_ = g.Close()
 		return nil, err
 	}

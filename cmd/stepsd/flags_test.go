@@ -38,6 +38,14 @@ func TestFlags(t *testing.T) {
 		{"-grace -1s", nil, "-grace -1s"},
 		{"-spin -1ms", nil, "-spin -1ms"},
 		{"extra", nil, "unexpected arguments"},
+		{"-idle 0 -readtimeout 0 -writetimeout 0 -maxconns 0", func(c stepsd.Config) bool {
+			return c.IdleTimeout == 0 && c.ReadTimeout == 0 && c.WriteTimeout == 0 && c.MaxConns == 0
+		}, ""},
+		{"-idle 2s", nil, "-idle 2s"}, // not more than -timeout (5s)
+		{"-idle -1s", nil, "-idle -1s"},
+		{"-readtimeout -1s", nil, "-readtimeout -1s"},
+		{"-writetimeout -1s", nil, "-writetimeout -1s"},
+		{"-maxconns -1", nil, "-maxconns -1"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.args, func(t *testing.T) {

@@ -51,6 +51,10 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&cfg.Burst, "burst", d.Burst, "Limiter: requests waiting for the rate; 0: none, -1: unlimited")
 	fs.IntVar(&cfg.MaxLine, "maxline", d.MaxLine, "longest request line in bytes; longer closes the connection (at least 2)")
 	fs.IntVar(&cfg.MaxPipeline, "pipeline", d.MaxPipeline, "requests in flight per connection before it stops reading (at least 1)")
+	fs.DurationVar(&cfg.IdleTimeout, "idle", d.IdleTimeout, "close a connection with no traffic for this long (more than -timeout); 0: off")
+	fs.DurationVar(&cfg.ReadTimeout, "readtimeout", d.ReadTimeout, "close a connection whose request line is not complete after this long; 0: off")
+	fs.DurationVar(&cfg.WriteTimeout, "writetimeout", d.WriteTimeout, "close a connection that does not read its replies for this long; 0: off")
+	fs.IntVar(&cfg.MaxConns, "maxconns", d.MaxConns, "open connections; a new one beyond them is closed at once; 0: no limit")
 	fs.DurationVar(&cfg.Grace, "grace", 0, "shutdown: time in-flight requests get; 0: timeout + 1s")
 	fs.DurationVar(&cfg.Spin, "spin", 0, "how long an idle reactor looks for work before it sleeps; 0: off (worth it only with spare cores)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
@@ -75,6 +79,10 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		{"pipeline", cfg.MaxPipeline < 1, "at least 1"},
 		{"grace", cfg.Grace < 0, "0 (timeout + 1s) or more"},
 		{"spin", cfg.Spin < 0, "0 (off) or more"},
+		{"idle", cfg.IdleTimeout < 0 || cfg.IdleTimeout > 0 && cfg.IdleTimeout <= cfg.Timeout, "0 (off) or more than -timeout"},
+		{"readtimeout", cfg.ReadTimeout < 0, "0 (off) or more"},
+		{"writetimeout", cfg.WriteTimeout < 0, "0 (off) or more"},
+		{"maxconns", cfg.MaxConns < 0, "0 (no limit) or more"},
 	}
 	for _, c := range checks {
 		if c.bad {
