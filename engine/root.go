@@ -403,6 +403,33 @@ func (as *Steps) Release() {
 	rt.release()
 }
 
+// ReleaseAtEnd lets the root's flow run to its end and then gives the
+// root back to its reactor's pool (root only): the fire-and-forget way,
+// New, Add, Execute, ReleaseAtEnd, and nothing more to do. A root that is
+// not executing is released at once. Unlike Release it never cancels.
+// After it the root is the engine's: the caller must not use it again (a
+// Ref stays safe). Safe from any goroutine that holds the root, and on the
+// loop, inside the flow's own steps too.
+func (as *Steps) ReleaseAtEnd() {
+	if as == nil || as.kind != kRoot {
+		misuse(as, "ReleaseAtEnd: not a root")
+		return
+	}
+	rt := rootOf(as)
+	if rt.released.Load() {
+		return
+	}
+	if rt.running() {
+		// Set the flag, then look again: finishRoot clears running, then
+		// takes the flag; whoever takes it releases, so exactly one does.
+		rt.releaseAtEnd.Store(true)
+		if rt.running() || !rt.releaseAtEnd.Swap(false) {
+			return // finishRoot releases it
+		}
+	}
+	rt.release()
+}
+
 func (rt *root) release() {
 	rt.discardBuilt(&rt.Steps)
 	rt.lease.Add(1)

@@ -55,6 +55,7 @@ func (lineFlows) OnData(c *netio.Conn, data []byte) int {
 			}
 		})
 		root.Execute()
+		root.ReleaseAtEnd() // fire and forget: the root is recycled when its flow ends
 	}
 }
 
