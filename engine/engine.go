@@ -34,6 +34,8 @@ type engine struct {
 	rootMu    sync.Mutex // guards rootFree and rootsLive: New and Release run on any goroutine
 	rootFree  rootList
 	rootsLive int
+
+	trim trimState // idle pools give memory back (trim.go)
 }
 
 // Stats are the engine's occupancy counters for one reactor, for tests and
@@ -44,6 +46,8 @@ type Stats struct {
 	FramesCreated int // step frames ever allocated by the loop
 	FlowsLive     int // parallel branches running
 	RootsLive     int // roots handed out by New and not Released (counted on the loop and off it)
+	FramesFree    int // step frames in the loop's free list
+	Trimmed       int // frames and roots the idle pools gave back to the GC (trim.go)
 }
 
 // raise describes what the running callback asked the engine to do instead

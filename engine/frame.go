@@ -170,6 +170,9 @@ func (e *engine) newFrame(kind uint8, parent *Steps, fl *flow) *Steps {
 	}
 	e.free = f.next
 	e.stats.FramesLive++
+	if e.stats.FramesFree--; e.stats.FramesFree < e.trim.freeLow {
+		e.trim.freeLow = e.stats.FramesFree
+	}
 	f.next = nil
 	f.kind = kind
 	f.parent = parent
@@ -181,6 +184,7 @@ func (e *engine) newFrame(kind uint8, parent *Steps, fl *flow) *Steps {
 func (e *engine) grow() *Steps {
 	chunk := make([]Steps, frameChunk)
 	e.stats.FramesCreated += frameChunk
+	e.stats.FramesFree += frameChunk
 	for i := range chunk {
 		chunk[i].e = e
 		if i+1 < len(chunk) {
@@ -222,6 +226,9 @@ func (e *engine) releaseFrame(f *Steps) {
 	}
 	f.next = e.free
 	e.free = f
+	if e.stats.FramesFree++; e.stats.FramesFree > trimFloor && !e.trim.armed {
+		e.armTrim()
+	}
 }
 
 // reset clears every field but e and ctl: ctl may be read by a stale

@@ -75,6 +75,7 @@ const rootQuarantine = 8
 type rootList struct {
 	head, tail *root
 	n          int
+	low        int // the fewest roots it held since the last trim (trim.go)
 }
 
 func (l *rootList) push(rt *root) {
@@ -99,7 +100,9 @@ func (l *rootList) pop() *root {
 		l.tail = nil
 	}
 	rt.nextFree = nil
-	l.n--
+	if l.n--; l.n < l.low {
+		l.low = l.n
+	}
 	return rt
 }
 
@@ -442,6 +445,9 @@ func (rt *root) release() {
 	if e.r.IsSameThread() && e.rootLocal.n < maxRootLocal {
 		e.rootLocal.push(rt)
 		e.stats.RootsLive--
+		if e.rootLocal.n > trimFloor && !e.trim.armed {
+			e.armTrim()
+		}
 		return
 	}
 	e.rootMu.Lock()

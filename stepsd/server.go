@@ -3,6 +3,7 @@ package stepsd
 import (
 	"net"
 	"time"
+	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/netio"
 	"github.com/asyncsteps/asyncsteps/reactor"
@@ -45,6 +46,9 @@ func Start(cfg Config) (*Server, error) {
 		Period:     time.Second,
 		Burst:      cfg.Burst,
 	})
+	for _, sh := range s.shards {
+		sh.r.Post(trimRequests, unsafe.Pointer(sh), 0)
+	}
 	g.Start()
 	no := netio.Options{
 		IdleTimeout:  cfg.IdleTimeout,
