@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 BENCHPKG := ./bench
 
-.PHONY: all test vet race allocs benchcompile bench run profile fmt clean
+.PHONY: all test vet race allocs benchcompile bench run profile fmt clean fuzz soak
 
 all: test
 
@@ -38,6 +38,14 @@ bench:
 	cd bench && $(GO) run ./cmd/benchtable
 	$(GO) test -run '^$$' -bench 'AddCancel' -benchmem ./timerwheel
 	cd bench && $(GO) run ./cmd/loadbench
+
+# fuzz: each fuzz target for FUZZTIME (default 1m; make fuzz FUZZTIME=10m).
+# make test runs their seed corpora (f.Add and testdata/fuzz) as plain tests.
+FUZZTIME ?= 1m
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $(FUZZTIME) ./engine
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./stepsd
+	$(GO) test -run '^$$' -fuzz '^FuzzFraming$$' -fuzztime $(FUZZTIME) ./netio
 
 # run: the example server, stepsd, on 127.0.0.1:7070 (flags: make run ARGS='-reactors 2').
 run:
