@@ -10,14 +10,24 @@ import (
 	"github.com/asyncsteps/asyncsteps/engine"
 	"github.com/asyncsteps/asyncsteps/internal/refsteps"
 	"github.com/asyncsteps/asyncsteps/reactor"
+	"github.com/asyncsteps/asyncsteps/syncprim"
 )
 
 // runOnEngine runs p on a manual reactor and returns each root's log, in
 // the interpreter's format, and what the engine's pools hold at the end.
 func runOnEngine(t testing.TB, p *refsteps.Program) [][]string {
 	r := reactor.NewManual()
+	start := r.Now()
+	now := func() int { return int(r.Now().Sub(start) / time.Millisecond) }
 	logs := make([][]string, len(p.Roots))
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
+	var mutexes []*syncprim.Mutex
+	for _, n := range p.Mutexes {
+		mutexes = append(mutexes, syncprim.NewMutex(n, syncprim.Unlimited))
+	}
+	// Each root logs into the log its state names, so that a clone (which
+	// copies the state) is pointed at its own.
+	logOf := func(as *engine.Steps) *[]string { return as.Get("log").(*[]string) }
 	argsOf := func(as *engine.Steps) []int {
 		var a []int
 		for i := 0; i < as.Args().Len(); i++ {
@@ -25,13 +35,19 @@ func runOnEngine(t testing.TB, p *refsteps.Program) [][]string {
 		}
 		return a
 	}
-	var add func(as *engine.Steps, s *refsteps.Step, log *[]string)
-	var handler func(s *refsteps.Step, log *[]string) engine.ErrorFunc
-	exec := func(s *refsteps.Step, log *[]string) engine.ExecFunc {
+	var add func(as *engine.Steps, s *refsteps.Step)
+	var handler func(s *refsteps.Step) engine.ErrorFunc
+	exec := func(s *refsteps.Step) engine.ExecFunc {
 		return func(as *engine.Steps) {
-			*log = append(*log, refsteps.ExecLine(s.ID, argsOf(as)))
+			log := logOf(as)
+			*log = append(*log, refsteps.ExecLine(s.ID, argsOf(as), now()))
 			if s.Cancel {
-				as.SetCancel(func(*engine.Steps) { *log = append(*log, refsteps.CancelLine(s.ID)) })
+				as.SetCancel(func(*engine.Steps) { *log = append(*log, refsteps.CancelLine(s.ID, now())) })
+			}
+			if s.ID%3 == 0 {
+				// Stack memory on some steps: the arena must get it all back.
+				p := engine.Stack[[4]int64](as)
+				p[0] = int64(s.ID)
 			}
 			if s.Timeout > 0 {
 				as.SetTimeout(ms(s.Timeout))
@@ -59,18 +75,29 @@ func runOnEngine(t testing.TB, p *refsteps.Program) [][]string {
 				}
 			case refsteps.Subs:
 				for _, c := range s.Subs {
-					add(as, c, log)
+					add(as, c)
 				}
+			case refsteps.Brk:
+				if s.Target != "" {
+					as.Break(s.Target)
+				}
+				as.Break()
+			case refsteps.Cont:
+				if s.Target != "" {
+					as.Continue(s.Target)
+				}
+				as.Continue()
 			}
 		}
 	}
-	handler = func(s *refsteps.Step, log *[]string) engine.ErrorFunc {
+	handler = func(s *refsteps.Step) engine.ErrorFunc {
 		h := s.Handler
 		if h == nil {
 			return nil
 		}
 		return func(as *engine.Steps, code string) {
-			*log = append(*log, refsteps.ErrorLine(s.ID, code))
+			log := logOf(as)
+			*log = append(*log, refsteps.ErrorLine(s.ID, code, now()))
 			switch h.Kind {
 			case refsteps.Recover:
 				if s.Kind == refsteps.Par {
@@ -82,37 +109,53 @@ func runOnEngine(t testing.TB, p *refsteps.Program) [][]string {
 				as.Error(h.Code)
 			case refsteps.AddSteps:
 				for _, c := range h.Steps {
-					add(as, c, log)
+					add(as, c)
 				}
 			}
 		}
 	}
-	add = func(as *engine.Steps, s *refsteps.Step, log *[]string) {
-		eh := handler(s, log)
+	add = func(as *engine.Steps, s *refsteps.Step) {
+		eh := handler(s)
 		var ehs []engine.ErrorFunc
 		if eh != nil {
 			ehs = append(ehs, eh)
 		}
-		if s.Kind == refsteps.Par {
+		switch s.Kind {
+		case refsteps.Par:
 			par := as.Parallel(ehs...)
 			for _, b := range s.Subs {
-				if beh := handler(b, log); beh != nil {
-					par.Add(exec(b, log), beh)
+				if beh := handler(b); beh != nil {
+					par.Add(exec(b), beh)
 				} else {
-					par.Add(exec(b, log))
+					par.Add(exec(b))
 				}
 			}
-			return
+		case refsteps.Loop:
+			body := exec(s.Body)
+			var label []string
+			if s.Label != "" {
+				label = append(label, s.Label)
+			}
+			as.Repeat(s.N, func(as *engine.Steps, i int) { body(as) }, label...)
+		case refsteps.Sync:
+			as.Sync(mutexes[s.Mutex], exec(s.Body), eh)
+		default:
+			as.Add(exec(s), ehs...)
 		}
-		as.Add(exec(s, log), ehs...)
 	}
 	var roots []*engine.Steps
 	var promises []*engine.Promise
 	for i, rs := range p.Roots {
-		root := engine.New(r)
-		for _, s := range rs.Steps {
-			add(root, s, &logs[i])
+		var root *engine.Steps
+		if rs.CloneOf >= 0 {
+			root = roots[rs.CloneOf].Clone()
+		} else {
+			root = engine.New(r)
+			for _, s := range rs.Steps {
+				add(root, s)
+			}
 		}
+		root.Set("log", &logs[i])
 		if rs.CancelAt > 0 {
 			r.Deferred(ms(rs.CancelAt), root.Cancel)
 		}
@@ -173,14 +216,21 @@ func describe(p *refsteps.Program) string {
 		for _, c := range s.Subs {
 			step(c, indent+"  ")
 		}
+		if s.Body != nil {
+			step(s.Body, indent+"  body ")
+		}
 		if s.Handler != nil {
 			for _, c := range s.Handler.Steps {
 				step(c, indent+"  h ")
 			}
 		}
 	}
+	fmt.Fprintf(&b, "mutexes %v\n", p.Mutexes)
 	for i, r := range p.Roots {
-		fmt.Fprintf(&b, "root %d (cancel at %d)\n", i, r.CancelAt)
+		fmt.Fprintf(&b, "root %d (cancel at %d, clone of %d)\n", i, r.CancelAt, r.CloneOf)
+		if r.CloneOf >= 0 {
+			continue
+		}
 		for _, s := range r.Steps {
 			step(s, "  ")
 		}

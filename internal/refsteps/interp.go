@@ -38,6 +38,8 @@ const (
 	rErr           // an error unwinds
 	rTimeout       // the timeout of fr: unwinding (as a cancel) up to fr
 	rCancel        // the flow is canceled
+	rBreak         // Break(code as the label) unwinds to its loop
+	rCont          // Continue(code as the label) unwinds to its loop
 )
 
 type res struct {
@@ -53,9 +55,10 @@ type res struct {
 type frame struct {
 	s          *Step
 	fl         *flow
-	live       bool // not ended
-	timed      bool // its timeout is set and not stopped
-	armed      bool // its External may still complete it
+	onEnd      func() // a Sync step's: leave the mutex (its finally handler)
+	live       bool   // not ended
+	timed      bool   // its timeout is set and not stopped
+	armed      bool   // its External may still complete it
 	cancelDone bool
 }
 
@@ -75,6 +78,18 @@ type flow struct {
 	ended   bool
 	par     *parState // a branch's parallel step
 	top     *Step     // a branch's step; nil for a root flow
+	held    map[*mutex]bool
+}
+
+// mutex is a syncprim.Mutex with an unlimited queue.
+type mutex struct {
+	max, count int
+	queue      []*waiter
+}
+
+type waiter struct {
+	fl      *flow
+	granted bool
 }
 
 type timer struct {
@@ -88,27 +103,40 @@ type sim struct {
 	seq       int
 	ready     []*flow
 	timers    []*timer
-	deadlines map[int]bool
+	deadlines map[[2]int]bool // {root, ms} of every event scheduled
 	logs      [][]string
 	ambiguous bool
 	roots     []*flow
+	mutexes   []*mutex
 }
 
 func (m *sim) log(root int, line string) { m.logs[root] = append(m.logs[root], line) }
 
-func (m *sim) after(d int, fire func()) {
+// after schedules fire at now+d, for root (whose events must not share a
+// millisecond; with mutexes, the roots interact, and no two events may).
+func (m *sim) after(root, d int, fire func()) {
 	at := m.now + d
-	if m.deadlines[at] {
+	if len(m.mutexes) > 0 {
+		root = 0
+	}
+	key := [2]int{root, at}
+	if m.deadlines[key] {
 		m.ambiguous = true
 	}
-	m.deadlines[at] = true
+	m.deadlines[key] = true
 	m.seq++
 	m.timers = append(m.timers, &timer{at: at, seq: m.seq, fire: fire})
 }
 
 // Run interprets p and returns each root's log.
 func Run(p *Program) Result {
-	m := &sim{deadlines: map[int]bool{p.End: true}, logs: make([][]string, len(p.Roots))}
+	m := &sim{deadlines: map[[2]int]bool{}, logs: make([][]string, len(p.Roots))}
+	for i := range p.Roots {
+		m.deadlines[[2]int{i, p.End}] = true
+	}
+	for _, n := range p.Mutexes {
+		m.mutexes = append(m.mutexes, &mutex{max: n})
+	}
 	for i, rs := range p.Roots {
 		fl := m.newFlow(i)
 		m.roots = append(m.roots, fl)
@@ -127,7 +155,7 @@ func Run(p *Program) Result {
 		m.ready = append(m.ready, fl)
 		fl.pending = &outcome{kind: oGo}
 		if rs.CancelAt > 0 {
-			m.after(rs.CancelAt, func() { fl.cancel() })
+			m.after(i, rs.CancelAt, func() { fl.cancel() })
 		}
 	}
 	for {
@@ -149,11 +177,13 @@ func Run(p *Program) Result {
 		m.now = t.at
 		t.fire()
 	}
+	// The harness cancels every root from outside the loop: those cancels
+	// all run before the flows they ready.
 	m.now = p.End
 	for _, fl := range m.roots {
 		fl.cancel()
-		m.drain()
 	}
+	m.drain()
 	// Nothing may be left blocked: end every goroutine (a program the
 	// fuzzer marks ambiguous may stop early).
 	for _, fl := range m.all() {
@@ -178,7 +208,7 @@ func (m *sim) drain() {
 }
 
 func (m *sim) newFlow(root int) *flow {
-	return &flow{sim: m, root: root, wake: make(chan outcome), yielded: make(chan struct{})}
+	return &flow{sim: m, root: root, wake: make(chan outcome), yielded: make(chan struct{}), held: map[*mutex]bool{}}
 }
 
 // main is a flow's goroutine: it waits to be started, runs body, ends.
@@ -258,14 +288,19 @@ func (fl *flow) seq(steps []*Step, args []int) res {
 // exec runs one step with its arguments.
 func (fl *flow) exec(s *Step, args []int) res {
 	f := &frame{s: s, fl: fl, live: true}
-	if s.Kind == Par {
+	switch s.Kind {
+	case Par:
 		return fl.parallel(f)
+	case Loop:
+		return fl.loop(f)
+	case Sync:
+		return fl.sync(f, args)
 	}
 	m := fl.sim
-	m.log(fl.root, ExecLine(s.ID, args))
+	m.log(fl.root, ExecLine(s.ID, args, m.now))
 	if s.Timeout > 0 {
 		f.timed = true
-		m.after(s.Timeout, func() {
+		m.after(fl.root, s.Timeout, func() {
 			if f.timed && !fl.ended {
 				f.timed = false
 				fl.resume(outcome{kind: oTimeout, fr: f}) // the flow is blocked at or below f
@@ -280,7 +315,7 @@ func (fl *flow) exec(s *Step, args []int) res {
 		r = res{kind: rErr, code: s.Code}
 	case Wait:
 		f.armed = true
-		m.after(s.After, func() {
+		m.after(fl.root, s.After, func() {
 			if f.armed && !fl.ended {
 				f.armed = false
 				if s.OK {
@@ -291,12 +326,16 @@ func (fl *flow) exec(s *Step, args []int) res {
 			}
 		})
 		if s.Stale > 0 {
-			m.after(s.After+s.Stale, func() {}) // a stale completion: nothing happens
+			m.after(fl.root, s.After+s.Stale, func() {}) // a stale completion: nothing happens
 		}
 		r = fl.wait()
 		f.armed = false
 	case Subs:
 		r = fl.seq(s.Subs, nil)
+	case Brk:
+		r = res{kind: rBreak, code: s.Target}
+	case Cont:
+		r = res{kind: rCont, code: s.Target}
 	default:
 		if s.Cancel || s.Timeout > 0 {
 			r = fl.wait() // implicit success is off: only a timeout or a cancel ends it
@@ -329,37 +368,51 @@ func (fl *flow) finish(f *frame, r res) res {
 	f.timed = false // however it ends, its timer is stopped (an error handler runs without it)
 	switch r.kind {
 	case rOK:
-		f.live = false
+		f.done()
 		return r
 	case rErr:
 		return fl.unwind(f, r.code)
 	case rTimeout:
 		if r.fr != f {
 			fl.runCancel(f) // canceled by an ancestor's timeout
-			f.live = false
+			f.done()
 			return r
 		}
 		// f's own timeout: its descendants are canceled (done, on the way
 		// here); f fails with Timeout when its flow runs again.
 		if o := fl.requeue(); o.kind == oCancel {
 			fl.runCancel(f)
-			f.live = false
+			f.done()
 			return res{kind: rCancel}
 		}
 		return fl.unwind(f, "Timeout")
+	case rBreak, rCont:
+		fl.runCancel(f) // a step between Break/Continue and its loop is canceled
+		f.done()
+		return r
 	default: // rCancel
 		if !r.skip {
 			fl.runCancel(f)
 		}
-		f.live = false
+		f.done()
 		return res{kind: rCancel}
+	}
+}
+
+// done ends f; a Sync step leaves its mutex then.
+func (f *frame) done() {
+	if f.live {
+		f.live = false
+		if f.onEnd != nil {
+			f.onEnd()
+		}
 	}
 }
 
 func (fl *flow) runCancel(f *frame) {
 	if f.s.Kind == Plain && f.s.Cancel && !f.cancelDone {
 		f.cancelDone = true
-		fl.sim.log(fl.root, CancelLine(f.s.ID))
+		fl.sim.log(fl.root, CancelLine(f.s.ID, fl.sim.now))
 	}
 }
 
@@ -370,19 +423,19 @@ func (fl *flow) unwind(f *frame, code string) res {
 	fl.runCancel(f)
 	h := f.s.Handler
 	if h == nil {
-		f.live = false
+		f.done()
 		return res{kind: rErr, code: code}
 	}
-	fl.sim.log(fl.root, ErrorLine(f.s.ID, code))
+	fl.sim.log(fl.root, ErrorLine(f.s.ID, code, fl.sim.now))
 	switch h.Kind {
 	case Recover:
-		f.live = false
+		f.done()
 		if f.s.Kind == Par {
 			return res{kind: rOK}
 		}
 		return res{kind: rOK, args: []int{h.Value}}
 	case Rethrow:
-		f.live = false
+		f.done()
 		return res{kind: rErr, code: h.Code}
 	case AddSteps:
 		if len(h.Steps) == 0 {
@@ -392,17 +445,17 @@ func (fl *flow) unwind(f *frame, code string) res {
 		r := fl.seq(h.Steps, nil)
 		switch r.kind {
 		case rOK:
-			f.live = false
+			f.done()
 			return r
 		case rErr:
 			return fl.unwind(f, r.code) // its cancel handler has run; no handler now
-		case rTimeout:
-			return fl.finish(f, r)
-		default:
+		case rCancel:
 			return fl.finish(f, res{kind: rCancel})
+		default:
+			return fl.finish(f, r)
 		}
 	}
-	f.live = false
+	f.done()
 	return res{kind: rErr, code: code}
 }
 
@@ -418,7 +471,7 @@ func withoutHandler(s *Step) *Step {
 func (fl *flow) parallel(f *frame) res {
 	s := f.s
 	if len(s.Subs) == 0 {
-		f.live = false
+		f.done()
 		return res{kind: rOK}
 	}
 	m := fl.sim
@@ -469,4 +522,70 @@ func (bf *flow) branch() {
 		ps.fl.deliver(outcome{kind: oParFail, code: r.code})
 	}
 	// Canceled: the parallel step's flow is canceling its branches.
+}
+
+// loop runs a Repeat step: its body N times, each with no arguments.
+func (fl *flow) loop(f *frame) res {
+	s := f.s
+	for i := 0; i < s.N; i++ {
+		r := fl.exec(s.Body, nil)
+		switch {
+		case r.kind == rOK:
+		case (r.kind == rBreak || r.kind == rCont) && (r.code == "" || r.code == s.Label):
+			if r.kind == rBreak {
+				f.done()
+				return res{kind: rOK}
+			}
+		default:
+			return fl.finish(f, r)
+		}
+	}
+	f.done()
+	return res{kind: rOK}
+}
+
+// sync runs a Sync step: its body inside the mutex, given the step's
+// arguments; the body's values flow out. The mutex is left when the step
+// ends, after its error handler (and the steps that handler adds).
+func (fl *flow) sync(f *frame, args []int) res {
+	m := fl.sim.mutexes[f.s.Mutex]
+	if fl.held[m] {
+		return fl.finish(f, fl.exec(f.s.Body, args)) // reentrance: passes through
+	}
+	fl.held[m] = true
+	if m.count < m.max && len(m.queue) == 0 {
+		m.count++
+		f.onEnd = func() { delete(fl.held, m); m.release() }
+		return fl.finish(f, fl.exec(f.s.Body, args))
+	}
+	w := &waiter{fl: fl}
+	m.queue = append(m.queue, w)
+	f.onEnd = func() {
+		delete(fl.held, m)
+		if w.granted {
+			m.release()
+		} else {
+			m.queue = slices.DeleteFunc(m.queue, func(x *waiter) bool { return x == w })
+		}
+	}
+	o := fl.block()
+	switch o.kind {
+	case oGo: // let in
+		return fl.finish(f, fl.exec(f.s.Body, args))
+	case oTimeout:
+		return fl.finish(f, res{kind: rTimeout, fr: o.fr})
+	}
+	return fl.finish(f, res{kind: rCancel})
+}
+
+// release gives up a slot: handed to the first waiter if there is one.
+func (m *mutex) release() {
+	if len(m.queue) == 0 {
+		m.count--
+		return
+	}
+	w := m.queue[0]
+	m.queue = m.queue[1:]
+	w.granted = true
+	w.fl.deliver(outcome{kind: oGo})
 }

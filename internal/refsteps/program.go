@@ -30,14 +30,16 @@ import "fmt"
 
 // Program is a set of roots executed together at time 0, in order.
 type Program struct {
-	Roots []*Root
-	End   int // ms: every root still running then is canceled
+	Roots   []*Root
+	End     int   // ms: every root still running then is canceled
+	Mutexes []int // each a syncprim.Mutex of this many holders, unlimited queue, shared by every root
 }
 
 // Root is one root's level-0 steps and when (if ever) it is canceled.
 type Root struct {
 	Steps    []*Step
 	CancelAt int // ms; 0: never
+	CloneOf  int // >= 0: built by Clone() of that earlier root (same steps); -1: built itself
 }
 
 // Kind is a step's kind.
@@ -47,6 +49,8 @@ type Kind uint8
 const (
 	Plain Kind = iota // a step with a callback
 	Par               // a parallel step: Subs are its branches
+	Loop              // Repeat(N, Body, Label): Body runs N times
+	Sync              // Sync(Mutexes[Mutex], Body, Handler)
 )
 
 // Act is what a plain step's callback does last.
@@ -59,6 +63,8 @@ const (
 	Fail                // Error(Code)
 	Wait                // External(), completed After ms later (Success(Int(Value)) if OK, else Error(Code)); a second, stale completion Stale ms after that if Stale > 0
 	Subs                // Add each of Subs
+	Brk                 // Break(Target), or Break() when Target is ""
+	Cont                // Continue(Target), or Continue() when Target is ""
 )
 
 // Step is one step of a program.
@@ -75,6 +81,11 @@ type Step struct {
 	Stale   int
 	Subs    []*Step
 	Handler *Handler
+	Target  string // Brk, Cont
+	N       int    // Loop
+	Label   string // Loop; "" for none
+	Body    *Step  // Loop, Sync: a Plain step without a handler
+	Mutex   int    // Sync
 }
 
 // HandlerKind is what an error handler does.
@@ -98,14 +109,15 @@ type Handler struct {
 
 // Log lines, the same for the engine and the interpreter.
 
-// ExecLine is logged when a step's callback starts, with its arguments.
-func ExecLine(id int, args []int) string { return fmt.Sprintf("x%d%v", id, args) }
+// ExecLine is logged when a step's callback starts, with its arguments
+// and the virtual time in ms.
+func ExecLine(id int, args []int, now int) string { return fmt.Sprintf("x%d%v@%d", id, args, now) }
 
 // CancelLine is logged by a cancel handler.
-func CancelLine(id int) string { return fmt.Sprintf("c%d", id) }
+func CancelLine(id, now int) string { return fmt.Sprintf("c%d@%d", id, now) }
 
 // ErrorLine is logged by an error handler.
-func ErrorLine(id int, code string) string { return fmt.Sprintf("e%d:%s", id, code) }
+func ErrorLine(id int, code string, now int) string { return fmt.Sprintf("e%d:%s@%d", id, code, now) }
 
 // EndOK, EndErr and EndCanceled are a root's last line.
 func EndOK(args []int) string   { return fmt.Sprintf("end:ok%v", args) }
@@ -133,9 +145,18 @@ func (r *reader) byte() byte {
 func (r *reader) n(k int) int { return int(r.byte()) % k }
 
 type gen struct {
-	r      *reader
-	id     int
-	budget int
+	r       *reader
+	id      int
+	budget  int
+	mutexes int
+}
+
+// scope is what a step being generated may refer to: the loops of its own
+// flow that enclose it, innermost last ("" for one without a label).
+type scope struct{ loops []string }
+
+func (sc scope) inLoop(label string) scope {
+	return scope{loops: append(append([]string(nil), sc.loops...), label)}
 }
 
 // Decode turns any byte string into a valid program (at most about 40
@@ -143,39 +164,85 @@ type gen struct {
 func Decode(data []byte) *Program {
 	g := &gen{r: &reader{b: data}, budget: 40}
 	p := &Program{End: 1000}
-	nroots := 1 + g.r.n(3)
+	g.mutexes = g.r.n(3)
+	for i := 0; i < g.mutexes; i++ {
+		p.Mutexes = append(p.Mutexes, 1+g.r.n(2))
+	}
+	nroots := 1 + g.r.n(4)
 	for i := 0; i < nroots; i++ {
-		root := &Root{}
+		root := &Root{CloneOf: -1}
 		if g.r.n(4) == 0 {
 			root.CancelAt = 1 + g.r.n(400)
 		}
+		if i > 0 && g.r.n(4) == 0 {
+			root.CloneOf = g.r.n(i)
+			root.Steps = p.Roots[root.CloneOf].Steps
+			p.Roots = append(p.Roots, root)
+			continue
+		}
 		nsteps := 1 + g.r.n(3)
 		for j := 0; j < nsteps && g.budget > 0; j++ {
-			root.Steps = append(root.Steps, g.step(0, true))
+			root.Steps = append(root.Steps, g.step(0, true, scope{}))
 		}
 		if len(root.Steps) == 0 {
-			root.Steps = append(root.Steps, g.step(0, false))
+			root.Steps = append(root.Steps, g.step(0, false, scope{}))
 		}
 		p.Roots = append(p.Roots, root)
 	}
 	return p
 }
 
-func (g *gen) step(depth int, allowPar bool) *Step {
+// step generates a step; compound says whether it may be a parallel, loop
+// or Sync step (a branch and a body are plain).
+func (g *gen) step(depth int, compound bool, sc scope) *Step {
 	g.budget--
 	g.id++
 	s := &Step{ID: g.id}
-	if allowPar && depth < 4 && g.budget > 2 && g.r.n(5) == 0 {
-		s.Kind = Par
-		nb := g.r.n(4)
-		for i := 0; i < nb && g.budget > 0; i++ {
-			s.Subs = append(s.Subs, g.step(depth+1, false))
+	if compound && depth < 4 && g.budget > 2 {
+		switch g.r.n(7) {
+		case 0:
+			s.Kind = Par
+			nb := g.r.n(4)
+			for i := 0; i < nb && g.budget > 0; i++ {
+				s.Subs = append(s.Subs, g.step(depth+1, false, scope{})) // a branch is a flow of its own
+			}
+			if g.r.n(2) == 0 {
+				s.Handler = g.handler(depth, sc)
+			}
+			return s
+		case 1:
+			s.Kind, s.N = Loop, g.r.n(4)
+			if g.r.n(2) == 0 {
+				s.Label = fmt.Sprintf("L%d", s.ID)
+			}
+			s.Body = g.plain(depth+1, sc.inLoop(s.Label))
+			return s
+		case 2, 3:
+			if g.mutexes > 0 {
+				s.Kind, s.Mutex = Sync, g.r.n(g.mutexes)
+				s.Body = g.plain(depth+1, sc)
+				if g.r.n(4) != 0 {
+					s.Handler = g.handler(depth, sc)
+				}
+				return s
+			}
 		}
-		if g.r.n(2) == 0 {
-			s.Handler = g.handler(depth)
-		}
-		return s
 	}
+	return g.fill(s, depth, sc)
+}
+
+// plain generates a plain step without an error handler (a loop's or a
+// Sync's body).
+func (g *gen) plain(depth int, sc scope) *Step {
+	g.budget--
+	g.id++
+	s := g.fill(&Step{ID: g.id}, depth, sc)
+	s.Handler = nil
+	return s
+}
+
+// fill makes s a plain step.
+func (g *gen) fill(s *Step, depth int, sc scope) *Step {
 	flags := g.r.byte()
 	s.Cancel = flags&1 != 0
 	if flags&2 != 0 {
@@ -201,17 +268,32 @@ func (g *gen) step(depth int, allowPar bool) *Step {
 			s.Act = Subs
 			n := 1 + g.r.n(3)
 			for i := 0; i < n && g.budget > 0; i++ {
-				s.Subs = append(s.Subs, g.step(depth+1, true))
+				s.Subs = append(s.Subs, g.step(depth+1, true, sc))
 			}
 		}
 	}
+	if len(sc.loops) > 0 && flags&8 != 0 {
+		s.Act = Brk
+		if flags&16 != 0 {
+			s.Act = Cont
+		}
+		var labelled []string
+		for _, l := range sc.loops {
+			if l != "" {
+				labelled = append(labelled, l)
+			}
+		}
+		if len(labelled) > 0 && flags&32 != 0 {
+			s.Target = labelled[g.r.n(len(labelled))]
+		}
+	}
 	if flags&4 != 0 {
-		s.Handler = g.handler(depth)
+		s.Handler = g.handler(depth, sc)
 	}
 	return s
 }
 
-func (g *gen) handler(depth int) *Handler {
+func (g *gen) handler(depth int, sc scope) *Handler {
 	h := &Handler{}
 	switch g.r.n(4) {
 	case 0:
@@ -223,7 +305,7 @@ func (g *gen) handler(depth int) *Handler {
 		if depth < 5 && g.budget > 0 {
 			n := 1 + g.r.n(2)
 			for i := 0; i < n && g.budget > 0; i++ {
-				h.Steps = append(h.Steps, g.step(depth+1, true))
+				h.Steps = append(h.Steps, g.step(depth+1, true, sc))
 			}
 		}
 	default:
