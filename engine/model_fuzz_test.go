@@ -16,7 +16,17 @@ import (
 // runOnEngine runs p on a manual reactor and returns each root's log, in
 // the interpreter's format, and what the engine's pools hold at the end.
 func runOnEngine(t testing.TB, p *refsteps.Program) [][]string {
+	return runOnEngineWith(t, p, nil)
+}
+
+// runOnEngineWith is runOnEngine with a fault injector: inject is called
+// at the start of every step callback with the root's index and the
+// number of callbacks that root ran before; it returns true to cancel that
+// root from inside the callback.
+func runOnEngineWith(t testing.TB, p *refsteps.Program, inject func(root, n int) bool) [][]string {
 	r := reactor.NewManual()
+	execs := make([]int, len(p.Roots))
+	var roots []*engine.Steps
 	start := r.Now()
 	now := func() int { return int(r.Now().Sub(start) / time.Millisecond) }
 	logs := make([][]string, len(p.Roots))
@@ -41,6 +51,18 @@ func runOnEngine(t testing.TB, p *refsteps.Program) [][]string {
 		return func(as *engine.Steps) {
 			log := logOf(as)
 			*log = append(*log, refsteps.ExecLine(s.ID, argsOf(as), now()))
+			if inject != nil {
+				i := -1
+				for k := range logs {
+					if &logs[k] == log {
+						i = k
+					}
+				}
+				if inject(i, execs[i]) {
+					roots[i].Cancel()
+				}
+				execs[i]++
+			}
 			if s.Cancel {
 				as.SetCancel(func(*engine.Steps) { *log = append(*log, refsteps.CancelLine(s.ID, now())) })
 			}
@@ -143,7 +165,6 @@ func runOnEngine(t testing.TB, p *refsteps.Program) [][]string {
 			as.Add(exec(s), ehs...)
 		}
 	}
-	var roots []*engine.Steps
 	var promises []*engine.Promise
 	for i, rs := range p.Roots {
 		var root *engine.Steps

@@ -274,6 +274,7 @@ func (e *engine) finishRoot(rt *root, code string) {
 	rt.prevRun, rt.nextRun = nil, nil
 	rt.started, rt.cancelPending = false, false
 	fl := &rt.fl
+	e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
 	e.discardQueued(&rt.Steps)
 	fl.cur = &rt.Steps
 	fl.action = actNone
