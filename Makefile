@@ -47,6 +47,13 @@ fuzz:
 	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./stepsd
 	$(GO) test -run '^$$' -fuzz '^FuzzFraming$$' -fuzztime $(FUZZTIME) ./netio
 
+# soak: the server under a mixed load beside mixed flows for SOAKTIME
+# (default 2m), sampling heap, RSS, goroutines, descriptors and engine
+# occupancy; prints the series and fails if any grows. Not part of test.
+SOAKTIME ?= 2m
+soak:
+	STEPSD_SOAK=$(SOAKTIME) $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 0 ./stepsd
+
 # run: the example server, stepsd, on 127.0.0.1:7070 (flags: make run ARGS='-reactors 2').
 run:
 	$(GO) run ./cmd/stepsd $(ARGS)
