@@ -30,7 +30,7 @@ func TestFaultCancelAtEveryStepBoundary(t *testing.T) {
 			b[j] = byte(rng.IntN(256))
 		}
 		p := refsteps.Decode(b)
-		if len(p.Mutexes) > 0 || refsteps.Run(p).Ambiguous {
+		if len(p.Mutexes)+len(p.Throttles) > 0 || refsteps.Run(p).Ambiguous {
 			continue
 		}
 		programs++

@@ -31,9 +31,12 @@ func runOnEngineWith(t testing.TB, p *refsteps.Program, inject func(root, n int)
 	now := func() int { return int(r.Now().Sub(start) / time.Millisecond) }
 	logs := make([][]string, len(p.Roots))
 	ms := func(n int) time.Duration { return time.Duration(n) * time.Millisecond }
-	var mutexes []*syncprim.Mutex
+	var objects []engine.Sync
 	for _, n := range p.Mutexes {
-		mutexes = append(mutexes, syncprim.NewMutex(n, syncprim.Unlimited))
+		objects = append(objects, syncprim.NewMutex(n, syncprim.Unlimited))
+	}
+	for _, th := range p.Throttles {
+		objects = append(objects, syncprim.NewThrottle(r, th.Max, ms(th.Period), syncprim.Unlimited))
 	}
 	// Each root logs into the log its state names, so that a clone (which
 	// copies the state) is pointed at its own.
@@ -160,7 +163,7 @@ func runOnEngineWith(t testing.TB, p *refsteps.Program, inject func(root, n int)
 			}
 			as.Repeat(s.N, func(as *engine.Steps, i int) { body(as) }, label...)
 		case refsteps.Sync:
-			as.Sync(mutexes[s.Mutex], exec(s.Body), eh)
+			as.Sync(objects[s.Mutex], exec(s.Body), eh)
 		default:
 			as.Add(exec(s), ehs...)
 		}
@@ -172,11 +175,14 @@ func runOnEngineWith(t testing.TB, p *refsteps.Program, inject func(root, n int)
 			root = roots[rs.CloneOf].Clone()
 		} else {
 			root = engine.New(r)
-			for _, s := range rs.Steps {
-				add(root, s)
+			for _, s := range rs.Steps[:rs.Own] {
+				add(root, s) // the rest come from CopyFrom below
 			}
 		}
 		root.Set("log", &logs[i])
+		if rs.CopyFrom >= 0 {
+			root.CopyFrom(roots[rs.CopyFrom])
+		}
 		if rs.CancelAt > 0 {
 			r.Deferred(ms(rs.CancelAt), root.Cancel)
 		}
@@ -246,9 +252,9 @@ func describe(p *refsteps.Program) string {
 			}
 		}
 	}
-	fmt.Fprintf(&b, "mutexes %v\n", p.Mutexes)
+	fmt.Fprintf(&b, "mutexes %v throttles %v\n", p.Mutexes, p.Throttles)
 	for i, r := range p.Roots {
-		fmt.Fprintf(&b, "root %d (cancel at %d, clone of %d)\n", i, r.CancelAt, r.CloneOf)
+		fmt.Fprintf(&b, "root %d (cancel at %d, clone of %d, copy from %d)\n", i, r.CancelAt, r.CloneOf, r.CopyFrom)
 		if r.CloneOf >= 0 {
 			continue
 		}

@@ -108,6 +108,39 @@ type sim struct {
 	ambiguous bool
 	roots     []*flow
 	mutexes   []*mutex
+	throttles []*throttle
+}
+
+// throttle is a syncprim.Throttle with an unlimited queue: max entries per
+// period; a period starts with the first entry after an idle one.
+type throttle struct {
+	m                  *sim
+	max, period, count int
+	armed              bool
+	queue              []*waiter
+}
+
+func (t *throttle) arm() {
+	t.armed = true
+	t.m.after(0, t.period, t.tick)
+}
+
+// tick ends a period: the next waiters, up to max, are let in and count
+// for the new one; with none, the throttle goes idle.
+func (t *throttle) tick() {
+	n := min(t.max, len(t.queue))
+	granted := t.queue[:n:n]
+	t.queue = t.queue[n:]
+	t.count = n
+	if n > 0 {
+		t.arm()
+	} else {
+		t.armed = false
+	}
+	for _, w := range granted {
+		w.granted = true
+		w.fl.deliver(outcome{kind: oGo})
+	}
 }
 
 func (m *sim) log(root int, line string) { m.logs[root] = append(m.logs[root], line) }
@@ -116,7 +149,7 @@ func (m *sim) log(root int, line string) { m.logs[root] = append(m.logs[root], l
 // millisecond; with mutexes, the roots interact, and no two events may).
 func (m *sim) after(root, d int, fire func()) {
 	at := m.now + d
-	if len(m.mutexes) > 0 {
+	if len(m.mutexes) > 0 || len(m.throttles) > 0 {
 		root = 0
 	}
 	key := [2]int{root, at}
@@ -136,6 +169,9 @@ func Run(p *Program) Result {
 	}
 	for _, n := range p.Mutexes {
 		m.mutexes = append(m.mutexes, &mutex{max: n})
+	}
+	for _, th := range p.Throttles {
+		m.throttles = append(m.throttles, &throttle{m: m, max: th.Max, period: th.Period})
 	}
 	for i, rs := range p.Roots {
 		fl := m.newFlow(i)
@@ -548,6 +584,9 @@ func (fl *flow) loop(f *frame) res {
 // arguments; the body's values flow out. The mutex is left when the step
 // ends, after its error handler (and the steps that handler adds).
 func (fl *flow) sync(f *frame, args []int) res {
+	if f.s.Mutex >= len(fl.sim.mutexes) {
+		return fl.throttled(f, args, fl.sim.throttles[f.s.Mutex-len(fl.sim.mutexes)])
+	}
 	m := fl.sim.mutexes[f.s.Mutex]
 	if fl.held[m] {
 		return fl.finish(f, fl.exec(f.s.Body, args)) // reentrance: passes through
@@ -588,4 +627,27 @@ func (m *mutex) release() {
 	m.queue = m.queue[1:]
 	w.granted = true
 	w.fl.deliver(outcome{kind: oGo})
+}
+
+// throttled runs a Sync step on a throttle: its body once the throttle lets
+// the flow in. An entry spends the period's budget; nothing is given back.
+func (fl *flow) throttled(f *frame, args []int, t *throttle) res {
+	if t.count < t.max && len(t.queue) == 0 {
+		t.count++
+		if !t.armed {
+			t.arm()
+		}
+		return fl.finish(f, fl.exec(f.s.Body, args))
+	}
+	w := &waiter{fl: fl}
+	t.queue = append(t.queue, w)
+	f.onEnd = func() { t.queue = slices.DeleteFunc(t.queue, func(x *waiter) bool { return x == w }) }
+	o := fl.block()
+	switch o.kind {
+	case oGo:
+		return fl.finish(f, fl.exec(f.s.Body, args))
+	case oTimeout:
+		return fl.finish(f, res{kind: rTimeout, fr: o.fr})
+	}
+	return fl.finish(f, res{kind: rCancel})
 }

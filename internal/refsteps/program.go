@@ -30,9 +30,22 @@ import "fmt"
 
 // Program is a set of roots executed together at time 0, in order.
 type Program struct {
-	Roots   []*Root
-	End     int   // ms: every root still running then is canceled
-	Mutexes []int // each a syncprim.Mutex of this many holders, unlimited queue, shared by every root
+	Roots     []*Root
+	End       int        // ms: every root still running then is canceled
+	Mutexes   []int      // each a syncprim.Mutex of this many holders, unlimited queue, shared by every root
+	Throttles []Throttle // each a syncprim.Throttle, unlimited queue, shared by every root
+}
+
+// Throttle is a syncprim.Throttle of Max entries per Period ms.
+type Throttle struct{ Max, Period int }
+
+// Object names what Sync step s.Mutex refers to: a mutex (index into
+// Mutexes) or, past them, a throttle.
+func (p *Program) Object(i int) (mutex int, throttle int) {
+	if i < len(p.Mutexes) {
+		return i, -1
+	}
+	return -1, i - len(p.Mutexes)
 }
 
 // Root is one root's level-0 steps and when (if ever) it is canceled.
@@ -40,6 +53,8 @@ type Root struct {
 	Steps    []*Step
 	CancelAt int // ms; 0: never
 	CloneOf  int // >= 0: built by Clone() of that earlier root (same steps); -1: built itself
+	CopyFrom int // >= 0: after its own steps, CopyFrom(that earlier root) adds that root's; -1: none
+	Own      int // how many of Steps are its own (the rest came from CopyFrom)
 }
 
 // Kind is a step's kind.
@@ -50,7 +65,7 @@ const (
 	Plain Kind = iota // a step with a callback
 	Par               // a parallel step: Subs are its branches
 	Loop              // Repeat(N, Body, Label): Body runs N times
-	Sync              // Sync(Mutexes[Mutex], Body, Handler)
+	Sync              // Sync(Program.Object(Mutex), Body, Handler)
 )
 
 // Act is what a plain step's callback does last.
@@ -85,7 +100,7 @@ type Step struct {
 	N       int    // Loop
 	Label   string // Loop; "" for none
 	Body    *Step  // Loop, Sync: a Plain step without a handler
-	Mutex   int    // Sync
+	Mutex   int    // Sync: the object, see Program.Object
 }
 
 // HandlerKind is what an error handler does.
@@ -164,13 +179,17 @@ func (sc scope) inLoop(label string) scope {
 func Decode(data []byte) *Program {
 	g := &gen{r: &reader{b: data}, budget: 40}
 	p := &Program{End: 1000}
-	g.mutexes = g.r.n(3)
-	for i := 0; i < g.mutexes; i++ {
+	nm, nt := g.r.n(3), g.r.n(2)
+	for i := 0; i < nm; i++ {
 		p.Mutexes = append(p.Mutexes, 1+g.r.n(2))
 	}
+	for i := 0; i < nt; i++ {
+		p.Throttles = append(p.Throttles, Throttle{Max: 1 + g.r.n(2), Period: 5 + g.r.n(50)})
+	}
+	g.mutexes = nm + nt
 	nroots := 1 + g.r.n(4)
 	for i := 0; i < nroots; i++ {
-		root := &Root{CloneOf: -1}
+		root := &Root{CloneOf: -1, CopyFrom: -1}
 		if g.r.n(4) == 0 {
 			root.CancelAt = 1 + g.r.n(400)
 		}
@@ -186,6 +205,11 @@ func Decode(data []byte) *Program {
 		}
 		if len(root.Steps) == 0 {
 			root.Steps = append(root.Steps, g.step(0, false, scope{}))
+		}
+		root.Own = len(root.Steps)
+		if i > 0 && g.r.n(5) == 0 {
+			root.CopyFrom = g.r.n(i)
+			root.Steps = append(root.Steps, p.Roots[root.CopyFrom].Steps...)
 		}
 		p.Roots = append(p.Roots, root)
 	}
