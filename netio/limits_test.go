@@ -13,17 +13,17 @@ import (
 // connections.
 func TestIdleTimeout(t *testing.T) {
 	h := newEcho()
-	s, _ := serve(t, h, Options{IdleTimeout: 100 * time.Millisecond})
+	s, _ := serve(t, h, Options{IdleTimeout: 250 * time.Millisecond})
 	idle, busy := dial(t, s), dial(t, s)
 	echoCheck(t, idle, "hello\n")
 	began := time.Now()
 	// busy keeps talking for 3 idle periods: it stays open.
-	for time.Since(began) < 300*time.Millisecond {
+	for time.Since(began) < 750*time.Millisecond {
 		echoCheck(t, busy, "tick\n")
 		time.Sleep(20 * time.Millisecond) // the client's pace, not a synchronisation
 	}
 	expectEnd(t, idle)
-	if d := time.Since(began); d > 2*time.Second {
+	if d := time.Since(began); d > 3*time.Second {
 		t.Fatalf("idle connection closed after %v", d)
 	}
 	echoCheck(t, busy, "still here\n")
