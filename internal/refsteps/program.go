@@ -134,10 +134,14 @@ func CancelLine(id, now int) string { return fmt.Sprintf("c%d@%d", id, now) }
 // ErrorLine is logged by an error handler.
 func ErrorLine(id int, code string, now int) string { return fmt.Sprintf("e%d:%s@%d", id, code, now) }
 
-// EndOK, EndErr and EndCanceled are a root's last line.
-func EndOK(args []int) string   { return fmt.Sprintf("end:ok%v", args) }
+// EndOK is the last line of a root whose flow succeeded with args.
+func EndOK(args []int) string { return fmt.Sprintf("end:ok%v", args) }
+
+// EndErr is the last line of a root whose flow failed with code.
 func EndErr(code string) string { return "end:err:" + code }
-func EndCanceled() string       { return "end:canceled" }
+
+// EndCanceled is the last line of a root whose flow was canceled.
+func EndCanceled() string { return "end:canceled" }
 
 // Codes the generator uses (none of them reserved by the engine).
 var Codes = []string{"E1", "E2", "E3"}
