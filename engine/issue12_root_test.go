@@ -6,6 +6,7 @@ import (
 
 	"github.com/asyncsteps/asyncsteps/engine"
 	"github.com/asyncsteps/asyncsteps/reactor"
+	"github.com/asyncsteps/asyncsteps/syncprim"
 )
 
 // Issue 12 item 2: a root kept past Release is a misuse, and misuse never
@@ -169,4 +170,54 @@ func TestStaleRootCancelRacesNew(t *testing.T) {
 	}
 	close(stop)
 	wg.Wait()
+}
+
+// Calls on a stale root made while it waits in the pool (state writes,
+// steps of every kind, Sync, CopyFrom, Promise) leave nothing for the
+// owner that later gets its memory.
+func TestStaleRootWritesDoNotReachNextOwnerOfMemory(t *testing.T) {
+	r := reactor.NewManual()
+	stale := engine.New(r)
+	model := engine.New(r)
+	model.Add(func(as *engine.Steps) { t.Error("a step added through a stale root ran") })
+	stale.Release()
+	stale.Set("k", "stale")
+	stale.State().User = "stale"
+	stale.Add(func(as *engine.Steps) { t.Error("a step added through a stale root ran") })
+	stale.Repeat(2, func(as *engine.Steps, i int) { t.Error("a stale loop ran") })
+	stale.Parallel().Add(func(as *engine.Steps) { t.Error("a stale branch ran") })
+	stale.SuccessStep(engine.Int(1))
+	stale.CopyFrom(model)
+	stale.Sync(syncprim.NewMutex(1, 0), func(as *engine.Steps) { t.Error("a stale section ran") }, nil)
+	if _, err := stale.Promise().Wait(); err == nil {
+		t.Fatal("Promise on a released root succeeded")
+	}
+	var owner *engine.Steps
+	var held []*engine.Steps
+	for i := 0; i < 100 && owner == nil; i++ {
+		root := engine.New(r)
+		if root == stale {
+			owner = root
+			break
+		}
+		held = append(held, root)
+		if len(held) > 1 {
+			held[0].Release()
+			held = held[1:]
+		}
+	}
+	if owner == nil {
+		t.Skip("the pool never handed the memory out again")
+	}
+	if owner.Get("k") != nil || owner.State().User != nil {
+		t.Fatalf("the next owner sees the stale holder's state: %v %v", owner.Get("k"), owner.State().User)
+	}
+	ran := false
+	owner.Add(func(as *engine.Steps) { ran = true })
+	p := owner.Promise()
+	r.RunUntilIdle()
+	if _, err := p.Wait(); err != nil || !ran {
+		t.Fatalf("the next owner's flow: %v (its step ran: %v)", err, ran)
+	}
+	model.Release()
 }

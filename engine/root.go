@@ -134,6 +134,9 @@ func New(r *reactor.Reactor) *Steps {
 		rt.Steps.fl = &rt.fl
 	}
 	rt.Steps.setStatus(stIdle)
+	// Reset again: a stale holder may have written to the state of the
+	// released root (Set is not refused) while it waited in the pool.
+	rt.state.reset()
 	rt.released.Store(false)
 	return &rt.Steps
 }
