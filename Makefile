@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 BENCHPKG := ./bench
 
-.PHONY: all test vet race allocs benchcompile abi cabi ctest bench run profile fmt clean
+.PHONY: all test vet race allocs benchcompile abi cabi ctest bench run profile fmt clean fuzz soak
 
 all: test
 
@@ -86,6 +86,21 @@ bench:
 	$(GO) test -run '^$$' -bench 'AddCancel' -benchmem ./timerwheel
 	$(GO) test -run '^$$' -bench 'CgoCall|CStep|Mixed|ArgsToC' -benchmem -count 3 ./abi
 	cd bench && $(GO) run ./cmd/loadbench
+
+# fuzz: each fuzz target for FUZZTIME (default 1m; make fuzz FUZZTIME=10m).
+# make test runs their seed corpora (f.Add and testdata/fuzz) as plain tests.
+FUZZTIME ?= 1m
+fuzz:
+	$(GO) test -run '^$$' -fuzz '^FuzzModel$$' -fuzztime $(FUZZTIME) ./engine
+	$(GO) test -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) ./stepsd
+	$(GO) test -run '^$$' -fuzz '^FuzzFraming$$' -fuzztime $(FUZZTIME) ./netio
+
+# soak: the server under a mixed load beside mixed flows for SOAKTIME
+# (default 2m), sampling heap, RSS, goroutines, descriptors and engine
+# occupancy; prints the series and fails if any grows. Not part of test.
+SOAKTIME ?= 2m
+soak:
+	STEPSD_SOAK=$(SOAKTIME) $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 0 ./stepsd
 
 # run: the example server, stepsd, on 127.0.0.1:7070 (flags: make run ARGS='-reactors 2').
 run:

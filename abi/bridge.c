@@ -447,7 +447,7 @@ void asx_f_free(FutoInAsyncSteps* bsi) { bsi->api->free(bsi); }
 static void lock_resume(void* p)
 {
     asx_lockreq* q = p;
-    if (!q->canceled) {
+    if (asxGoLockResume(q->proxy)) {
         if (q->code) {
             q->bsi->api->handle_error(q->bsi, q->code, "the sync object did not let the flow in");
         } else {

@@ -152,7 +152,7 @@ int asx_sync_is_ours(FutoInSync* s);
 typedef struct asx_lockreq {
     FutoInAsyncSteps* bsi;
     const char* code; /* NULL: entered; else the error that kept it out */
-    int canceled;
+    uintptr_t proxy;  /* the Go proxy's cgo.Handle: asked, on that thread, whether to resume */
 } asx_lockreq;
 void asx_lock_done(asx_lockreq* q, const char* code);
 

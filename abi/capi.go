@@ -44,11 +44,11 @@ func asyncsteps_reactor_manual() *C.struct_AsyncStepsReactor {
 
 //export asyncsteps_reactor_start
 func asyncsteps_reactor_start(cpu C.int) *C.struct_AsyncStepsReactor {
-	c := int(cpu)
-	if c < 0 {
-		c = -1
+	opts := reactor.Options{CPU: -1}
+	if cpu >= 0 {
+		opts = reactor.Options{CPU: int(cpu), Pin: true}
 	}
-	r, err := reactor.New(reactor.Options{CPU: c})
+	r, err := reactor.New(opts)
 	if err != nil {
 		return nil
 	}

@@ -7,6 +7,7 @@ package abi
 import "C"
 
 import (
+	"runtime/cgo"
 	"sync"
 	"unsafe"
 
@@ -38,6 +39,7 @@ type proxy struct {
 	key       lockKey
 	root      *engine.Steps
 	req       *C.asx_lockreq // C memory; the resume callback frees it once scheduled
+	handle    cgo.Handle     // p, for the resume callback
 	hold      engine.External
 	held      bool // hold is the section's step, waiting for unlock
 	scheduled bool // the locking step's resume was scheduled
@@ -72,6 +74,8 @@ func lock(bsi *C.FutoInAsyncSteps, s *C.FutoInSync) {
 	q := (*C.asx_lockreq)(C.calloc(1, C.size_t(unsafe.Sizeof(C.asx_lockreq{}))))
 	q.bsi = bsi
 	p := &proxy{key: lockKey{flow: uintptr(C.asx_f_root_id(bsi)), s: s}, req: q}
+	p.handle = cgo.NewHandle(p)
+	q.proxy = C.uintptr_t(p.handle)
 	x := &foreign{bsi: bsi}
 	x.WaitExternal()
 	x.SetCancel(func(*engine.Steps) { p.cancel() })
@@ -117,18 +121,35 @@ func (p *proxy) resume(code string) {
 	C.asx_lock_done(p.req, cs)
 }
 
-// cancel is the locking step's cancel handler: on its engine's thread.
+// cancel is the locking step's cancel handler: on its engine's thread. A
+// resume already scheduled owns the request; it asks (asxGoLockResume)
+// before it resumes anything.
 func (p *proxy) cancel() {
 	locks.mu.Lock()
 	p.canceled = true
-	p.req.canceled = 1 // read by a resume already scheduled, on this same thread
 	if !p.scheduled {
 		C.free(unsafe.Pointer(p.req))
+		p.handle.Delete()
 		p.scheduled = true // nobody schedules it now
 	}
 	locks.mu.Unlock()
 	p.forget()
 	p.root.Cancel()
+}
+
+// asxGoLockResume is asked by a scheduled resume, on the locking step's
+// thread, whether to resume the step: not if it was canceled meanwhile.
+//
+//export asxGoLockResume
+func asxGoLockResume(h C.uintptr_t) C.int {
+	p := cgo.Handle(h).Value().(*proxy)
+	cgo.Handle(h).Delete()
+	locks.mu.Lock()
+	defer locks.mu.Unlock()
+	if p.canceled {
+		return 0
+	}
+	return 1
 }
 
 // forget removes p from the table of locks.

@@ -19,7 +19,36 @@
 // until its memory is reused for another step. Keep External, never the
 // accessor, to finish a step later. Stack memory lives exactly as long as
 // its step. Args returned by Args are valid until the step ends. A root is
-// valid until Release; it can be executed again after its flow ends.
+// valid until Release; it can be executed again after its flow ends. Every
+// call on a released root does nothing; the free lists are FIFO and keep
+// released roots back for a while, but a bare pointer cannot be told from
+// the next owner of the same memory once it is reused, so a goroutine that
+// may cancel a root after its owner released it keeps a Ref (generation
+// checked, like External) instead.
+//
+// # The life of a root
+//
+// A root from New or NewInstance goes through four states:
+//
+//   - Built: not executing. The goroutine that holds it may Add, Parallel,
+//     Sync, Loop and friends, Set and Get State, CopyFrom, Clone, then
+//     Execute or Promise (which executes). Cancel does nothing.
+//   - Running: from Execute until the flow ends. Only Cancel, Ref,
+//     Executing, Release (cancels, then releases) and ReleaseAtEnd (lets
+//     it finish, then releases) may be called on the root; the flow's own
+//     steps use their accessors.
+//   - Ended: the flow succeeded, failed or was canceled (a Promise has
+//     its result). The root is built again: it may take new steps and be
+//     executed again, allocating nothing, or be released.
+//   - Released: back in the reactor's pool, through Release or
+//     ReleaseAtEnd. Every call on it does nothing (a misuse); New may hand
+//     its memory to another owner.
+//
+// A server's natural pattern, fire and forget, is New, Add, Execute,
+// ReleaseAtEnd: the flow runs to its end and its root is recycled by
+// itself. Without Release or ReleaseAtEnd a root is never recycled
+// (Stats.RootsLive counts it) - keep it to execute it again, as stepsd
+// keeps one per pooled request.
 //
 // # Errors and misuse
 //

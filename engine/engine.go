@@ -18,6 +18,7 @@ type engine struct {
 	freeFlows *flow  // branch flow free list
 
 	readyHead, readyTail *flow
+	batchEnd             *flow // the last flow of runReady's batch, while it runs
 
 	runHead *root // roots whose flow is running, linked by prevRun/nextRun
 
@@ -30,14 +31,15 @@ type engine struct {
 
 	stats Stats
 
-	rootLocal  *root // roots released on the loop, for New on the loop: no lock
-	rootLocalN int
+	rootLocal rootList // roots released on the loop, for New on the loop: no lock
 
 	bridge unsafe.Pointer // a bridge's per-reactor state (BridgeData)
 
 	rootMu    sync.Mutex // guards rootFree and rootsLive: New and Release run on any goroutine
-	rootFree  *root
+	rootFree  rootList
 	rootsLive int
+
+	trim trimState // idle pools give memory back (trim.go)
 }
 
 // Stats are the engine's occupancy counters for one reactor, for tests and
@@ -48,6 +50,8 @@ type Stats struct {
 	FramesCreated int // step frames ever allocated by the loop
 	FlowsLive     int // parallel branches running
 	RootsLive     int // roots handed out by New and not Released (counted on the loop and off it)
+	FramesFree    int // step frames in the loop's free list
+	Trimmed       int // frames and roots the idle pools gave back to the GC (trim.go)
 }
 
 // raise describes what the running callback asked the engine to do instead
@@ -79,10 +83,10 @@ type flow struct {
 	cur  *Steps // deepest live frame: the one to run or advance
 	args Args   // what the last successful step gave the next one
 
-	action    uint8 // what the flow does when it runs next
-	queued    bool  // in the ready queue
-	owned     bool  // args may hold owned values (binary.go): checked before they are replaced
-	nextReady *flow
+	action               uint8 // what the flow does when it runs next
+	queued               bool  // in the ready queue
+	owned                bool  // args may hold owned values (binary.go): checked before they are replaced
+	prevReady, nextReady *flow // in the ready queue; a flow that ends is unlinked (unlinkReady)
 
 	par        *Steps // the parallel step of a branch; nil for a root flow
 	nextBranch *flow  // next branch of the same parallel step
@@ -163,6 +167,7 @@ func (e *engine) ready(fl *flow, action uint8) {
 		return
 	}
 	fl.queued = true
+	fl.prevReady = e.readyTail
 	if e.readyTail == nil {
 		e.readyHead = fl
 	} else {
@@ -171,23 +176,52 @@ func (e *engine) ready(fl *flow, action uint8) {
 	e.readyTail = fl
 }
 
+// unlinkReady takes a flow that ends (a branch released, a root finished)
+// out of the ready queue. Left there, a branch flow reused at once for
+// another parallel step would start from the dead flow's place in the
+// queue instead of behind the flows readied before it (found by the
+// fault-injection test: canceling one root reordered another root's
+// branches).
+func (e *engine) unlinkReady(fl *flow) {
+	if !fl.queued {
+		return
+	}
+	if fl == e.batchEnd {
+		e.batchEnd = fl.prevReady // nil: fl was the batch's last left
+	}
+	if fl.prevReady == nil {
+		e.readyHead = fl.nextReady
+	} else {
+		fl.prevReady.nextReady = fl.nextReady
+	}
+	if fl.nextReady == nil {
+		e.readyTail = fl.prevReady
+	} else {
+		fl.nextReady.prevReady = fl.prevReady
+	}
+	fl.prevReady, fl.nextReady = nil, nil
+	fl.queued = false
+}
+
 // runReady is the reactor's Runner: it runs the flows that were ready when
-// it started and reports whether more became ready.
+// it started (up to batchEnd, which unlinkReady keeps pointing into the
+// queue) and reports whether more became ready.
 func (e *engine) runReady() bool {
-	end := e.readyTail
-	for fl := e.readyHead; fl != nil; {
-		next := fl.nextReady
-		e.readyHead = next
-		if next == nil {
+	e.batchEnd = e.readyTail
+	for e.batchEnd != nil {
+		fl := e.readyHead
+		if fl == e.batchEnd {
+			e.batchEnd = nil
+		}
+		e.readyHead = fl.nextReady
+		if e.readyHead == nil {
 			e.readyTail = nil
+		} else {
+			e.readyHead.prevReady = nil
 		}
 		fl.nextReady = nil
 		fl.queued = false
 		e.drive(fl)
-		if fl == end {
-			break
-		}
-		fl = e.readyHead
 	}
 	return e.readyHead != nil
 }

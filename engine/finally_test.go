@@ -31,11 +31,32 @@ func TestSetFinally(t *testing.T) {
 			want: []string{"sub1", "sub2", "finally", "next 7", "handler-not-called"},
 		},
 		{
-			name: "error in a sub-step: before the error handler",
+			name: "error in a sub-step: after the error handler",
 			build: func(as *engine.Steps, log *logger) {
 				as.Add(func(as *engine.Steps) { as.Error("Boom") })
 			},
-			want: []string{"finally", "handler Boom"},
+			want: []string{"handler Boom", "finally"},
+		},
+		{
+			name: "error handler recovers: after the handler, before the next step",
+			build: func(as *engine.Steps, log *logger) {
+				as.Add(func(as *engine.Steps) { as.Error("Recover") })
+			},
+			want: []string{"handler Recover", "finally", "next 1", "handler-not-called"},
+		},
+		{
+			name: "error handler adds steps: after them",
+			build: func(as *engine.Steps, log *logger) {
+				as.Add(func(as *engine.Steps) { as.Error("AddSteps") })
+			},
+			want: []string{"handler AddSteps", "added", "finally", "next 2", "handler-not-called"},
+		},
+		{
+			name: "steps added by the error handler fail: after them",
+			build: func(as *engine.Steps, log *logger) {
+				as.Add(func(as *engine.Steps) { as.Error("AddFailing") })
+			},
+			want: []string{"handler AddFailing", "added", "finally"},
 		},
 		{
 			name: "waiting step canceled",
@@ -51,7 +72,7 @@ func TestSetFinally(t *testing.T) {
 				as.SetTimeout(10 * time.Millisecond)
 				as.Add(func(as *engine.Steps) { as.WaitExternal() })
 			},
-			want: []string{"finally", "handler Timeout"},
+			want: []string{"handler Timeout", "finally"},
 		},
 		{
 			name: "SetCancel after SetFinally: a cancel handler only",
@@ -72,8 +93,17 @@ func TestSetFinally(t *testing.T) {
 				as.SetFinally(func(*engine.Steps) { log.add("finally") })
 				tt.build(as, &log)
 			}, func(as *engine.Steps, code string) {
-				handled = true
 				log.add("handler %s", code)
+				switch code {
+				case "Recover":
+					as.Success(engine.Int(1))
+				case "AddSteps":
+					as.Add(func(as *engine.Steps) { log.add("added"); as.Success(engine.Int(2)) })
+				case "AddFailing":
+					as.Add(func(as *engine.Steps) { log.add("added"); as.Error("Again") })
+				default:
+					handled = true
+				}
 			}).Add(func(as *engine.Steps) {
 				if as.Args().Len() > 0 {
 					log.add("next %d", as.Arg(0).Int())

@@ -99,7 +99,7 @@ const (
 	fHandler                // its error handler is running (the accessor is in handler mode)
 	fCancelDone             // its cancel handler already ran
 	fBuilt                  // taken while building a root off the loop
-	fArmed                  // External() was called in this step
+	fArmed                  // an External is armed for this step (External, WaitExternal, SetTimeout, SetCancel)
 	fForward                // ForwardArgs: the first sub-step gets this step's own values
 	fFinally                // oncancel was set by SetFinally: it also runs on success
 )
@@ -172,6 +172,9 @@ func (e *engine) newFrame(kind uint8, parent *Steps, fl *flow) *Steps {
 	}
 	e.free = f.next
 	e.stats.FramesLive++
+	if e.stats.FramesFree--; e.stats.FramesFree < e.trim.freeLow {
+		e.trim.freeLow = e.stats.FramesFree
+	}
 	f.next = nil
 	f.kind = kind
 	f.parent = parent
@@ -183,6 +186,7 @@ func (e *engine) newFrame(kind uint8, parent *Steps, fl *flow) *Steps {
 func (e *engine) grow() *Steps {
 	chunk := make([]Steps, frameChunk)
 	e.stats.FramesCreated += frameChunk
+	e.stats.FramesFree += frameChunk
 	for i := range chunk {
 		chunk[i].e = e
 		if i+1 < len(chunk) {
@@ -227,6 +231,9 @@ func (e *engine) releaseFrame(f *Steps) {
 	}
 	f.next = e.free
 	e.free = f
+	if e.stats.FramesFree++; e.stats.FramesFree > trimFloor && !e.trim.armed {
+		e.armTrim()
+	}
 }
 
 // reset clears every field but e and ctl: ctl may be read by a stale

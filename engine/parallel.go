@@ -16,9 +16,9 @@ func (e *engine) newFlow(rt *root) *flow {
 	return fl
 }
 
-// releaseFlow returns a branch flow. queued and nextReady are kept: the
-// ready queue may still hold it, and will find action == actNone.
+// releaseFlow returns a branch flow, taking it out of the ready queue.
 func (e *engine) releaseFlow(fl *flow) {
+	e.unlinkReady(fl)
 	fl.root, fl.top, fl.cur, fl.par = nil, nil, nil, nil
 	fl.action = actNone
 	fl.clearArgs()

@@ -38,7 +38,7 @@ const realFlows = 30000
 // startPinned runs a real reactor pinned to CPU 0 for the rest of b.
 func startPinned(b *testing.B) *reactor.Reactor {
 	b.Helper()
-	r, err := reactor.New(reactor.Options{CPU: 0})
+	r, err := reactor.New(reactor.Options{CPU: 0, Pin: true})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -25,7 +25,13 @@ type root struct {
 	// that overtakes a start posted from another goroutine is kept in
 	// cancelPending and honoured by that start.
 	started, cancelPending bool
-	released               bool
+	// released is true from Release until New hands the root out again;
+	// atomic because a stale holder may ask (Valid, Cancel) from another
+	// goroutine while New runs.
+	released atomic.Bool
+	// lease is bumped by every Release: a Ref taken under an earlier lease
+	// is stale and does nothing (like External's generation).
+	lease atomic.Uint64
 	// releaseAtEnd: Release was called while the flow ran. The owner sets
 	// it then rechecks running; finishRoot clears running then checks it;
 	// whoever Swaps it back to false releases, so exactly one does.
@@ -42,7 +48,7 @@ type root struct {
 	spareN, spareCap int
 	built, created   int // frames taken/allocated while building, handed to the loop's counters at start
 
-	nextFree         *root
+	nextFree         *root // FIFO link in a free list (see rootQuarantine)
 	prevRun, nextRun *root // in engine.runHead while running
 }
 
@@ -56,40 +62,83 @@ func (rt *root) endRun()         { rt.run.Store(rt.run.Load() &^ 1) }
 // loop beyond it go to the shared list, where New off the loop finds them.
 const maxRootLocal = 1024
 
+// rootQuarantine is how many released roots a free list keeps before New
+// reuses the oldest. A *Steps is a bare pointer, so a root kept past
+// Release cannot be told from the next owner of the same memory; the free
+// lists are FIFO and hold this many roots back, so a stale root's calls
+// find it released (and do nothing) until that many more roots have been
+// released after it. Ref is the exact, generation-checked way to cancel a
+// root from a goroutine that may outlive its flow. Eight roots per list
+// cost a few KiB and stay within the allocation tests' warm-up.
+const rootQuarantine = 8
+
+// rootList is a FIFO free list of roots.
+type rootList struct {
+	head, tail *root
+	n          int
+	low        int // the fewest roots it held since the last trim (trim.go)
+}
+
+func (l *rootList) push(rt *root) {
+	rt.nextFree = nil
+	if l.tail == nil {
+		l.head = rt
+	} else {
+		l.tail.nextFree = rt
+	}
+	l.tail = rt
+	l.n++
+}
+
+// pop takes the oldest root once more than rootQuarantine wait, else nil.
+func (l *rootList) pop() *root {
+	if l.n <= rootQuarantine {
+		return nil
+	}
+	rt := l.head
+	l.head = rt.nextFree
+	if l.head == nil {
+		l.tail = nil
+	}
+	rt.nextFree = nil
+	if l.n--; l.n < l.low {
+		l.low = l.n
+	}
+	return rt
+}
+
 // New returns a new root on r, not yet executed. Safe from any goroutine.
 // Roots come from r's pool: Release gives one back, so create → execute →
 // release allocates nothing once warm.
 func New(r *reactor.Reactor) *Steps {
 	e := engineOf(r)
 	var rt *root
-	if r.IsSameThread() && e.rootLocal != nil {
+	if r.IsSameThread() {
 		// On the loop: a free list no other goroutine touches.
-		rt = e.rootLocal
-		e.rootLocal = rt.nextFree
-		e.rootLocalN--
-		rt.nextFree = nil
+		rt = e.rootLocal.pop()
+	}
+	if rt != nil {
 		e.stats.RootsLive++
 	} else {
 		e.rootMu.Lock()
-		rt = e.rootFree
-		if rt != nil {
-			e.rootFree = rt.nextFree
-			rt.nextFree = nil
-		}
+		rt = e.rootFree.pop()
 		e.rootsLive++
 		e.rootMu.Unlock()
 	}
 	if rt == nil {
 		rt = &root{e: e}
 		rt.Steps.e = e
+		rt.Steps.kind = kRoot // written once: a stale Cancel reads it from any goroutine
 		rt.fl.e = e
 		rt.fl.root = rt
 		rt.fl.top = &rt.Steps
 		rt.Steps.fl = &rt.fl
 	}
-	rt.released = false
-	rt.Steps.kind = kRoot
 	rt.Steps.setStatus(stIdle)
+	// Reset again: a stale holder may have written to the state of the
+	// released root (Set is not refused) while it waited in the pool.
+	rt.state.reset()
+	rt.released.Store(false)
 	return &rt.Steps
 }
 
@@ -144,7 +193,7 @@ func (as *Steps) Execute() {
 		return
 	}
 	rt := rootOf(as)
-	if rt.released {
+	if rt.released.Load() {
 		return
 	}
 	var g uint64
@@ -236,6 +285,7 @@ func (e *engine) finishRoot(rt *root, code string) {
 	rt.prevRun, rt.nextRun = nil, nil
 	rt.started, rt.cancelPending = false, false
 	fl := &rt.fl
+	e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
 	e.discardQueued(&rt.Steps)
 	fl.cur = &rt.Steps
 	fl.action = actNone
@@ -285,11 +335,58 @@ func (as *Steps) Cancel() {
 		return
 	}
 	rt := rootOf(as)
+	if rt.released.Load() {
+		return // a stale root: the misuse does nothing
+	}
 	v := rt.run.Load()
 	if v&1 == 0 {
 		return
 	}
 	rt.e.r.Post(cancelRoot, unsafe.Pointer(rt), v>>1)
+}
+
+// Ref is a generation-checked reference to a root, for a goroutine that
+// may act on it after its owner has released it (a watchdog, a client that
+// went away): a Ref taken before a Release does nothing to whoever gets the
+// root's memory next, exactly like a stale External. A small value; no
+// allocation.
+type Ref struct {
+	rt    *root
+	lease uint64
+}
+
+// Ref returns a generation-checked reference to the root as (root only; the
+// zero Ref otherwise). Safe from any goroutine that may use the root.
+func (as *Steps) Ref() Ref {
+	if as == nil || as.e == nil || as.kind != kRoot {
+		return Ref{}
+	}
+	rt := rootOf(as)
+	return Ref{rt: rt, lease: rt.lease.Load()}
+}
+
+// Valid reports whether the root has not been released since the Ref was
+// taken.
+func (x Ref) Valid() bool {
+	return x.rt != nil && x.rt.lease.Load() == x.lease && !x.rt.released.Load()
+}
+
+// Cancel cancels the root's flow, as Steps.Cancel, if the root has not been
+// released since the Ref was taken, and reports whether it asked for it.
+// Safe from any goroutine.
+func (x Ref) Cancel() bool {
+	rt := x.rt
+	if rt == nil || rt.lease.Load() != x.lease {
+		return false
+	}
+	v := rt.run.Load()
+	// Read the lease again: if it is unchanged, v belongs to a run of this
+	// lease, and cancelRoot ignores it unless that very run is still going
+	// (a later run, after a Release and a New, has a larger execGen).
+	if v&1 == 0 || rt.lease.Load() != x.lease {
+		return false
+	}
+	return rt.e.r.Post(cancelRoot, unsafe.Pointer(rt), v>>1)
 }
 
 func cancelRoot(arg unsafe.Pointer, g uint64) {
@@ -321,12 +418,39 @@ func (as *Steps) Release() {
 		return
 	}
 	rt := rootOf(as)
-	if rt.released {
+	if rt.released.Load() {
 		return
 	}
 	if rt.running() {
 		rt.releaseAtEnd.Store(true)
 		as.Cancel()
+		if rt.running() || !rt.releaseAtEnd.Swap(false) {
+			return // finishRoot releases it
+		}
+	}
+	rt.release()
+}
+
+// ReleaseAtEnd lets the root's flow run to its end and then gives the
+// root back to its reactor's pool (root only): the fire-and-forget way,
+// New, Add, Execute, ReleaseAtEnd, and nothing more to do. A root that is
+// not executing is released at once. Unlike Release it never cancels.
+// After it the root is the engine's: the caller must not use it again (a
+// Ref stays safe). Safe from any goroutine that holds the root, and on the
+// loop, inside the flow's own steps too.
+func (as *Steps) ReleaseAtEnd() {
+	if as == nil || as.kind != kRoot {
+		misuse(as, "ReleaseAtEnd: not a root")
+		return
+	}
+	rt := rootOf(as)
+	if rt.released.Load() {
+		return
+	}
+	if rt.running() {
+		// Set the flag, then look again: finishRoot clears running, then
+		// takes the flag; whoever takes it releases, so exactly one does.
+		rt.releaseAtEnd.Store(true)
 		if rt.running() || !rt.releaseAtEnd.Swap(false) {
 			return // finishRoot releases it
 		}
@@ -340,29 +464,31 @@ func (rt *root) release() {
 		bridge.release(rt.bin, rt.e.r.IsSameThread())
 		rt.bin = nil
 	}
-	rt.released = true
+	rt.lease.Add(1)
+	rt.released.Store(true)
 	rt.onEnd = nil
 	rt.misuse = ""
 	rt.promise = nil
 	rt.state.reset()
 	rt.fl.clearArgs()
 	e := rt.e
-	if e.r.IsSameThread() && e.rootLocalN < maxRootLocal {
-		rt.nextFree = e.rootLocal
-		e.rootLocal = rt
-		e.rootLocalN++
+	if e.r.IsSameThread() && e.rootLocal.n < maxRootLocal {
+		e.rootLocal.push(rt)
 		e.stats.RootsLive--
+		if e.rootLocal.n > trimFloor && !e.trim.armed {
+			e.armTrim()
+		}
 		return
 	}
 	e.rootMu.Lock()
-	rt.nextFree = e.rootFree
-	e.rootFree = rt
+	e.rootFree.push(rt)
 	e.rootsLive--
 	e.rootMu.Unlock()
 }
 
 // Promise is the end of a root's flow, to wait for from any goroutine.
 type Promise struct {
+	r    *reactor.Reactor // the flow's; nil for a Promise that failed at once
 	done chan struct{}
 	args Args
 	err  *Error
@@ -378,11 +504,12 @@ func (as *Steps) Promise() *Promise {
 		return p
 	}
 	rt := rootOf(as)
-	if rt.running() || rt.released {
+	if rt.running() || rt.released.Load() {
 		p.err = &Error{Code: InternalError, Info: "Promise: root is executing or released"}
 		close(p.done)
 		return p
 	}
+	p.r = rt.e.r
 	rt.promise = p
 	as.Execute()
 	return p
@@ -392,10 +519,21 @@ func (as *Steps) Promise() *Promise {
 func (p *Promise) Done() <-chan struct{} { return p.done }
 
 // Wait blocks until the flow ends and returns the values of its last
-// success, or an *Error (Code Canceled for a canceled flow). Do not call it
-// on the loop of a manual reactor: nothing would drive the flow.
+// success, or an *Error (Code Canceled for a canceled flow); the *Args is
+// nil then, and its methods work on nil. Waiting on the loop's own
+// goroutine (inside a callback, or on the goroutine that drives a manual
+// reactor) for a flow that has not ended would deadlock: nothing else runs
+// the flow. Wait panics then, with a message that says so; select on Done
+// instead, or wait from another goroutine.
 func (p *Promise) Wait() (*Args, error) {
-	<-p.done
+	select {
+	case <-p.done:
+	default:
+		if p.r != nil && p.r.IsLoopGoroutine() {
+			panic("engine: Promise.Wait on the loop's own goroutine (inside a callback, or on the goroutine driving a manual reactor) for a flow that has not ended: it would deadlock, since only this goroutine can run the flow; drive the reactor first, or select on Done, or wait from another goroutine")
+		}
+		<-p.done
+	}
 	if p.err != nil {
 		return nil, p.err
 	}

@@ -45,11 +45,11 @@ func misuse(as *Steps, info string) {
 	}
 	switch {
 	case as.kind == kRoot:
-		if rt := rootOf(as); !rt.running() && rt.misuse == "" {
+		if rt := rootOf(as); !rt.running() && !rt.released.Load() && rt.misuse == "" {
 			rt.misuse = info
 		}
 	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot:
-		if rt := rootOf(as.parent); !rt.running() && rt.misuse == "" {
+		if rt := rootOf(as.parent); !rt.running() && !rt.released.Load() && rt.misuse == "" {
 			rt.misuse = info
 		}
 	}
@@ -67,7 +67,7 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 	case as.kind == kRoot:
 		// Checked first: a root is built off the loop, where e.cur must not be read.
 		rt := rootOf(as)
-		if rt.running() || rt.released {
+		if rt.running() || rt.released.Load() {
 			break
 		}
 		c := rt.buildFrame(kind, as)
@@ -76,7 +76,7 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot && !rootOf(as.parent).running():
 		// A level-0 parallel step of a root being built, possibly off the
 		// loop: e.cur must not be read here.
-		if rt := rootOf(as.parent); kind == kStep && as.st == stQueued && !rt.released {
+		if rt := rootOf(as.parent); kind == kStep && as.st == stQueued && !rt.released.Load() {
 			c := rt.buildFrame(kind, as)
 			as.enqueue(c)
 			return c
@@ -344,7 +344,7 @@ func (as *Steps) Valid() bool {
 	}
 	switch as.kind {
 	case kRoot:
-		return !rootOf(as).released
+		return !rootOf(as).released.Load()
 	case kForeign:
 		return as.foreign().Valid()
 	}
@@ -386,7 +386,7 @@ func (as *Steps) Success(args ...Value) {
 			External{f: as, gen: g >> xBits}.Success(args...)
 			return
 		}
-		as.current("Success")
+		as.current("Success") // not waiting: a misuse (dropped outside any flow, like a stale External)
 		return
 	}
 	switch {
@@ -464,6 +464,7 @@ func (as *Steps) SetTimeout(d time.Duration) {
 	}
 	as.timer = e.r.After(d, onTimeout, unsafe.Pointer(as), 0)
 	as.flags |= fTimeout
+	as.arm()
 }
 
 // SetCancel installs the running step's cancel handler (spec 1.3), called
@@ -473,6 +474,7 @@ func (as *Steps) SetCancel(f CancelFunc) {
 	if as.execOnly("SetCancel") {
 		as.oncancel = f
 		as.flags &^= fFinally
+		as.arm()
 	} else if as.isForeign() {
 		as.foreign().SetCancel(f)
 	}
@@ -480,11 +482,13 @@ func (as *Steps) SetCancel(f CancelFunc) {
 
 // SetFinally installs f to run once when the running step ends, however
 // it ends: when it completes successfully (after its sub-steps), when an
-// error unwinds through it (before its error handler, as a cancel
-// handler), or when it is canceled. It replaces the cancel handler and,
-// unlike SetCancel, keeps implicit success. It is an extension to the
-// spec: a lock held for the step's sub-steps is released by it, without a
-// step of its own after them.
+// error unwinds through it (after its error handler, and after the steps
+// that handler adds, if any: the handler is part of the step), or when it
+// is canceled. It replaces the cancel handler and, unlike SetCancel, keeps
+// implicit success. It is an extension to the spec: a lock held for the
+// step's sub-steps is released by it, without a step of its own after
+// them, and the step's error handler runs inside the lock (spec 2.1:
+// sync runs its callbacks in the critical section).
 func (as *Steps) SetFinally(f CancelFunc) {
 	if as.execOnly("SetFinally") {
 		as.oncancel = f
@@ -493,13 +497,31 @@ func (as *Steps) SetFinally(f CancelFunc) {
 }
 
 // WaitExternal disables implicit success (spec 1.6): the step waits for
-// Success or Error from outside its callback.
+// Success or Error from outside its callback, on this accessor or on the
+// External that External() returns (the safer handle: it is
+// generation-checked).
 func (as *Steps) WaitExternal() {
 	if as.execOnly("WaitExternal") {
 		as.flags |= fWait
+		as.arm()
 	} else if as.isForeign() {
 		as.foreign().WaitExternal()
 	}
+}
+
+// arm lets a step that will wait be finished through its accessor once its
+// callback has returned, as the docs of Success and Error promise: an
+// External is armed for it (the one External() returns). Sub-steps added
+// later disarm it, as they disarm any External of the step.
+func (as *Steps) arm() uint64 {
+	c := as.ctl.Load()
+	if as.flags&fArmed != 0 {
+		return c >> xBits
+	}
+	as.flags |= fArmed
+	g := c>>xBits + 1
+	as.ctl.Store(g<<xBits | xArmed)
+	return g
 }
 
 // External is WaitExternal plus a handle that finishes this step later, from
@@ -513,14 +535,8 @@ func (as *Steps) External() External {
 		}
 		return External{}
 	}
-	c := as.ctl.Load()
-	if as.flags&fArmed != 0 {
-		return External{f: as, gen: c >> xBits}
-	}
-	as.flags |= fWait | fArmed
-	g := c>>xBits + 1
-	as.ctl.Store(g<<xBits | xArmed)
-	return External{f: as, gen: g}
+	as.flags |= fWait
+	return External{f: as, gen: as.arm()}
 }
 
 // Args returns the values the previous step succeeded with, valid until the

@@ -90,7 +90,13 @@ func (e *engine) unwind(f *Steps, code string) {
 		}
 		e.discardQueued(f)
 		{
-			e.runCancel(f)
+			// A cancel handler runs before the error handler (spec 1.3); a
+			// finally handler after it, and after any steps it adds: a
+			// critical section entered by this step spans its error
+			// handler (spec 2.1, sync: the callbacks run in the section).
+			if f.flags&fFinally == 0 {
+				e.runCancel(f)
+			}
 			if !f.timer.IsZero() {
 				e.r.Stop(f.timer)
 				f.timer = reactor.Timer{}
@@ -99,10 +105,11 @@ func (e *engine) unwind(f *Steps, code string) {
 				f.onerr = nil // an error handler runs at most once (spec 1.2.1)
 				next, recovered := e.callHandler(f, h, code)
 				if recovered {
-					return
+					return // a finally handler runs when the step ends
 				}
 				code = next
 			}
+			e.runCancel(f) // a finally handler: the handler did not recover
 		}
 		if f == fl.top {
 			if fl.par != nil {
@@ -126,7 +133,9 @@ func (e *engine) callHandler(f *Steps, h ErrorFunc, code string) (next string, r
 	fl := f.fl
 	f.setStatus(stRunning)
 	f.flags = f.flags&^(fSucceeded|fWait|fTimeout) | fHandler
-	f.oncancel = nil
+	if f.flags&fFinally == 0 {
+		f.oncancel = nil // a cancel handler has run; a finally handler waits for the step's end
+	}
 	if v, panicked := e.protectHandler(f, h, code); panicked {
 		e.raised = raise{kind: raiseError, code: InternalError}
 		e.recordPanic(f, v)

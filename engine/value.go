@@ -265,8 +265,12 @@ type Args struct {
 	v [MaxArgs]Value
 }
 
-// Len returns the number of Values.
+// Len returns the number of Values; 0 for a nil *Args (what Promise.Wait
+// returns for a flow that failed).
 func (a *Args) Len() int {
+	if a == nil {
+		return 0 // Promise.Wait's result for a failed flow
+	}
 	for i := MaxArgs - 1; i >= 0; i-- {
 		if a.v[i].meta != 0 {
 			return i + 1
@@ -275,9 +279,9 @@ func (a *Args) Len() int {
 	return 0
 }
 
-// At returns Value i, or the zero Value when i is out of range.
+// At (nil-safe, like Len) returns Value i, or the zero Value when i is out of range.
 func (a *Args) At(i int) Value {
-	if uint(i) >= MaxArgs {
+	if a == nil || uint(i) >= MaxArgs {
 		return Value{}
 	}
 	return a.v[i]

@@ -28,6 +28,10 @@ type Conn struct {
 	outOff int
 	linger reactor.Timer // Close's deadline for draining output
 
+	// For the time limits (now() values; 0: not set): the last byte read
+	// or written, since when input is kept, since when the socket is full.
+	lastIO, inSince, blockedSince int64
+
 	prev, next *Conn // the loop's open connections
 }
 
@@ -153,6 +157,9 @@ func (c *Conn) ResumeRead() {
 		return
 	}
 	c.state &^= stPaused
+	if c.inSince != 0 {
+		c.inSince = now() // kept while paused: a backlog, not a slow peer
+	}
 	c.updateInterest()
 	// Posted even with no input kept yet: called from inside OnData on a
 	// fresh read, the rest is kept only once OnData returns.
@@ -229,6 +236,7 @@ func (c *Conn) read() {
 	n, err := sysRead(c.fd, buf)
 	switch {
 	case n > 0:
+		c.lastIO = now()
 		c.deliver(buf[:n])
 	case err == nil: // end of stream
 		c.state |= stEOF
@@ -249,6 +257,7 @@ func (c *Conn) deliver(data []byte) {
 		}
 		c.input = buffers.Get()
 		c.input.B = append(c.input.B[:0], data[k:]...)
+		c.inSince = c.lastIO
 	} else {
 		c.input.B = append(c.input.B, data...)
 		c.consumeInput()
@@ -267,6 +276,7 @@ func (c *Conn) consumeInput() {
 	if rest == 0 {
 		buffers.Put(c.input)
 		c.input = nil
+		c.inSince = 0
 	}
 }
 
@@ -321,6 +331,7 @@ func (c *Conn) dropInput() {
 		buffers.Put(c.input)
 		c.input = nil
 	}
+	c.inSince = 0
 }
 
 // flush writes queued output until done or the socket is full.
@@ -330,9 +341,13 @@ func (c *Conn) flush() {
 		n, err := sysWrite(c.fd, c.output.B[c.outOff:])
 		if n > 0 {
 			c.outOff += n
+			c.lastIO = now()
 		}
 		if err == errAgain {
 			c.state |= stWBlocked
+			if c.blockedSince == 0 {
+				c.blockedSince = now()
+			}
 			if c.outOff >= o.LowWater && c.outOff > len(c.output.B)/2 {
 				// The peer reads slowly: reclaim the written prefix
 				// instead of growing the buffer past it.
@@ -346,9 +361,12 @@ func (c *Conn) flush() {
 			return
 		}
 	}
-	if c.Buffered() == 0 && c.output != nil {
-		buffers.Put(c.output)
-		c.output, c.outOff = nil, 0
+	if c.Buffered() == 0 {
+		c.blockedSince = 0
+		if c.output != nil {
+			buffers.Put(c.output)
+			c.output, c.outOff = nil, 0
+		}
 	}
 	if c.state&stOutFull != 0 && c.Buffered() < o.LowWater {
 		c.state &^= stOutFull

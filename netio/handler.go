@@ -29,6 +29,9 @@ var (
 	ErrLinger        = errors.New("netio: Close: output not drained within Linger")
 	ErrShutdown      = errors.New("netio: server shut down")
 	ErrBadConsume    = errors.New("netio: OnData returned a count out of range")
+	ErrIdleTimeout   = errors.New("netio: idle over Options.IdleTimeout")
+	ErrReadTimeout   = errors.New("netio: incomplete input over Options.ReadTimeout")
+	ErrWriteTimeout  = errors.New("netio: output not taken by the peer within Options.WriteTimeout")
 )
 
 // PanicError is the error a connection ends with when a handler panicked.

@@ -1,6 +1,10 @@
 package netio
 
-import "time"
+import (
+	"errors"
+	"log"
+	"time"
+)
 
 // Options tunes a Server. Zero fields take the defaults in brackets.
 type Options struct {
@@ -12,6 +16,22 @@ type Options struct {
 	Linger    time.Duration // how long Close waits for queued output to drain [5s]
 	Nagle     bool          // leave Nagle's algorithm on (TCP_NODELAY is set by default)
 	ReusePort bool          // SO_REUSEPORT on the listener, for several servers on one port
+
+	// Time limits, each off when zero (as in net/http.Server). A
+	// connection over one is closed at once and OnClose gets the matching
+	// error. They are checked by a sweep of each loop's connections a few
+	// times per shortest limit, so one may be exceeded by up to an eighth
+	// of the shortest (at least 5ms, at most 1s).
+	IdleTimeout  time.Duration // no byte read or written for this long, and no output waiting [0: off]; ErrIdleTimeout
+	ReadTimeout  time.Duration // an incomplete message (input kept by OnData) waited this long for the rest, more bytes or not [0: off]; ErrReadTimeout
+	WriteTimeout time.Duration // output waited this long for the peer to take it (the socket stayed full) [0: off]; ErrWriteTimeout
+
+	// MaxConns bounds the open connections [0: no limit]. A connection
+	// accepted beyond it is closed at once, counted (Server.Refused) and
+	// logged at most once a second.
+	MaxConns int
+	// Logf is where the server logs (refused connections) [log.Printf].
+	Logf func(format string, args ...any)
 }
 
 func (o Options) withDefaults() Options {
@@ -33,5 +53,44 @@ func (o Options) withDefaults() Options {
 	if o.Linger <= 0 {
 		o.Linger = 5 * time.Second
 	}
+	if o.Logf == nil {
+		o.Logf = log.Printf
+	}
 	return o
 }
+
+// sweepEvery is how often each loop checks its connections' time limits
+// (0: no limit is set).
+func (o Options) sweepEvery() time.Duration {
+	var m time.Duration
+	for _, d := range []time.Duration{o.IdleTimeout, o.ReadTimeout, o.WriteTimeout} {
+		if d > 0 && (m == 0 || d < m) {
+			m = d
+		}
+	}
+	if m == 0 {
+		return 0
+	}
+	return min(max(m/8, 5*time.Millisecond), time.Second)
+}
+
+// validate reports an option that cannot be honoured.
+func (o Options) validate() error {
+	switch {
+	case o.IdleTimeout < 0:
+		return errors.New("netio: negative Options.IdleTimeout")
+	case o.ReadTimeout < 0:
+		return errors.New("netio: negative Options.ReadTimeout")
+	case o.WriteTimeout < 0:
+		return errors.New("netio: negative Options.WriteTimeout")
+	case o.MaxConns < 0:
+		return errors.New("netio: negative Options.MaxConns")
+	}
+	return nil
+}
+
+// clock is the connections' monotonic clock, in nanoseconds since the
+// package started (never 0, which means "not set").
+var clockStart = time.Now()
+
+func now() int64 { return int64(time.Since(clockStart)) + 1 }

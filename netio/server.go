@@ -22,8 +22,10 @@ type Server struct {
 
 	live     atomic.Int64 // connections accepted and not yet closed
 	accepted atomic.Uint64
-	stopping atomic.Bool // Shutdown began, or a reactor shut down: accept no more
-	shutdown atomic.Bool // Shutdown began
+	refused  atomic.Uint64 // closed at once: over MaxConns
+	lastLog  atomic.Int64  // now() of the last log of refusals
+	stopping atomic.Bool   // Shutdown began, or a reactor shut down: accept no more
+	shutdown atomic.Bool   // Shutdown began
 	idleMu   sync.Mutex
 	idle     chan struct{} // closed when live drops to 0 while stopping
 	lclosed  chan struct{} // closed once the listener is closed
@@ -40,6 +42,7 @@ type loop struct {
 	flushQ  []*Conn // connections with output queued since the last flush
 	spareQ  []*Conn // flushQ's other buffer: a flush may queue more (OnClose writes)
 	posted  bool    // a flush task is queued
+	sweep   time.Duration
 }
 
 // Listen opens a listening socket on addr ("host:port"; port 0 picks one)
@@ -50,6 +53,9 @@ func Listen(g *reactor.Group, addr string, h Handler, o Options) (*Server, error
 	if g == nil || g.Len() == 0 || h == nil {
 		return nil, errors.New("netio: Listen needs a reactor group and a handler")
 	}
+	if err := o.validate(); err != nil {
+		return nil, err
+	}
 	o = o.withDefaults()
 	fd, bound, err := listenTCP(addr, o)
 	if err != nil {
@@ -57,9 +63,12 @@ func Listen(g *reactor.Group, addr string, h Handler, o Options) (*Server, error
 	}
 	s := &Server{h: h, o: o, addr: bound, lfd: fd, idle: make(chan struct{}), lclosed: make(chan struct{})}
 	for _, r := range g.Reactors() {
-		l := &loop{s: s, r: r, scratch: make([]byte, o.ReadSize)}
+		l := &loop{s: s, r: r, scratch: make([]byte, o.ReadSize), sweep: o.sweepEvery()}
 		s.loops = append(s.loops, l)
 		r.AtShutdown(loopShutdown, unsafe.Pointer(l), 0)
+		if l.sweep > 0 {
+			r.Post(sweepLoop, unsafe.Pointer(l), 0)
+		}
 	}
 	s.acc = s.loops[0]
 	s.started = make(chan error, 1)
@@ -102,6 +111,47 @@ func (s *Server) Conns() int { return int(s.live.Load()) }
 // Accepted returns the number of connections accepted so far.
 func (s *Server) Accepted() uint64 { return s.accepted.Load() }
 
+// Refused returns the number of connections closed at once because
+// Options.MaxConns were open. Safe from any goroutine.
+func (s *Server) Refused() uint64 { return s.refused.Load() }
+
+// refuse closes a connection accepted over MaxConns, and logs it at most
+// once a second.
+func (s *Server) refuse(fd int) {
+	n := s.refused.Add(1) // counted before the peer can see the close
+	_ = sysClose(fd)
+	t, last := now(), s.lastLog.Load()
+	if (last == 0 || t-last >= int64(time.Second)) && s.lastLog.CompareAndSwap(last, t) {
+		s.o.Logf("netio: %d connections open (Options.MaxConns): refusing new ones; %d refused so far", s.o.MaxConns, n)
+	}
+}
+
+// sweepLoop closes the loop's connections that are over a time limit, then
+// runs again; it stops once the server has shut down and its connections
+// are gone.
+func sweepLoop(arg unsafe.Pointer, _ uint64) {
+	l := (*loop)(arg)
+	o, t := &l.s.o, now()
+	for c := l.head; c != nil; {
+		next := c.next // finish unlinks c
+		if c.state&stClosed == 0 {
+			switch {
+			case o.WriteTimeout > 0 && c.blockedSince != 0 && t-c.blockedSince > int64(o.WriteTimeout):
+				c.finish(ErrWriteTimeout)
+			case o.ReadTimeout > 0 && c.inSince != 0 && c.state&stPaused == 0 && t-c.inSince > int64(o.ReadTimeout):
+				c.finish(ErrReadTimeout)
+			case o.IdleTimeout > 0 && c.Buffered() == 0 && t-c.lastIO > int64(o.IdleTimeout):
+				c.finish(ErrIdleTimeout)
+			}
+		}
+		c = next
+	}
+	if l.s.shutdown.Load() && l.head == nil {
+		return
+	}
+	l.r.After(l.sweep, sweepLoop, arg, 0)
+}
+
 // acceptBatch bounds the connections taken per readiness event, so a flood
 // of connects cannot hold the accepting loop from its other work.
 const acceptBatch = 64
@@ -123,6 +173,10 @@ func onAcceptable(arg unsafe.Pointer, lfd int, _ reactor.Event) {
 		}
 		if s.stopping.Load() {
 			_ = sysClose(fd)
+			continue
+		}
+		if s.o.MaxConns > 0 && s.live.Load() >= int64(s.o.MaxConns) {
+			s.refuse(fd)
 			continue
 		}
 		s.live.Add(1)
@@ -272,6 +326,7 @@ func (l *loop) openConn(c *Conn) {
 		return
 	}
 	c.in = reactor.InterestRead
+	c.lastIO = now()
 	c.next = l.head
 	if l.head != nil {
 		l.head.prev = c

@@ -50,8 +50,9 @@
 // one wait per batch of ready descriptors, one turn (tasks, due timers,
 // engine flows) per batch, and it blocks only when the turn found nothing
 // left (loop_linux.go says how the eventfd and timerfd are shared with
-// producers). Run locks its goroutine to an OS thread, pinned when
-// Options.CPU >= 0; an unpinned loop may run Unlocked.
+// producers). Run locks its goroutine to an OS thread, pinned to
+// Options.CPU when Options.Pin is set (the zero Options pins nothing); an
+// unpinned loop may run Unlocked.
 //
 // # Clock and timers
 //

@@ -18,9 +18,9 @@ type Group struct {
 	errs []error
 }
 
-// NewGroup makes n reactors (n <= 0: one per CPU). With opts.CPU >= 0,
-// reactor i is pinned to CPU (opts.CPU + i) modulo the number of CPUs; with
-// -1 none is pinned. Start runs them.
+// NewGroup makes n reactors (n <= 0: one per CPU). With opts.Pin, reactor
+// i is pinned to CPU (opts.CPU + i) modulo the number of CPUs; without it
+// none is pinned. Start runs them. An option New refuses is an error.
 func NewGroup(n int, opts Options) (*Group, error) {
 	ncpu := runtime.NumCPU()
 	if n <= 0 {
@@ -29,7 +29,7 @@ func NewGroup(n int, opts Options) (*Group, error) {
 	g := &Group{rs: make([]*Reactor, 0, n), errs: make([]error, n)}
 	for i := 0; i < n; i++ {
 		o := opts
-		if opts.CPU >= 0 {
+		if opts.Pin && opts.CPU >= 0 {
 			o.CPU = (opts.CPU + i) % ncpu
 		}
 		r, err := New(o)

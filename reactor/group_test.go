@@ -151,7 +151,7 @@ func TestGroupPinsEachReactor(t *testing.T) {
 	if ncpu < 2 {
 		t.Skip("needs 2 CPUs")
 	}
-	g, err := reactor.NewGroup(2, reactor.Options{CPU: 1})
+	g, err := reactor.NewGroup(2, reactor.Options{CPU: 1, Pin: true})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -59,11 +59,18 @@ type ioWatch struct {
 
 // New returns a reactor with a real loop: a gnet netpoll Poller, an eventfd
 // to wake it and a timerfd to fire its timer wheel. Run it with Run,
-// usually on its own goroutine; it pins its OS thread to opts.CPU when that
-// is 0 or more.
+// usually on its own goroutine; it pins its OS thread to opts.CPU when
+// opts.Pin is set. A setting it cannot honour is an error (Options).
 func New(opts Options) (*Reactor, error) {
+	if err := opts.check(); err != nil {
+		return nil, err
+	}
+	cpu := -1
+	if opts.Pin {
+		cpu = opts.CPU
+	}
 	r := newReactor(opts, false)
-	l := &osLoop{efd: -1, tfd: -1, cpu: opts.CPU, unlocked: opts.Unlocked}
+	l := &osLoop{efd: -1, tfd: -1, cpu: cpu, unlocked: opts.Unlocked}
 	var err error
 	fail := func(what string, e error) (*Reactor, error) {
 		l.closeFDs()
@@ -94,6 +101,18 @@ func New(opts Options) (*Reactor, error) {
 	r.os = l
 	r.wake = r.wakeLoop
 	return r, nil
+}
+
+// checkCPU reports whether this process may run on cpu.
+func checkCPU(cpu int) error {
+	var set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &set); err != nil {
+		return fmt.Errorf("reactor: Options.CPU %d: %w", cpu, os.NewSyscallError("sched_getaffinity", err))
+	}
+	if cpu >= len(set)*64 || !set.IsSet(cpu) {
+		return fmt.Errorf("reactor: Options.CPU %d: not a CPU this process may run on (%d allowed)", cpu, set.Count())
+	}
+	return nil
 }
 
 func (l *osLoop) closeFDs() {

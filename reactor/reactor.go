@@ -17,10 +17,21 @@ import (
 )
 
 // Options configures a Reactor. The zero Options is valid.
+//
+// The zero Options is the sensible default: an unpinned loop on a locked
+// thread, 1ms ticks, the default ring. Every setting is either honoured or
+// rejected by New with an error; none is dropped silently.
 type Options struct {
-	CPU      int           // pin the loop's OS thread to this CPU; -1 = no pinning
-	Tick     time.Duration // timer wheel resolution; 0 = 1ms
-	RingSize int           // cross-thread submission ring capacity; 0 = default
+	// CPU is the CPU to pin the loop's OS thread to, when Pin is set;
+	// -1 = no pinning. Without Pin only 0 (the zero value) and -1 are
+	// accepted: a CPU given without Pin is refused rather than ignored, so
+	// that the zero Options never pins two reactors to CPU 0.
+	CPU int
+	// Pin pins the loop's OS thread to CPU (which must be one this process
+	// may run on); off by default.
+	Pin      bool
+	Tick     time.Duration // timer wheel resolution; 0 = 1ms; negative: refused
+	RingSize int           // cross-thread submission ring capacity, rounded up to a power of two; 0 = default; negative: refused
 	// Spin is how long a real loop that ran out of work keeps looking for
 	// work posted from other threads before it sleeps (0: it sleeps at
 	// once). A reply expected from another reactor within that time then
@@ -32,8 +43,33 @@ type Options struct {
 	// goroutine in a syscall, and the runtime may resume the loop on
 	// whichever thread is awake. One request's round trip through stepsd
 	// over loopback on 2 shared CPUs: p50 64 µs locked, 34 µs unlocked
-	// (profiles/README.md). Pinning (CPU >= 0) always locks.
+	// (profiles/README.md). A pinned loop needs its thread: Unlocked with
+	// Pin is refused.
 	Unlocked bool
+}
+
+// check reports the first setting New cannot honour.
+func (o Options) check() error {
+	switch {
+	case o.CPU < -1:
+		return fmt.Errorf("reactor: Options.CPU %d: want a CPU number, or -1 for no pinning", o.CPU)
+	case o.Pin && o.CPU < 0:
+		return errors.New("reactor: Options.Pin with CPU -1: give the CPU to pin to")
+	case !o.Pin && o.CPU > 0:
+		return fmt.Errorf("reactor: Options.CPU %d without Pin: set Pin to pin the loop, or CPU -1", o.CPU)
+	case o.Pin && o.Unlocked:
+		return errors.New("reactor: Options.Unlocked with Pin: a pinned loop keeps its thread locked")
+	case o.Tick < 0:
+		return fmt.Errorf("reactor: Options.Tick %v is negative", o.Tick)
+	case o.RingSize < 0:
+		return fmt.Errorf("reactor: Options.RingSize %d is negative", o.RingSize)
+	case o.Spin < 0:
+		return fmt.Errorf("reactor: Options.Spin %v is negative", o.Spin)
+	}
+	if o.Pin {
+		return checkCPU(o.CPU)
+	}
+	return nil
 }
 
 // DefaultRingSize is the capacity of the submission ring when Options.RingSize is 0.
@@ -100,6 +136,9 @@ type Reactor struct {
 	// between drives (IsValid, Cancel) instead of waiting for a drive that
 	// may never come.
 	loopG atomic.Uintptr
+	// driver is goid.Current() of the goroutine that last drove a manual
+	// reactor (see IsLoopGoroutine).
+	driver atomic.Uintptr
 
 	os       *osLoop     // real reactors only: poller, eventfd, timerfd
 	started  atomic.Bool // Run was called (or Close made it impossible)
@@ -220,6 +259,16 @@ func (r *Reactor) Tick() time.Duration { return r.tick }
 
 // IsSameThread reports whether the caller is the loop.
 func (r *Reactor) IsSameThread() bool { return r.loopG.Load() == goid.Current() }
+
+// IsLoopGoroutine reports whether the caller is the goroutine the loop
+// depends on: the loop itself (IsSameThread), or, for a manual reactor, the
+// goroutine that last drove it (Iterate, RunUntilIdle, Advance). Blocking
+// that goroutine until the loop makes progress deadlocks; the engine's
+// Promise.Wait asks this to panic instead.
+func (r *Reactor) IsLoopGoroutine() bool {
+	me := goid.Current()
+	return r.loopG.Load() == me || r.manual && r.driver.Load() == me
+}
 
 // Now returns the loop's clock: virtual under NewManual, the wall clock otherwise.
 func (r *Reactor) Now() time.Time { return r.epoch.Add(r.elapsed()) }
@@ -575,6 +624,7 @@ func (r *Reactor) enter() {
 			time.Sleep(50 * time.Microsecond)
 		}
 	}
+	r.driver.Store(me)
 	r.running = 1
 }
 

@@ -652,7 +652,7 @@ func TestRealPinnedToCPU(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("needs 2 CPUs")
 	}
-	r, err0 := reactor.New(reactor.Options{CPU: 1})
+	r, err0 := reactor.New(reactor.Options{CPU: 1, Pin: true})
 	if err0 != nil {
 		t.Fatal(err0)
 	}
@@ -691,7 +691,7 @@ func TestRealPinningDoesNotOutliveRun(t *testing.T) {
 	if runtime.NumCPU() < 2 {
 		t.Skip("needs 2 CPUs")
 	}
-	r, err := reactor.New(reactor.Options{CPU: 1})
+	r, err := reactor.New(reactor.Options{CPU: 1, Pin: true})
 	if err != nil {
 		t.Fatal(err)
 	}

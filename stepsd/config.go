@@ -5,7 +5,11 @@ import (
 	"time"
 )
 
-// Config is a server's configuration; zero fields take DefaultConfig's.
+// Config is a server's configuration. Zero fields take DefaultConfig's,
+// except Queue and Burst, which mean what syncprim.LimiterOptions' MaxQueue
+// and Burst mean (0: no queue, the spec's default; syncprim.Unlimited: no
+// limit), the connection limits, which mean what netio.Options' mean (0:
+// off), and Grace and Spin, whose zero is documented below.
 type Config struct {
 	Addr        string        // listen address
 	Reactors    int           // reactors (one OS thread each); 0 = one per CPU
@@ -13,11 +17,18 @@ type Config struct {
 	Timeout     time.Duration // per request, from its arrival
 	Concurrent  int           // Limiter: requests executing at once
 	Rate        int           // Limiter: requests started per second
-	Queue       int           // Limiter: requests waiting to start; beyond it, DefenseRejected
+	Queue       int           // Limiter: requests waiting for a concurrency slot; 0: none, syncprim.Unlimited: no limit; beyond it, DefenseRejected
+	Burst       int           // Limiter: requests waiting for the rate; 0: none, syncprim.Unlimited: no limit
 	MaxLine     int           // longest request line, "\n" included; longer closes the connection
 	MaxPipeline int           // requests in flight per connection before it stops reading
 	Grace       time.Duration // Shutdown: how long in-flight requests get; 0 = Timeout + 1s
-	Spin        time.Duration // reactor.Options.Spin: an idle reactor's look for hops before it sleeps
+	// Connection limits (netio.Options; 0: off). IdleTimeout should be
+	// longer than Timeout: a connection waiting for its answers is idle.
+	IdleTimeout  time.Duration // no byte read or written for this long: closed
+	ReadTimeout  time.Duration // a partial request line waited this long for its end: closed (slowloris)
+	WriteTimeout time.Duration // replies waited this long for the client to read them: closed
+	MaxConns     int           // open connections; beyond them a new one is closed at once
+	Spin         time.Duration // reactor.Options.Spin: an idle reactor's look for hops before it sleeps; 0: off
 }
 
 // DefaultConfig returns the defaults: generous enough that 256 pipelining
@@ -31,8 +42,16 @@ func DefaultConfig() Config {
 		Concurrent:  65536,
 		Rate:        100_000_000,
 		Queue:       65536,
+		Burst:       65536,
 		MaxLine:     4096,
 		MaxPipeline: 256,
+		// A reply's wait is bounded by Timeout; an idle client gets a
+		// minute, a line 10s, replies 10s to be read; 10,000 connections
+		// of at most HighWater output each (netio's 256 KiB default).
+		IdleTimeout:  time.Minute,
+		ReadTimeout:  10 * time.Second,
+		WriteTimeout: 10 * time.Second,
+		MaxConns:     10000,
 	}
 }
 
@@ -52,11 +71,6 @@ func (c Config) withDefaults() Config {
 	}
 	if c.Rate <= 0 {
 		c.Rate = d.Rate
-	}
-	if c.Queue < 0 {
-		c.Queue = 0
-	} else if c.Queue == 0 {
-		c.Queue = d.Queue
 	}
 	if c.MaxLine <= 0 {
 		c.MaxLine = d.MaxLine

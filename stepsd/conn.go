@@ -2,6 +2,7 @@ package stepsd
 
 import (
 	"bytes"
+	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/engine"
 	"github.com/asyncsteps/asyncsteps/netio"
@@ -65,8 +66,41 @@ func (h *handler) OnEOF(c *netio.Conn) {
 	cn.maybeClose()
 }
 
+// OnClose cancels the flows of the requests still in flight: nobody is
+// left to answer (the peer reset the connection, or it was closed on our
+// side), so their cancel handlers run and their Limiter slots return at
+// once instead of when the requests end or time out. After a plain
+// half-close the connection stays open until every reply is written, so a
+// request is canceled here only when its reply can no longer be delivered.
 func (h *handler) OnClose(c *netio.Conn, _ error) {
-	c.Context().(*conn).closed = true
+	cn := c.Context().(*conn)
+	cn.closed = true
+	if cn.undone == 0 {
+		return
+	}
+	for rq := cn.head; rq != nil; rq = rq.next {
+		if !rq.done {
+			rq.root.Cancel() // posted: runs before abandon below
+		}
+	}
+	cn.sh.r.Post(abandon, unsafe.Pointer(cn), 0)
+}
+
+// abandon runs after the cancels OnClose posted: the requests whose flows
+// they ended will never reach replyStep, so they are given back here (a
+// request away on another shard is given back when it returns).
+func abandon(arg unsafe.Pointer, _ uint64) {
+	cn := (*conn)(arg)
+	for rq := cn.head; rq != nil; rq = rq.next {
+		if !rq.done {
+			rq.done = true
+			cn.undone--
+			if rq.hopping {
+				cn.hopsOut--
+			}
+		}
+	}
+	cn.flush()
 }
 
 // lineTooLong stops reading; the connection closes, with an error line,

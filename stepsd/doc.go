@@ -36,6 +36,15 @@
 //   - A connection with Config.MaxPipeline requests in flight stops being
 //     read until half of them are answered; netio stops reading a peer
 //     that does not read its replies. Memory is bounded by both.
+//   - A connection that resets (or that the server closes: a limit, a
+//     write error) cancels the flows of its requests still in flight: their
+//     cancel handlers run and their Limiter slots return at once. After a
+//     half-close every request already read is still answered.
+//   - Connection limits (Config.IdleTimeout, ReadTimeout, WriteTimeout,
+//     MaxConns; netio.Options) bound what an idle, slowloris or
+//     never-reading client can hold.
+//   - Pooled requests that stayed unused for a whole GC cycle are dropped
+//     (and their roots released), so a burst does not keep its peak.
 //   - Shutdown stops accepting and reading, lets requests in flight finish
 //     or time out, writes their replies, then closes.
 package stepsd

@@ -29,7 +29,8 @@ type Request struct {
 
 // Parse parses one request line, without its terminating "\n" (a trailing
 // "\r" is ignored, so telnet and nc -C work). Command words are matched
-// without regard to case. On a malformed line it returns a non-empty info
+// without regard to ASCII case only (Unicode folding would take "ſET" for
+// SET). On a malformed line it returns a non-empty info
 // for an "ERR InvalidRequest info" reply; info is a constant, so a bad
 // request costs no allocation.
 func Parse(line []byte) (req Request, info string) {
@@ -41,13 +42,13 @@ func Parse(line []byte) (req Request, info string) {
 	}
 	word, rest, hasRest := bytes.Cut(line, space)
 	switch {
-	case bytes.EqualFold(word, cmdSet):
+	case asciiFold(word, cmdSet):
 		key, value, ok := bytes.Cut(rest, space)
 		if !hasRest || !ok || !validKey(key) {
 			return req, "usage: SET key value"
 		}
 		return Request{Op: OpSet, Key: key, Value: value}, ""
-	case bytes.EqualFold(word, cmdGet), bytes.EqualFold(word, cmdDel):
+	case asciiFold(word, cmdGet), asciiFold(word, cmdDel):
 		if !hasRest || !validKey(rest) {
 			if word[0]|0x20 == 'g' {
 				return req, "usage: GET key"
@@ -59,9 +60,9 @@ func Parse(line []byte) (req Request, info string) {
 			op = OpDel
 		}
 		return Request{Op: op, Key: rest}, ""
-	case bytes.EqualFold(word, cmdEcho):
+	case asciiFold(word, cmdEcho):
 		return Request{Op: OpEcho, Text: rest}, ""
-	case bytes.EqualFold(word, cmdSleep):
+	case asciiFold(word, cmdSleep):
 		ms, ok := parseMs(rest)
 		if !hasRest || !ok {
 			return req, "usage: SLEEP ms (0 to 3600000)"
@@ -69,6 +70,20 @@ func Parse(line []byte) (req Request, info string) {
 		return Request{Op: OpSleep, Ms: ms}, ""
 	}
 	return req, "unknown command"
+}
+
+// asciiFold reports whether word is upper, an upper-case ASCII word, in
+// either ASCII case.
+func asciiFold(word, upper []byte) bool {
+	if len(word) != len(upper) {
+		return false
+	}
+	for i, c := range upper {
+		if w := word[i]; w != c && w != c+('a'-'A') {
+			return false
+		}
+	}
+	return true
 }
 
 var (

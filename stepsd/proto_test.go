@@ -1,6 +1,8 @@
 package stepsd
 
 import (
+	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -34,6 +36,15 @@ func TestParse(t *testing.T) {
 		{line: "SLEEP 1x", bad: "usage: SLEEP ms (0 to 3600000)"},
 		{line: "PING", bad: "unknown command"},
 		{line: " GET k", bad: "unknown command"},
+		// Command words fold ASCII case only (issue 12 item 6).
+		{line: "eChO hi", want: Request{Op: OpEcho, Text: []byte("hi")}},
+		{line: "sLeEp 5", want: Request{Op: OpSleep, Ms: 5}},
+		{line: "\u017fET k v", bad: "unknown command"},   // ſET: ſ folds to s in Unicode
+		{line: "\u017fLEEP 1", bad: "unknown command"},   // ſLEEP
+		{line: "\u017fet k v", bad: "unknown command"},   // ſet
+		{line: "G\u0395T k", bad: "unknown command"},     // Greek capital epsilon
+		{line: "DE\u212a k", bad: "unknown command"},     // Kelvin sign (folds to k; not a command letter, but never ASCII)
+		{line: "S\xc5\xbfT k v", bad: "unknown command"}, // raw bytes of ſ in the middle
 	}
 	for _, tt := range tests {
 		got, bad := Parse([]byte(tt.line))
@@ -96,4 +107,58 @@ func TestParseDoesNotAllocate(t *testing.T) {
 	if allocs != 0 {
 		t.Errorf("Parse+Append: %v allocs per run, want 0", allocs)
 	}
+}
+
+// FuzzParse checks the server's only parser of untrusted input: it never
+// panics, a bad line gets a constant usage or unknown-command message, and
+// an accepted line is exactly what the protocol says (the command word in
+// ASCII case, key and value aliasing the line's parts).
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{
+		"SET k v", "set k two words\r", "GET k", "Del k", "ECHO a  b", "ECHO", "SLEEP 0",
+		"SLEEP 3600000", "SLEEP 3600001", "SLEEP -1", "", "\r", "SET  v", "GET a b",
+		"\u017fET k v", "S\xc5\xbfT k v", "ECHO \xff\xfe", "SLEEP 00000000000000000001", "GET \x00",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		orig := string(line)
+		req, info := Parse(line)
+		if string(line) != orig {
+			t.Fatal("Parse modified its input")
+		}
+		trimmed := strings.TrimSuffix(orig, "\r")
+		word, rest, hasRest := strings.Cut(trimmed, " ")
+		if info != "" {
+			if req.Op != 0 {
+				t.Fatalf("%q: info %q with Op %d", orig, info, req.Op)
+			}
+			if !strings.HasPrefix(info, "usage: ") && info != "unknown command" && info != "empty request" {
+				t.Fatalf("%q: unexpected info %q", orig, info)
+			}
+			return
+		}
+		name := map[Op]string{OpSet: "SET", OpGet: "GET", OpDel: "DEL", OpEcho: "ECHO", OpSleep: "SLEEP"}[req.Op]
+		if name == "" || strings.ToUpper(word) != name || strings.ContainsFunc(word, func(r rune) bool { return r >= 0x80 }) {
+			t.Fatalf("%q accepted as Op %d (%s)", orig, req.Op, name)
+		}
+		switch req.Op {
+		case OpSet:
+			if !hasRest || rest != string(req.Key)+" "+string(req.Value) || len(req.Key) == 0 {
+				t.Fatalf("%q: SET key %q value %q", orig, req.Key, req.Value)
+			}
+		case OpGet, OpDel:
+			if rest != string(req.Key) || len(req.Key) == 0 || strings.ContainsAny(rest, " ") {
+				t.Fatalf("%q: key %q", orig, req.Key)
+			}
+		case OpEcho:
+			if string(req.Text) != rest {
+				t.Fatalf("%q: text %q", orig, req.Text)
+			}
+		case OpSleep:
+			if req.Ms < 0 || req.Ms > MaxSleep || strconv.FormatInt(req.Ms, 10) != strings.TrimLeft(rest, "0") && !(req.Ms == 0 && strings.Trim(rest, "0") == "") {
+				t.Fatalf("%q: ms %d", orig, req.Ms)
+			}
+		}
+	})
 }

@@ -3,6 +3,7 @@ package stepsd
 import (
 	"net"
 	"time"
+	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/netio"
 	"github.com/asyncsteps/asyncsteps/reactor"
@@ -28,7 +29,7 @@ func Start(cfg Config) (*Server, error) {
 	// throughput under load (profiles/README.md, note 10).
 	ro := reactor.Options{CPU: -1, Spin: cfg.Spin, Unlocked: true}
 	if cfg.Pin {
-		ro.CPU, ro.Unlocked = 0, false
+		ro.CPU, ro.Pin, ro.Unlocked = 0, true, false
 	}
 	g, err := reactor.NewGroup(cfg.Reactors, ro)
 	if err != nil {
@@ -43,10 +44,19 @@ func Start(cfg Config) (*Server, error) {
 		MaxQueue:   cfg.Queue,
 		Rate:       cfg.Rate,
 		Period:     time.Second,
-		Burst:      cfg.Queue,
+		Burst:      cfg.Burst,
 	})
+	for _, sh := range s.shards {
+		sh.r.Post(trimRequests, unsafe.Pointer(sh), 0)
+	}
 	g.Start()
-	if s.ns, err = netio.Listen(g, cfg.Addr, (*handler)(s), netio.Options{}); err != nil {
+	no := netio.Options{
+		IdleTimeout:  cfg.IdleTimeout,
+		ReadTimeout:  cfg.ReadTimeout,
+		WriteTimeout: cfg.WriteTimeout,
+		MaxConns:     cfg.MaxConns,
+	}
+	if s.ns, err = netio.Listen(g, cfg.Addr, (*handler)(s), no); err != nil {
 		_ = g.Close()
 		return nil, err
 	}

@@ -208,7 +208,7 @@ func TestTimeout(t *testing.T) {
 }
 
 func TestOverloadIsRejected(t *testing.T) {
-	s := start(t, Config{Concurrent: 1, Queue: -1})
+	s := start(t, Config{Concurrent: 1, Queue: 0})
 	busy, other := dial(t, s), dial(t, s)
 	busy.send("SLEEP 300")
 	time.Sleep(50 * time.Millisecond) // the SLEEP holds the only slot

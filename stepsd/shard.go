@@ -1,9 +1,11 @@
 package stepsd
 
 import (
+	"time"
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/internal/gcepoch"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -15,7 +17,12 @@ type shard struct {
 	idx  int
 	m    map[string]*entry // the keys that hash to this shard
 	free *request          // recycled requests
-	out  []byte            // reply scratch
+	// freeN counts free; freeLow is its low-water mark since the last
+	// trim: requests nobody took for a whole GC cycle go back to the GC
+	// (trimRequests), so a burst does not keep its peak forever.
+	freeN, freeLow int
+	trimEpoch      uint64
+	out            []byte // reply scratch
 
 	posted bool       // endOfIteration is posted
 	dirty  []*conn    // connections with replies to write at the end of the iteration
@@ -48,6 +55,9 @@ func (sh *shard) newRequest() *request {
 	if rq := sh.free; rq != nil && !rq.root.Executing() {
 		sh.free = rq.next
 		rq.next = nil
+		if sh.freeN--; sh.freeN < sh.freeLow {
+			sh.freeLow = sh.freeN
+		}
 		return rq
 	}
 	rq := &request{sh: sh, root: engine.New(sh.r)}
@@ -181,4 +191,41 @@ func (sh *shard) recycle(rq *request) {
 	rq.ext = engine.External{}
 	rq.next = sh.free
 	sh.free = rq
+	sh.freeN++
+}
+
+// trimEvery is how often a shard looks for a new GC cycle to trim at.
+const trimEvery = time.Second
+
+// trimRequests runs on the shard's loop every trimEvery: once per GC cycle
+// it drops the requests that stayed in the free list since the last trim
+// (the list is LIFO: they are at its end), releasing their roots to the
+// engine, whose own pools shrink the same way.
+func trimRequests(arg unsafe.Pointer, _ uint64) {
+	sh := (*shard)(arg)
+	if ep := gcepoch.Epoch(); ep != sh.trimEpoch {
+		sh.trimEpoch = ep
+		if k := sh.freeLow; k > 0 {
+			keep := sh.freeN - k
+			var rest *request
+			if keep == 0 {
+				rest, sh.free = sh.free, nil
+			} else {
+				rq := sh.free
+				for i := 1; i < keep; i++ {
+					rq = rq.next
+				}
+				rest, rq.next = rq.next, nil
+			}
+			for rest != nil {
+				next := rest.next
+				rest.next = nil
+				rest.root.ReleaseAtEnd() // a canceled flow may still be ending
+				rest = next
+			}
+			sh.freeN = keep
+		}
+		sh.freeLow = sh.freeN
+	}
+	sh.r.After(trimEvery, trimRequests, arg, 0)
 }

@@ -9,8 +9,12 @@
 // runs as W's sub-step, receiving the values W received (spec 1.11.3); the
 // values f succeeds with flow out of W unchanged. A Mutex is left when f's
 // steps are done, when an error unwinds through W, or when the flow is
-// canceled: W's cancel handler leaves it. A full queue fails W with
-// DefenseRejected, which onerror sees like any error of the section.
+// canceled: W's finally handler (engine.SetFinally) leaves it. onerror runs
+// inside the section (spec 2.1: sync runs its callbacks in the critical
+// section): the object is left after onerror returns, or, when onerror
+// adds steps, after those steps end. A Throttle has nothing to give back:
+// an entry spends the period's budget. A full queue fails W with
+// DefenseRejected before it enters, so onerror then runs outside.
 //
 // # Threads and reactors
 //

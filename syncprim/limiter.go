@@ -9,8 +9,9 @@ import (
 
 // LimiterOptions configures a Limiter (spec 2.5). Zero fields take the
 // spec's defaults: Concurrent 1, Rate 1, Period 1s, MaxQueue 0 and Burst 0
-// (no waiting: a flow that cannot enter at once is rejected). Unlimited is
-// accepted for MaxQueue and Burst.
+// (no waiting: a flow that cannot enter at once is rejected).
+//
+// Queue lengths: for NewMutex and NewThrottle 0 means unlimited (the spec's null); for LimiterOptions.MaxQueue and Burst 0 means no queue (the spec's default); Unlimited (or any negative) means no limit everywhere.
 type LimiterOptions struct {
 	Concurrent int           // flows inside at once
 	MaxQueue   int           // flows waiting for a concurrency slot
@@ -27,6 +28,8 @@ type Limiter struct {
 }
 
 // NewLimiter returns a Limiter whose rate timer runs on r.
+//
+// Queue lengths: for NewMutex and NewThrottle 0 means unlimited (the spec's null); for LimiterOptions.MaxQueue and Burst 0 means no queue (the spec's default); Unlimited (or any negative) means no limit everywhere.
 func NewLimiter(r *reactor.Reactor, o LimiterOptions) *Limiter {
 	if o.Concurrent <= 0 {
 		o.Concurrent = 1
@@ -44,6 +47,20 @@ func NewLimiter(r *reactor.Reactor, o LimiterOptions) *Limiter {
 // either queue limit fails with DefenseRejected.
 func (l *Limiter) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFunc) {
 	addSync(as, l.m, l.t, f, onerror)
+}
+
+// rejectInfo is the ErrorInfo of a DefenseRejected: it names the object
+// whose queue was full, the Limiter for either of a Limiter's parts.
+func rejectInfo(sp *spec, rate bool) string {
+	switch {
+	case sp.m != nil && sp.t != nil && rate:
+		return "limiter: rate queue (burst) is full"
+	case sp.m != nil && sp.t != nil:
+		return "limiter: concurrency queue is full"
+	case rate:
+		return "throttle queue is full"
+	}
+	return "mutex queue is full"
 }
 
 // Stats returns snapshots of the concurrency and rate parts.

@@ -10,8 +10,9 @@ type Mutex struct {
 }
 
 // NewMutex returns a Mutex for max concurrent flows (at least 1) and a
-// queue of at most maxQueue waiting flows (0 or Unlimited: no limit, the
-// spec's null).
+// queue of at most maxQueue waiting flows.
+//
+// Queue lengths: for NewMutex and NewThrottle 0 means unlimited (the spec's null); for LimiterOptions.MaxQueue and Burst 0 means no queue (the spec's default); Unlimited (or any negative) means no limit everywhere.
 func NewMutex(max, maxQueue int) *Mutex {
 	if maxQueue <= 0 {
 		maxQueue = -1
@@ -50,7 +51,7 @@ func mutexEnter(as *engine.Steps, sp *spec) {
 	c := queueCall(as, sp)
 	_, wait, ok := m.enqueue(&c.mw, 0)
 	if !ok {
-		as.Error(engine.DefenseRejected, "mutex queue is full")
+		as.Error(engine.DefenseRejected, rejectInfo(sp, false))
 	}
 	as.SetFinally(mutexCancelQueued)
 	if wait {

@@ -8,6 +8,8 @@ import (
 )
 
 // Unlimited is accepted wherever a queue length is: no limit.
+//
+// Queue lengths: for NewMutex and NewThrottle 0 means unlimited (the spec's null); for LimiterOptions.MaxQueue and Burst 0 means no queue (the spec's default); Unlimited (or any negative) means no limit everywhere.
 const Unlimited = -1
 
 // Waiter states, guarded by the owning object's mutex.

@@ -21,8 +21,9 @@ type Throttle struct {
 }
 
 // NewThrottle returns a Throttle of max entries (at least 1) per period
-// (1s if <= 0), with a queue of at most maxQueue flows (0 or Unlimited: no
-// limit). Its timer runs on r.
+// (1s if <= 0), with a queue of at most maxQueue flows. Its timer runs on r.
+//
+// Queue lengths: for NewMutex and NewThrottle 0 means unlimited (the spec's null); for LimiterOptions.MaxQueue and Burst 0 means no queue (the spec's default); Unlimited (or any negative) means no limit everywhere.
 func NewThrottle(r *reactor.Reactor, max int, period time.Duration, maxQueue int) *Throttle {
 	if maxQueue <= 0 {
 		maxQueue = -1
@@ -105,7 +106,7 @@ func throttleEnter(as *engine.Steps, sp *spec) {
 	c := queueCall(as, sp)
 	prev, wait, ok := t.enqueue(&c.tw, armedBit)
 	if !ok {
-		as.Error(engine.DefenseRejected, "throttle queue is full")
+		as.Error(engine.DefenseRejected, rejectInfo(sp, true))
 	}
 	if !wait {
 		if prev&armedBit == 0 {

@@ -14,6 +14,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"io"
 	"log"
 	"os"
 	"os/signal"
@@ -23,27 +24,84 @@ import (
 	"github.com/asyncsteps/asyncsteps/stepsd"
 )
 
-func main() {
+// options are the command's settings: the server's Config and the
+// command's own.
+type options struct {
+	cfg        stepsd.Config
+	cpuprofile string
+}
+
+// parseFlags parses the command line. The defaults shown by -h are the
+// real ones (stepsd.DefaultConfig); a value given on the command line means
+// what the library says it means, and one the library would replace with a
+// default (zero or negative) is refused with an error naming the flag.
+func parseFlags(args []string, out io.Writer) (options, error) {
 	d := stepsd.DefaultConfig()
-	cfg := d
-	flag.StringVar(&cfg.Addr, "addr", d.Addr, "listen address")
-	flag.IntVar(&cfg.Reactors, "reactors", d.Reactors, "reactors, one OS thread each")
-	flag.BoolVar(&cfg.Pin, "pin", false, "pin reactor i to CPU i")
-	flag.DurationVar(&cfg.Timeout, "timeout", d.Timeout, "per-request timeout")
-	flag.IntVar(&cfg.Concurrent, "concurrent", d.Concurrent, "Limiter: requests executing at once")
-	flag.IntVar(&cfg.Rate, "rate", d.Rate, "Limiter: requests started per second")
-	flag.IntVar(&cfg.Queue, "queue", d.Queue, "Limiter: requests waiting to start (negative: none)")
-	flag.IntVar(&cfg.MaxLine, "maxline", d.MaxLine, "longest request line in bytes; longer closes the connection")
-	flag.IntVar(&cfg.MaxPipeline, "pipeline", d.MaxPipeline, "requests in flight per connection before it stops reading")
-	flag.DurationVar(&cfg.Grace, "grace", 0, "shutdown: time in-flight requests get (default: timeout + 1s)")
-	flag.DurationVar(&cfg.Spin, "spin", 0, "how long an idle reactor looks for work before it sleeps (worth it only with spare cores)")
-	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
-	flag.Parse()
-	if flag.NArg() > 0 {
-		fmt.Fprintf(os.Stderr, "stepsd: unexpected arguments %q\n", flag.Args())
-		flag.Usage()
+	o := options{cfg: d}
+	cfg := &o.cfg
+	fs := flag.NewFlagSet("stepsd", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.StringVar(&cfg.Addr, "addr", d.Addr, "listen address")
+	fs.IntVar(&cfg.Reactors, "reactors", d.Reactors, "reactors, one OS thread each (at least 1)")
+	fs.BoolVar(&cfg.Pin, "pin", false, "pin reactor i to CPU i")
+	fs.DurationVar(&cfg.Timeout, "timeout", d.Timeout, "per-request timeout (more than 0)")
+	fs.IntVar(&cfg.Concurrent, "concurrent", d.Concurrent, "Limiter: requests executing at once (at least 1)")
+	fs.IntVar(&cfg.Rate, "rate", d.Rate, "Limiter: requests started per second (at least 1)")
+	fs.IntVar(&cfg.Queue, "queue", d.Queue, "Limiter: requests waiting for a concurrency slot; 0: no queue (FTN12's max_queue=0), -1: unlimited")
+	fs.IntVar(&cfg.Burst, "burst", d.Burst, "Limiter: requests waiting for the rate; 0: none, -1: unlimited")
+	fs.IntVar(&cfg.MaxLine, "maxline", d.MaxLine, "longest request line in bytes; longer closes the connection (at least 2)")
+	fs.IntVar(&cfg.MaxPipeline, "pipeline", d.MaxPipeline, "requests in flight per connection before it stops reading (at least 1)")
+	fs.DurationVar(&cfg.IdleTimeout, "idle", d.IdleTimeout, "close a connection with no traffic for this long (more than -timeout); 0: off")
+	fs.DurationVar(&cfg.ReadTimeout, "readtimeout", d.ReadTimeout, "close a connection whose request line is not complete after this long; 0: off")
+	fs.DurationVar(&cfg.WriteTimeout, "writetimeout", d.WriteTimeout, "close a connection that does not read its replies for this long; 0: off")
+	fs.IntVar(&cfg.MaxConns, "maxconns", d.MaxConns, "open connections; a new one beyond them is closed at once; 0: no limit")
+	fs.DurationVar(&cfg.Grace, "grace", 0, "shutdown: time in-flight requests get; 0: timeout + 1s")
+	fs.DurationVar(&cfg.Spin, "spin", 0, "how long an idle reactor looks for work before it sleeps; 0: off (worth it only with spare cores)")
+	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	if fs.NArg() > 0 {
+		return o, fmt.Errorf("unexpected arguments %q", fs.Args())
+	}
+	checks := []struct {
+		flag string
+		bad  bool
+		want string
+	}{
+		{"reactors", cfg.Reactors < 1, "at least 1"},
+		{"timeout", cfg.Timeout <= 0, "more than 0"},
+		{"concurrent", cfg.Concurrent < 1, "at least 1"},
+		{"rate", cfg.Rate < 1, "at least 1"},
+		{"queue", cfg.Queue < -1, "0 (no queue), -1 (unlimited) or more"},
+		{"burst", cfg.Burst < -1, "0 (none), -1 (unlimited) or more"},
+		{"maxline", cfg.MaxLine < 2, "at least 2"},
+		{"pipeline", cfg.MaxPipeline < 1, "at least 1"},
+		{"grace", cfg.Grace < 0, "0 (timeout + 1s) or more"},
+		{"spin", cfg.Spin < 0, "0 (off) or more"},
+		{"idle", cfg.IdleTimeout < 0 || cfg.IdleTimeout > 0 && cfg.IdleTimeout <= cfg.Timeout, "0 (off) or more than -timeout"},
+		{"readtimeout", cfg.ReadTimeout < 0, "0 (off) or more"},
+		{"writetimeout", cfg.WriteTimeout < 0, "0 (off) or more"},
+		{"maxconns", cfg.MaxConns < 0, "0 (no limit) or more"},
+	}
+	for _, c := range checks {
+		if c.bad {
+			return o, fmt.Errorf("-%s %s: must be %s", c.flag, fs.Lookup(c.flag).Value, c.want)
+		}
+	}
+	return o, nil
+}
+
+func main() {
+	o, err := parseFlags(os.Args[1:], os.Stderr)
+	if err == flag.ErrHelp {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "stepsd: %v\n", err)
 		os.Exit(2)
 	}
+	cfg, cpuprofile := o.cfg, &o.cpuprofile
 
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)

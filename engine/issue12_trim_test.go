@@ -1,0 +1,79 @@
+package engine_test
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/internal/gcepoch"
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// Issue 12 item 7: after a burst, idle pools give their frames and roots
+// back within a GC cycle or two; steady state keeps running without
+// allocating more than it did.
+func TestIdlePoolsShrinkAfterBurst(t *testing.T) {
+	r := reactor.NewManual()
+	const burst = 20000
+	var xs []engine.External
+	var roots []*engine.Steps
+	for i := 0; i < burst; i++ {
+		root := engine.New(r)
+		root.Add(func(as *engine.Steps) {
+			as.Add(func(as *engine.Steps) { xs = append(xs, as.External()) })
+		})
+		root.Execute()
+		roots = append(roots, root)
+	}
+	r.RunUntilIdle()
+	for _, x := range xs {
+		x.Success()
+	}
+	r.RunUntilIdle()
+	for _, root := range roots {
+		root.Release()
+	}
+	roots, xs = nil, nil
+	peak := engine.EngineStats(r)
+	if peak.FramesFree < burst {
+		t.Fatalf("after the burst: %+v, want at least %d free frames", peak, burst)
+	}
+	steady := func() {
+		root := engine.New(r)
+		root.Add(func(as *engine.Steps) { as.Add(func(as *engine.Steps) {}) })
+		root.Execute()
+		r.RunUntilIdle()
+		root.Release()
+	}
+	// Two GC cycles with steady work in between: the first trim measures,
+	// the second drops what stayed unused.
+	for cycle := 0; cycle < 3; cycle++ {
+		steady()
+		waitGC(t)
+		r.Advance(time.Second + r.Tick())
+	}
+	st := engine.EngineStats(r)
+	if st.FramesFree > 512 || st.Trimmed < burst {
+		t.Fatalf("after idle GC cycles: %+v (peak %+v), want the pools trimmed", st, peak)
+	}
+	for i := 0; i < 100; i++ {
+		steady()
+	}
+	if s := engine.EngineStats(r); s.FramesLive != 0 || s.RootsLive != 0 {
+		t.Fatalf("steady state after trimming: %+v", s)
+	}
+}
+
+// waitGC runs GCs until one has run its cleanups (the epoch moved).
+func waitGC(t *testing.T) {
+	t.Helper()
+	e := gcepoch.Epoch()
+	for i := 0; gcepoch.Epoch() == e; i++ {
+		if i > 1000 {
+			t.Fatal("no GC cycle completed")
+		}
+		runtime.GC()
+		runtime.Gosched()
+	}
+}

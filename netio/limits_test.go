@@ -1,0 +1,134 @@
+//go:build linux
+
+package netio
+
+import (
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// Issue 12 item 4: time limits (zero: off) and a maximum number of
+// connections.
+func TestIdleTimeout(t *testing.T) {
+	h := newEcho()
+	s, _ := serve(t, h, Options{IdleTimeout: 250 * time.Millisecond})
+	idle, busy := dial(t, s), dial(t, s)
+	echoCheck(t, idle, "hello\n")
+	began := time.Now()
+	// busy keeps talking for 3 idle periods: it stays open.
+	for time.Since(began) < 750*time.Millisecond {
+		echoCheck(t, busy, "tick\n")
+		time.Sleep(20 * time.Millisecond) // the client's pace, not a synchronisation
+	}
+	expectEnd(t, idle)
+	if d := time.Since(began); d > 3*time.Second {
+		t.Fatalf("idle connection closed after %v", d)
+	}
+	echoCheck(t, busy, "still here\n")
+	recs := h.waitClosed(t, 1)
+	checkErrs(t, recs, ErrIdleTimeout)
+}
+
+func TestReadTimeoutStopsSlowloris(t *testing.T) {
+	h := newEcho()
+	s, _ := serve(t, h, Options{ReadTimeout: 150 * time.Millisecond})
+	c := dial(t, s)
+	began := time.Now()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		// One byte of an endless line every 20ms: never idle, never complete.
+		for i := 0; i < 100; i++ {
+			if _, err := c.Write([]byte("x")); err != nil {
+				return
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}()
+	recs := h.waitClosed(t, 1)
+	checkErrs(t, recs, ErrReadTimeout)
+	if d := time.Since(began); d < 150*time.Millisecond || d > 1500*time.Millisecond {
+		t.Fatalf("closed after %v, want about 150ms", d)
+	}
+	<-done
+	// Complete lines, however slow, are not an incomplete message.
+	d := dial(t, s)
+	for i := 0; i < 4; i++ {
+		echoCheck(t, d, "line\n")
+		time.Sleep(60 * time.Millisecond)
+	}
+}
+
+func TestWriteTimeoutClosesNonReader(t *testing.T) {
+	h := newEcho()
+	big := strings.Repeat("y", 1<<20)
+	h.onOpen = func(c *Conn) { _ = setSndBuf(c.fd, 4096) }
+	h.onLine = func(c *Conn, line []byte) bool {
+		_, _ = c.WriteString(big) // the client never reads it
+		return true
+	}
+	s, _ := serve(t, h, Options{WriteTimeout: 150 * time.Millisecond, HighWater: 4 << 20})
+	c := dialWith(t, s, smallBufDialer(4096))
+	write(t, c, "give\n")
+	recs := h.waitClosed(t, 1)
+	checkErrs(t, recs, ErrWriteTimeout)
+}
+
+func TestZeroLimitsAreOff(t *testing.T) {
+	h := newEcho()
+	s, _ := serve(t, h, Options{})
+	c := dial(t, s)
+	write(t, c, "partial")
+	time.Sleep(300 * time.Millisecond) // nothing may close it meanwhile
+	write(t, c, " line\n")
+	if got := readN(t, c, len("partial line\n")); got != "partial line\n" {
+		t.Fatalf("got %q", got)
+	}
+	if n := h.closed.Load(); n != 0 {
+		t.Fatalf("%d connections closed with no limit set", n)
+	}
+}
+
+func TestMaxConns(t *testing.T) {
+	h := newEcho()
+	var mu sync.Mutex
+	var logs []string
+	s, _ := serve(t, h, Options{MaxConns: 2, Logf: func(f string, a ...any) {
+		mu.Lock()
+		logs = append(logs, f)
+		mu.Unlock()
+	}})
+	a, b := dial(t, s), dial(t, s)
+	echoCheck(t, a, "a\n")
+	echoCheck(t, b, "b\n")
+	for i := 0; i < 3; i++ {
+		c := dial(t, s)
+		expectEnd(t, c)
+	}
+	if n := s.Refused(); n != 3 {
+		t.Fatalf("Refused %d, want 3", n)
+	}
+	mu.Lock()
+	nlogs := len(logs)
+	mu.Unlock()
+	if nlogs != 1 {
+		t.Fatalf("%d log lines for 3 refusals within a second, want 1", nlogs)
+	}
+	echoCheck(t, a, "a still served\n")
+	_ = b.Close()
+	h.waitClosed(t, 1)
+	c := dial(t, s) // a slot is free again
+	echoCheck(t, c, "c\n")
+}
+
+func TestNegativeLimitsRefused(t *testing.T) {
+	g := newGroup(t)
+	for _, o := range []Options{{IdleTimeout: -1}, {ReadTimeout: -1}, {WriteTimeout: -1}, {MaxConns: -1}} {
+		if s, err := Listen(g, "127.0.0.1:0", newEcho(), o); err == nil {
+			_ = s.Close()
+			t.Errorf("Listen accepted %+v", o)
+		}
+	}
+}

@@ -1,0 +1,139 @@
+//go:build linux
+
+package stepsd
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/pprof"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// rssKiB reads the process's resident set from /proc/self/status.
+func rssKiB() int {
+	b, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return -1
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "VmRSS:") {
+			var n int
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(l, "VmRSS:")), "%d", &n)
+			return n
+		}
+	}
+	return -1
+}
+
+type memSample struct{ rss, heap int }
+
+func sampleMem() memSample {
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return memSample{rssKiB(), int(ms.HeapInuse >> 10)}
+}
+
+// burst puts conns*perConn SLEEP requests in flight at once, samples memory
+// while they are, and waits for every reply.
+func burst(t testing.TB, s *Server, conns, perConn int, sleep time.Duration) memSample {
+	var wg sync.WaitGroup
+	ready := make(chan struct{}, conns)
+	release := make(chan struct{})
+	for i := 0; i < conns; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c, err := net.Dial("tcp", s.Addr().String())
+			if err != nil {
+				t.Error(err)
+				ready <- struct{}{}
+				return
+			}
+			defer c.Close()
+			w := bufio.NewWriter(c)
+			for j := 0; j < perConn; j++ {
+				fmt.Fprintf(w, "SLEEP %d\n", sleep.Milliseconds())
+			}
+			_ = w.Flush()
+			ready <- struct{}{}
+			<-release
+			br := bufio.NewReader(c)
+			_ = c.SetReadDeadline(time.Now().Add(30 * time.Second))
+			for j := 0; j < perConn; j++ {
+				if _, err := br.ReadString('\n'); err != nil {
+					t.Error(err)
+					return
+				}
+			}
+		}()
+	}
+	for i := 0; i < conns; i++ {
+		<-ready
+	}
+	time.Sleep(sleep / 2) // let the server read them all: they sleep for sleep
+	during := sampleMem()
+	close(release)
+	wg.Wait()
+	return during
+}
+
+// TestBurstMemory shows RSS and heap before, during and after a burst of
+// 20k requests in flight (issue 12 item 7). Run with STEPSD_BURST=1.
+func TestBurstMemory(t *testing.T) {
+	if os.Getenv("STEPSD_BURST") == "" {
+		t.Skip("set STEPSD_BURST=1 to measure")
+	}
+	s := start(t, Config{Timeout: 30 * time.Second, MaxPipeline: 256})
+	runtime.GC()
+	debug.FreeOSMemory()
+	before := sampleMem()
+	during := burst(t, s, 80, 250, 1500*time.Millisecond)
+	var after []memSample
+	for i := 0; i < 12; i++ {
+		time.Sleep(500 * time.Millisecond)
+		runtime.GC()
+		debug.FreeOSMemory()
+		after = append(after, sampleMem())
+	}
+	t.Logf("RSS KiB / heap in use KiB: before %v, during %v, after (every 0.5s) %v", before, during, after)
+	if p := os.Getenv("STEPSD_BURST_PROF"); p != "" {
+		f, _ := os.Create(p)
+		_ = pprof.WriteHeapProfile(f)
+		_ = f.Close()
+	}
+}
+
+// Issue 12 item 7: after a burst, the request pool gives back what stayed
+// unused for a GC cycle instead of keeping its peak forever.
+func TestRequestPoolShrinksAfterBurst(t *testing.T) {
+	s := start(t, Config{Timeout: 10 * time.Second})
+	burst(t, s, 10, 200, 300*time.Millisecond)
+	free := func() int {
+		n := 0
+		for _, sh := range s.shards {
+			ch := make(chan int)
+			sh.r.Immediate(func() { ch <- sh.freeN })
+			n += <-ch
+		}
+		return n
+	}
+	peak := free()
+	if peak < 1500 {
+		t.Fatalf("%d requests pooled after a burst of 2000", peak)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for free() > 64 {
+		if time.Now().After(deadline) {
+			t.Fatalf("request pool still holds %d (peak %d) after GC cycles", free(), peak)
+		}
+		runtime.GC()
+		time.Sleep(100 * time.Millisecond) // the shards look once a second
+	}
+}

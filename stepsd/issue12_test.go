@@ -1,0 +1,139 @@
+//go:build linux
+
+package stepsd
+
+import (
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// waitFor polls cond until it holds or d passes (the server's state is on
+// its reactors; there is no event to wait on from here).
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Issue 12 item 1: a client that fills the Limiter and resets its
+// connection gives its slots back at once: its flows are canceled, not left
+// to run until they end or time out.
+func TestResetConnectionReturnsLimiterSlots(t *testing.T) {
+	s := start(t, Config{Concurrent: 10, Queue: 0, Timeout: 10 * time.Second})
+	bad := dial(t, s)
+	for i := 0; i < 10; i++ {
+		bad.send("SLEEP 3000")
+	}
+	waitFor(t, 2*time.Second, "the sleeps to hold every slot", func() bool {
+		c, _ := s.lim.Stats()
+		return c.Holders == 10
+	})
+	other := dial(t, s)
+	other.send("ECHO x")
+	if got, _ := other.read(); !strings.HasPrefix(got, "ERR DefenseRejected") {
+		t.Fatalf("with every slot held: %q, want ERR DefenseRejected", got)
+	}
+	_ = bad.c.SetLinger(0) // close sends RST
+	_ = bad.c.Close()
+	began := time.Now()
+	waitFor(t, 2*time.Second, "the reset client's slots to come back", func() bool {
+		c, _ := s.lim.Stats()
+		return c.Holders == 0
+	})
+	other.send("ECHO y")
+	other.expect("ECHO y")
+	d := time.Since(began)
+	if d > 2*time.Second {
+		t.Fatalf("slots came back after %v; the sleeps were 3s", d)
+	}
+	t.Logf("after the reset, another client was served in %v (the sleeps had 3s to go)", d)
+}
+
+// A half-close (FIN) is not a reset: every request already sent is
+// answered, then the server closes.
+func TestHalfCloseStillAnswered(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	c.send("SLEEP 50", "ECHO a", "SET hk v", "GET hk")
+	if err := c.c.CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	c.expect("OK", "ECHO a", "OK", "VALUE v")
+	c.expectEOF()
+}
+
+// Many clients that fill the server and reset, one after another, do not
+// exhaust it.
+func TestRepeatedResetsDoNotExhaust(t *testing.T) {
+	s := start(t, Config{Concurrent: 20, Queue: 0, Timeout: 10 * time.Second})
+	for round := 0; round < 5; round++ {
+		c, err := net.Dial("tcp", s.Addr().String())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := io.WriteString(c, strings.Repeat("SLEEP 5000\n", 20)); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, 2*time.Second, "slots held", func() bool { cs, _ := s.lim.Stats(); return cs.Holders == 20 })
+		_ = c.(*net.TCPConn).SetLinger(0)
+		_ = c.Close()
+		waitFor(t, 2*time.Second, "slots back", func() bool { cs, _ := s.lim.Stats(); return cs.Holders == 0 })
+	}
+	o := dial(t, s)
+	o.send("ECHO alive")
+	o.expect("ECHO alive")
+}
+
+// Issue 12 item 5: Queue means the Limiter's MaxQueue (0: no queue), and a
+// rejection says it came from the limiter.
+func TestQueueMeansLimiterMaxQueue(t *testing.T) {
+	for _, q := range []int{0, 1} {
+		s := start(t, Config{Concurrent: 1, Queue: q})
+		busy, waiting, other := dial(t, s), dial(t, s), dial(t, s)
+		busy.send("SLEEP 300")
+		waitFor(t, 2*time.Second, "the slot taken", func() bool { c, _ := s.lim.Stats(); return c.Holders == 1 })
+		if q == 1 {
+			waiting.send("ECHO queued")
+			waitFor(t, 2*time.Second, "one queued", func() bool { c, _ := s.lim.Stats(); return c.Queued == 1 })
+		}
+		other.send("ECHO x")
+		got, err := other.read()
+		if err != nil || got != "ERR DefenseRejected limiter: concurrency queue is full" {
+			t.Fatalf("queue %d: reply %q, %v", q, got, err)
+		}
+		busy.expect("OK")
+		if q == 1 {
+			waiting.expect("ECHO queued")
+		}
+	}
+}
+
+// Issue 12 item 4: stepsd passes its connection limits to netio.
+func TestConnectionLimits(t *testing.T) {
+	s := start(t, Config{ReadTimeout: 100 * time.Millisecond, IdleTimeout: 6 * time.Second, MaxConns: 2})
+	slow := dial(t, s)
+	if _, err := io.WriteString(slow.c, "ECHO never ends"); err != nil {
+		t.Fatal(err)
+	}
+	slow.expectEOF()
+	a := dial(t, s)
+	a.send("ECHO a")
+	a.expect("ECHO a")
+	waitFor(t, 2*time.Second, "one connection open", func() bool { return s.Conns() == 1 })
+	b := dial(t, s)
+	b.send("ECHO b")
+	b.expect("ECHO b")
+	c := dial(t, s) // the third: over MaxConns
+	c.expectEOF()
+	if s.ns.Refused() != 1 {
+		t.Fatalf("refused %d, want 1 (open %d, accepted %d)", s.ns.Refused(), s.Conns(), s.ns.Accepted())
+	}
+}
