@@ -95,7 +95,11 @@ func Bool(v bool) Value {
 // Str returns a Value holding a string. The string's bytes are shared, not copied.
 func Str(v string) Value {
 	if uint64(len(v)) > math.MaxUint32 {
-		return Value{ref: unsafe.Pointer(&v), meta: mkMeta(KindStr, 0) | metaBig}
+		// A header of its own, allocated only here: taking &v would move
+		// every call's parameter to the heap.
+		h := new(string)
+		*h = v
+		return Value{ref: unsafe.Pointer(h), meta: mkMeta(KindStr, 0) | metaBig}
 	}
 	p := unsafe.Pointer(unsafe.StringData(v))
 	return Value{word: uint64(uintptr(p)), ref: p, meta: mkMeta(KindStr, uint32(len(v)))}
@@ -105,7 +109,9 @@ func Str(v string) Value {
 // its capacity is not kept.
 func Bytes(v []byte) Value {
 	if uint64(len(v)) > math.MaxUint32 {
-		return Value{ref: unsafe.Pointer(&v), meta: mkMeta(KindBytes, 0) | metaBig}
+		h := new([]byte) // as in Str: only this branch allocates
+		*h = v
+		return Value{ref: unsafe.Pointer(h), meta: mkMeta(KindBytes, 0) | metaBig}
 	}
 	p := unsafe.Pointer(unsafe.SliceData(v))
 	return Value{word: uint64(uintptr(p)), ref: p, meta: mkMeta(KindBytes, uint32(len(v)))}
