@@ -24,6 +24,14 @@ const FutoInType asx_types[0x20] = {
 
 #define B(bsi) ((asx_bsi*)(bsi))
 
+/* recording reports whether b's callback is running on this thread: only
+   then do the entries record. Another thread (a worker finishing the step
+   early) goes to Go, whose External takes the result safely. */
+static inline int recording(asx_bsi* b)
+{
+    return b->mode == ASX_RECORD && pthread_equal(b->owner, pthread_self());
+}
+
 /* misuse records the first misuse of a recording callback. */
 static void misuse(asx_bsi* b, const char* what)
 {
@@ -36,8 +44,8 @@ static void misuse(asx_bsi* b, const char* what)
 /* ended reports (and records) a call made after handle_error. */
 static int ended(asx_bsi* b)
 {
-    if (b->rec & (ASX_R_ERROR | ASX_R_MISUSE)) {
-        misuse(b, "the API was called after handle_error (or a misuse) in the same callback");
+    if (b->rec & (ASX_R_ERROR | ASX_R_MISUSE | ASX_R_LOOPCTL)) {
+        misuse(b, "the API was called after handle_error, breakLoop or continueLoop (or a misuse) in the same callback");
         return 1;
     }
     return 0;
@@ -47,7 +55,7 @@ static void v_add(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_execute_ca
         FutoInAsyncSteps_error_callback eh)
 {
     asx_bsi* b = B(bsi);
-    if (b->mode != ASX_RECORD) {
+    if (!recording(b)) {
         asxGoAdd(b, data, f, eh);
         return;
     }
@@ -76,7 +84,7 @@ static void v_add(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_execute_ca
 static FutoInAsyncSteps* v_parallel(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_error_callback eh)
 {
     asx_bsi* b = B(bsi);
-    if (b->mode == ASX_RECORD) {
+    if (recording(b)) {
         if (ended(b)) {
             return bsi; /* calls on it are misuses of this step too */
         }
@@ -98,17 +106,17 @@ static void* v_state(FutoInAsyncSteps* bsi, void* data, const char* name, void* 
 static void* v_stack(FutoInAsyncSteps* bsi, size_t size, void (*cleanup)(void*))
 {
     asx_bsi* b = B(bsi);
-    if (b->mode != ASX_RECORD && b->mode != ASX_DIRECT) {
+    if (!recording(b) && b->mode != ASX_DIRECT) {
         return asxGoStack(b, size);
     }
-    if (b->mode == ASX_RECORD && ended(b)) {
+    if (recording(b) && ended(b)) {
         return NULL;
     }
     /* The header is two pointers: the memory after it is aligned for any
        scalar as malloc's is on the common ABIs (16 bytes on LP64). */
     asx_stack* s = calloc(1, sizeof(asx_stack) + (size ? size : 1));
     if (!s) {
-        if (b->mode == ASX_RECORD) {
+        if (recording(b)) {
             misuse(b, "stack: out of memory");
         }
         return NULL;
@@ -122,7 +130,7 @@ static void* v_stack(FutoInAsyncSteps* bsi, size_t size, void (*cleanup)(void*))
 static void v_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
 {
     asx_bsi* b = B(bsi);
-    if (b->mode != ASX_RECORD) {
+    if (!recording(b)) {
         asxGoSuccess(b, args);
         return;
     }
@@ -146,7 +154,7 @@ static void v_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
 static void v_handle_error(FutoInAsyncSteps* bsi, const char* code, const char* info)
 {
     asx_bsi* b = B(bsi);
-    if (b->mode != ASX_RECORD) {
+    if (!recording(b)) {
         asxGoError(b, (char*)code, (char*)info);
         return;
     }
@@ -161,7 +169,7 @@ static void v_handle_error(FutoInAsyncSteps* bsi, const char* code, const char* 
 static void v_set_timeout(FutoInAsyncSteps* bsi, uint32_t ms)
 {
     asx_bsi* b = B(bsi);
-    if (b->mode != ASX_RECORD) {
+    if (!recording(b)) {
         asxGoSetTimeout(b, ms);
         return;
     }
@@ -174,12 +182,13 @@ static void v_set_timeout(FutoInAsyncSteps* bsi, uint32_t ms)
     }
     b->timeout_ms = ms;
     b->rec |= ASX_R_TIMEOUT;
+    asxGoArm(b); /* finishable from now on, from any thread */
 }
 
 static void v_set_cancel(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_cancel_callback ch)
 {
     asx_bsi* b = B(bsi);
-    if (b->mode != ASX_RECORD) {
+    if (!recording(b)) {
         asxGoSetCancel(b, data, ch);
         return;
     }
@@ -197,12 +206,13 @@ static void v_set_cancel(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_can
     b->ch = ch;
     b->ch_data = data;
     b->rec |= ASX_R_CANCEL;
+    asxGoArm(b);
 }
 
 static void v_wait_external(FutoInAsyncSteps* bsi)
 {
     asx_bsi* b = B(bsi);
-    if (b->mode != ASX_RECORD) {
+    if (!recording(b)) {
         asxGoWait(b);
         return;
     }
@@ -214,6 +224,7 @@ static void v_wait_external(FutoInAsyncSteps* bsi)
         return;
     }
     b->rec |= ASX_R_WAIT;
+    asxGoArm(b);
 }
 
 /* The entries below always go to Go: they start or change more than the
@@ -224,7 +235,10 @@ static void v_wait_external(FutoInAsyncSteps* bsi)
 static void v_loop(FutoInAsyncSteps* bsi, void* data, void (*f)(FutoInAsyncSteps*, void*), const char* label)
 {
     asx_bsi* b = B(bsi);
-    if (b->mode == ASX_RECORD && !ended(b)) {
+    if (recording(b)) {
+        if (ended(b)) {
+            return;
+        }
         b->added++;
     }
     asxGoLoop(b, data, (void*)f, (char*)label);
@@ -234,14 +248,38 @@ static void v_repeat(FutoInAsyncSteps* bsi, void* data, size_t count,
         void (*f)(FutoInAsyncSteps*, void*, size_t), const char* label)
 {
     asx_bsi* b = B(bsi);
-    if (b->mode == ASX_RECORD && !ended(b)) {
+    if (recording(b)) {
+        if (ended(b)) {
+            return;
+        }
         b->added++;
     }
     asxGoRepeat(b, data, count, (void*)f, (char*)label);
 }
 
-static void v_break(FutoInAsyncSteps* bsi, const char* label) { asxGoLoopCtl(B(bsi), (char*)label, 0); }
-static void v_continue(FutoInAsyncSteps* bsi, const char* label) { asxGoLoopCtl(B(bsi), (char*)label, 1); }
+static void v_break(FutoInAsyncSteps* bsi, const char* label)
+{
+    asx_bsi* b = B(bsi);
+    if (recording(b)) {
+        if (ended(b)) {
+            return;
+        }
+        b->rec |= ASX_R_LOOPCTL;
+    }
+    asxGoLoopCtl(b, (char*)label, 0);
+}
+
+static void v_continue(FutoInAsyncSteps* bsi, const char* label)
+{
+    asx_bsi* b = B(bsi);
+    if (recording(b)) {
+        if (ended(b)) {
+            return;
+        }
+        b->rec |= ASX_R_LOOPCTL;
+    }
+    asxGoLoopCtl(b, (char*)label, 1);
+}
 
 static void v_execute(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_error_callback unhandled)
 {
@@ -254,7 +292,10 @@ static void v_add_sync(FutoInAsyncSteps* bsi, FutoInSync* sync, void* data,
         FutoInAsyncSteps_execute_callback f, FutoInAsyncSteps_error_callback eh)
 {
     asx_bsi* b = B(bsi);
-    if (b->mode == ASX_RECORD && !ended(b)) {
+    if (recording(b)) {
+        if (ended(b)) {
+            return;
+        }
         if (b->rec & ASX_R_SUCCESS) {
             misuse(b, "addSync: called after success");
             return;
@@ -307,18 +348,26 @@ int asx_sync_is_ours(FutoInSync* s) { return s && s->api == &asx_sync_api; }
 void asx_exec(uintptr_t p)
 {
     asx_bsi* b = (asx_bsi*)p;
+    b->owner = pthread_self();
     b->f(&b->base, b->data, &b->s->in);
 }
-void asx_handle(asx_bsi* b, const char* code) { b->eh(&b->base, b->data, code); }
+
+void asx_handle(asx_bsi* b, const char* code)
+{
+    b->owner = pthread_self();
+    b->eh(&b->base, b->data, code);
+}
 void asx_cancel_cb(asx_bsi* b) { b->ch(&b->base, b->ch_data); }
 
 void asx_loop_body(asx_bsi* b)
 {
+    b->owner = pthread_self();
     ((void (*)(FutoInAsyncSteps*, void*))b->loop_f)(&b->base, b->loop_data);
 }
 
 void asx_repeat_body(asx_bsi* b, size_t i)
 {
+    b->owner = pthread_self();
     ((void (*)(FutoInAsyncSteps*, void*, size_t))b->loop_f)(&b->base, b->loop_data, i);
 }
 

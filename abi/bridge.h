@@ -14,6 +14,7 @@
 #ifndef ASYNCSTEPS_BRIDGE_H
 #define ASYNCSTEPS_BRIDGE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include "futoin.h"
@@ -32,7 +33,8 @@ enum {
     ASX_R_TIMEOUT = 8,
     ASX_R_CANCEL = 16,
     ASX_R_MISUSE = 32,
-    ASX_R_ADD = 64
+    ASX_R_ADD = 64,
+    ASX_R_LOOPCTL = 128 /* breakLoop or continueLoop: the outcome, as handle_error is */
 };
 
 #define ASX_ADDS 256 /* adds recorded before Go must take them */
@@ -82,6 +84,8 @@ typedef struct asx_bsi {
     void* loop_data;
     asx_scratch* s; /* lent while recording (ASX_RECORD) */
     uint32_t depth; /* which of the reactor's scratches s is */
+    pthread_t owner; /* the thread running the recording callback */
+    uint32_t built;  /* a root's, or bound off the loop while a root is built: its holder may call from its thread */
 } asx_bsi;
 
 /* A sync object of ours (asyncsteps_*_new): the Go object's cgo.Handle. */

@@ -34,17 +34,22 @@ func target(b *C.asx_bsi, op string) *engine.Steps {
 		}
 		return nil
 	}
-	as := g.steps
 	if r.IsSameThread() {
+		as := g.steps
 		if b.mode == C.ASX_RECORD && b.nadd > 0 {
 			safeFlush(as, b) // keep the order sub-steps were added in
 		}
 		return as
 	}
-	if engine.IsRoot(as) || b.mode == C.ASX_DIRECT && !as.Executing() {
-		return as // being built by the thread that holds it
+	if b.built != 0 {
+		// A root, or a step of a root being built: the holder's thread
+		// owns it (the engine checks what it may do from here).
+		return g.steps
 	}
-	return nil // an accessor used off its loop: its memory may be another step's by now
+	// A step's image used off its loop: the loop owns its Go side, which
+	// may be another step's by now; only its External (success,
+	// handle_error) is for other threads.
+	return nil
 }
 
 func reportStale(r *reactor.Reactor, op string) {
@@ -146,10 +151,14 @@ func asxGoState(b *C.asx_bsi, data unsafe.Pointer, name *C.char, allocate, clean
 	rx := rg.root
 	n := C.GoString(name)
 	if n == "error_info" && allocate == nil {
-		if rx.errInfo != nil {
-			C.free(unsafe.Pointer(rx.errInfo))
+		// The same C string while ErrorInfo is unchanged: a caller may
+		// hold it until the flow's next error.
+		if info := as.State().ErrorInfo; rx.errInfo == nil || info != rx.errInfoS {
+			if rx.errInfo != nil {
+				C.free(unsafe.Pointer(rx.errInfo))
+			}
+			rx.errInfo, rx.errInfoS = C.CString(info), info
 		}
-		rx.errInfo = C.CString(as.State().ErrorInfo)
 		return unsafe.Pointer(rx.errInfo)
 	}
 	for _, v := range rx.vars {
@@ -182,7 +191,9 @@ func asxGoSuccess(b *C.asx_bsi, args *C.FutoInArgs) {
 		n = argsOf(args, &vals)
 	}
 	if x := external(b); x != nil {
-		x.Success(vals[:n]...)
+		if !x.Success(vals[:n]...) {
+			dropAll(vals[:n]) // the step is gone: nobody took them
+		}
 		return
 	}
 	as := target(b, "success")
@@ -227,6 +238,17 @@ func asxGoError(b *C.asx_bsi, code, info *C.char) {
 	}
 	defer guard(as)
 	as.Error(c, i)
+}
+
+// asxGoArm makes the recording step finishable from any thread at once
+// (waitExternal, setTimeout, setCancel): a worker it hands its pointer to
+// may complete it before the callback returns.
+//
+//export asxGoArm
+func asxGoArm(b *C.asx_bsi) {
+	as := entry(b).steps // the recording callback's own step, on its loop
+	defer guard(as)
+	arm(as, b)
 }
 
 //export asxGoSetTimeout
@@ -435,8 +457,10 @@ func asxGoIsValid(b *C.asx_bsi) C.int {
 		return 0
 	}
 	g := entry(b)
-	if r := g.r.Load(); r == nil || !r.IsSameThread() && !engine.IsRoot(g.steps) {
-		return 1 // not stale as far as can be told from here
+	if r := g.r.Load(); r == nil || !r.IsSameThread() {
+		// Off the loop the step's Go side is the loop's: the image's mode
+		// (C memory) is all that can be read here.
+		return 1
 	}
 	if g.steps.Valid() {
 		return 1

@@ -41,8 +41,7 @@ type imageGo struct {
 	steps *engine.Steps                   // the step (or root) the image is bound to; nil when free
 	pool  *pool                           // the pool it returns to; nil: the shared list
 	r     atomic.Pointer[reactor.Reactor] // the step's reactor, for calls from any thread
-	ext   atomic.Pointer[engine.External]
-	extV  engine.External
+	ext   atomic.Pointer[engine.External] // a waiting step's, for completions from any thread
 	// Roots only.
 	root *rootExtra
 }
@@ -52,7 +51,8 @@ type rootExtra struct {
 	unhandled C.FutoInAsyncSteps_error_callback
 	data      unsafe.Pointer
 	vars      []stateVar
-	errInfo   *C.char // the last "error_info" handed out
+	errInfo   *C.char // the last "error_info" handed out: valid until the flow's next error
+	errInfoS  string  // what errInfo holds
 	owned     bool    // made by asyncsteps_new: api->free releases it
 }
 
@@ -259,6 +259,9 @@ func newImageOn(as *engine.Steps, p *pool, mode C.uint32_t) *C.asx_bsi {
 func bindImage(b *C.asx_bsi, as *engine.Steps, p *pool, mode C.uint32_t) *C.asx_bsi {
 	b.next_free = nil
 	b.mode = mode
+	if p == nil || engine.IsRoot(as) {
+		b.built = 1
+	}
 	g := entry(b)
 	g.steps = as
 	g.pool = p
@@ -289,7 +292,6 @@ func releaseImage(bin unsafe.Pointer, onLoop bool) {
 	g.pool = nil
 	if g.ext.Load() != nil {
 		g.ext.Store(nil)
-		g.extV = engine.External{}
 	}
 	clearImage(b)
 	if p == nil {
@@ -314,7 +316,7 @@ func copyImage(bin unsafe.Pointer, to *engine.Steps) unsafe.Pointer {
 // clearImage resets what a callback may have recorded; api and id stay.
 func clearImage(b *C.asx_bsi) {
 	b.mode = C.ASX_STALE
-	b.rec, b.handler, b.nadd, b.added, b.timeout_ms = 0, 0, 0, 0, 0
+	b.rec, b.handler, b.nadd, b.added, b.timeout_ms, b.built = 0, 0, 0, 0, 0, 0
 	b.f, b.eh, b.data, b.ch, b.ch_data = nil, nil, nil, nil, nil
 	b.code, b.info, b.misuse = nil, nil, nil
 	b.loop_f, b.loop_data = nil, nil

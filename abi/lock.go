@@ -106,11 +106,14 @@ func lock(bsi *C.FutoInAsyncSteps, s *C.FutoInSync) {
 // resume schedules the locking step's resumption (code "": entered).
 func (p *proxy) resume(code string) {
 	locks.mu.Lock()
-	defer locks.mu.Unlock()
 	if p.canceled || p.scheduled {
+		locks.mu.Unlock()
 		return
 	}
 	p.scheduled = true
+	locks.mu.Unlock()
+	// Outside the lock: an engine whose sched_immediate runs the callback at
+	// once calls asxGoLockResume from here.
 	var cs *C.char
 	if code != "" {
 		// The standard codes are interned C strings, alive for the process.

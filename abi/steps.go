@@ -70,21 +70,42 @@ func outArgs(as *engine.Steps, b *C.asx_bsi, vals *[engine.MaxArgs]engine.Value)
 	n := argsOf(&b.s.out, vals)
 	b.s.out = C.FutoInArgs{}
 	for i := 0; i < n; i++ {
-		typ, w, _, _, binary := vals[i].BinaryParts()
-		if !binary || !isGoType(typ) {
-			continue
-		}
-		in := as.Args()
-		for j := 0; j < in.Len(); j++ {
-			if v := in.At(j); !v.Owned() {
-				if _, vw, _, _, vb := v.BinaryParts(); !vb && vw == w && v.Kind() == vals[i].Kind() {
-					vals[i] = v
-					break
-				}
-			}
+		if typ, _, _, _, binary := vals[i].BinaryParts(); binary && isGoType(typ) {
+			vals[i] = goValueOf(as.Args(), vals[i])
 		}
 	}
 	return n
+}
+
+// goValueOf returns the Go value that v, a descriptor made in Go (from the
+// callback's arguments), stands for: the argument itself, or for a string
+// or byte slice the part of it v covers (C may pass on a zero-copy part).
+// Other descriptors (from an earlier callback) stay views.
+func goValueOf(in *engine.Args, v engine.Value) engine.Value {
+	_, w, _, n, _ := v.BinaryParts()
+	for j := 0; j < in.Len(); j++ {
+		a := in.At(j)
+		_, aw, _, an, ab := a.BinaryParts()
+		if ab || a.Kind() != v.Kind() {
+			continue
+		}
+		switch a.Kind() {
+		case engine.KindStr, engine.KindBytes:
+			if w < aw || w+uint64(n) > aw+uint64(an) {
+				continue
+			}
+			off := int(w - aw)
+			if a.Kind() == engine.KindStr {
+				return engine.Str(a.Str()[off : off+int(n)])
+			}
+			return engine.Bytes(a.Bytes()[off : off+int(n)])
+		default:
+			if aw == w {
+				return a
+			}
+		}
+	}
+	return v
 }
 
 // runCError is the ErrorFunc of C steps and C parallel steps.
@@ -140,12 +161,12 @@ func apply(as *engine.Steps, b *C.asx_bsi, vals []engine.Value) {
 		b.nadd = 0
 		info := C.GoString(b.misuse)
 		b.misuse = nil
-		dropAll(vals)
+		dropGiven(as, vals)
 		as.Error(engine.InternalError, info)
 	}
 	if engine.Raised(as) {
 		b.nadd = 0 // a call into Go already failed the step
-		dropAll(vals)
+		dropGiven(as, vals)
 		return
 	}
 	if rec&C.ASX_R_ADD != 0 {
@@ -166,7 +187,7 @@ func apply(as *engine.Steps, b *C.asx_bsi, vals []engine.Value) {
 		if code == "" {
 			code = engine.InternalError
 		}
-		dropAll(vals)
+		dropGiven(as, vals)
 		as.Error(code, info)
 	}
 	if rec&C.ASX_R_SUCCESS != 0 {
@@ -186,6 +207,22 @@ func succeed(as *engine.Steps, vals []engine.Value) {
 	as.Success(vals...)
 }
 
+// dropGiven runs the cleanups of values a callback gave away that never
+// reached the engine, but not of those it passed on: as's flow still owns
+// them, and drops them itself.
+func dropGiven(as *engine.Steps, vals []engine.Value) {
+	in := as.Args()
+	for i := range vals {
+		kept := false
+		for j := 0; j < in.Len() && !kept; j++ {
+			kept = in.At(j) == vals[i]
+		}
+		if !kept && vals[i].Owned() {
+			dropValue(&vals[i])
+		}
+	}
+}
+
 // dropAll runs the cleanups of values that never reached the engine.
 func dropAll(vals []engine.Value) {
 	for i := range vals {
@@ -202,8 +239,10 @@ func arm(as *engine.Steps, b *C.asx_bsi) {
 	if g.ext.Load() != nil {
 		return
 	}
-	g.extV = as.External()
-	g.ext.Store(&g.extV)
+	// A fresh one each time (one small allocation per waiting C step): a
+	// completer on another thread may still read the previous one.
+	x := as.External()
+	g.ext.Store(&x)
 }
 
 // stepOf returns the step of an image in use on this loop, or nil (and

@@ -44,16 +44,43 @@ func Wrap(p unsafe.Pointer) *engine.Steps {
 
 // foreign forwards engine.Steps calls to another implementation's vtable.
 type foreign struct {
-	bsi  *C.FutoInAsyncSteps
-	args *C.FutoInArgs // the args of the callback this accessor was made for
-	a    engine.Args
-	aok  bool
+	bsi        *C.FutoInAsyncSteps
+	args       *C.FutoInArgs // the args of the callback this accessor was made for
+	a          engine.Args
+	aok        bool
+	inCallback bool // made for a callback of bsi's step: its stack is there
+}
+
+// keep ties the Go callbacks behind h to the step of x's callback: its
+// stack cleanup deletes h when that step ends, which is after any step it
+// added (they are its sub-steps), run or not. Outside a callback x is a
+// root being built: h is deleted when the root is released through Go.
+func (x *foreign) keep(h cgo.Handle) bool {
+	if x.inCallback {
+		C.asx_f_keep(x.bsi, handlePtr(h))
+		return true
+	}
+	rootHandles.Lock()
+	if rootHandles.m == nil {
+		rootHandles.m = map[*C.FutoInAsyncSteps][]cgo.Handle{}
+	}
+	rootHandles.m[x.bsi] = append(rootHandles.m[x.bsi], h)
+	rootHandles.Unlock()
+	return true
+}
+
+// rootHandles are the Go callbacks added to foreign roots while they were
+// built, by root: Release deletes them.
+var rootHandles struct {
+	sync.Mutex
+	m map[*C.FutoInAsyncSteps][]cgo.Handle
 }
 
 // goCallbacks is what a Go step added to a foreign flow is: the foreign
 // engine holds its cgo.Handle as the step's data, and deletes it through
 // the step's stack cleanup once the step has run.
 type goCallbacks struct {
+	kept   bool // deleted with the adding step (foreign.keep), not by its own run
 	f      engine.ExecFunc
 	eh     engine.ErrorFunc
 	cancel engine.CancelFunc
@@ -62,7 +89,9 @@ type goCallbacks struct {
 }
 
 func (x *foreign) Add(f engine.ExecFunc, onerror engine.ErrorFunc) {
-	h := cgo.NewHandle(&goCallbacks{f: f, eh: onerror})
+	cb := &goCallbacks{f: f, eh: onerror}
+	h := cgo.NewHandle(cb)
+	cb.kept = x.keep(h)
 	var eh C.FutoInAsyncSteps_error_callback
 	if onerror != nil {
 		eh = C.asx_f_error_cb
@@ -74,7 +103,9 @@ func (x *foreign) Parallel(onerror engine.ErrorFunc) *engine.Steps {
 	var data unsafe.Pointer
 	var eh C.FutoInAsyncSteps_error_callback
 	if onerror != nil {
-		data = handlePtr(cgo.NewHandle(&goCallbacks{eh: onerror}))
+		h := cgo.NewHandle(&goCallbacks{eh: onerror})
+		x.keep(h) // outside a callback (a root being built) it lives on
+		data = handlePtr(h)
 		eh = C.asx_f_error_cb
 	}
 	return Wrap(unsafe.Pointer(C.asx_f_parallel(x.bsi, data, eh)))
@@ -213,7 +244,9 @@ func (x *foreign) Cancel()  { C.asx_f_cancel(x.bsi) }
 // crosses as a FutoInSync of ours (made once per object), whose lock and
 // unlock the other engine calls.
 func (x *foreign) Sync(obj engine.Sync, f engine.ExecFunc, onerror engine.ErrorFunc) {
-	h := cgo.NewHandle(&goCallbacks{f: f, eh: onerror})
+	cb := &goCallbacks{f: f, eh: onerror}
+	h := cgo.NewHandle(cb)
+	cb.kept = x.keep(h)
 	var eh C.FutoInAsyncSteps_error_callback
 	if onerror != nil {
 		eh = C.asx_f_error_cb
@@ -245,7 +278,20 @@ func (x *foreign) Valid() bool     { return C.asx_f_is_valid(x.bsi) != 0 }
 func (x *foreign) NewInstance() *engine.Steps {
 	return Wrap(unsafe.Pointer(C.asx_f_new_instance(x.bsi)))
 }
-func (x *foreign) Release()                  { C.asx_f_free(x.bsi) }
+
+// Release frees the foreign root, and the Go callbacks added while it was
+// built.
+func (x *foreign) Release() {
+	C.asx_f_free(x.bsi)
+	rootHandles.Lock()
+	hs := rootHandles.m[x.bsi]
+	delete(rootHandles.m, x.bsi)
+	rootHandles.Unlock()
+	for _, h := range hs {
+		h.Delete()
+	}
+}
+
 func (x *foreign) Reactor() *reactor.Reactor { return nil }
 
 // callForeign runs a Go callback on a foreign accessor: Error, Break and
@@ -275,31 +321,33 @@ func handleOf(p unsafe.Pointer) cgo.Handle { return *(*cgo.Handle)(unsafe.Pointe
 //export asxGoForeignExec
 func asxGoForeignExec(bsi *C.FutoInAsyncSteps, data unsafe.Pointer, args *C.FutoInArgs) {
 	cb := callbacksOf(data)
-	C.asx_f_keep(bsi, data) // deleted with the step
-	callForeign(&foreign{bsi: bsi, args: args}, cb.f)
+	if !cb.kept {
+		C.asx_f_keep(bsi, data) // deleted with the step
+	}
+	callForeign(&foreign{bsi: bsi, args: args, inCallback: true}, cb.f)
 }
 
 //export asxGoForeignError
 func asxGoForeignError(bsi *C.FutoInAsyncSteps, data unsafe.Pointer, code *C.char) {
 	cb := callbacksOf(data)
 	c := goString(code)
-	callForeign(&foreign{bsi: bsi}, func(as *engine.Steps) { cb.eh(as, c) })
+	callForeign(&foreign{bsi: bsi, inCallback: true}, func(as *engine.Steps) { cb.eh(as, c) })
 }
 
 //export asxGoForeignCancel
 func asxGoForeignCancel(bsi *C.FutoInAsyncSteps, data unsafe.Pointer) {
 	cb := callbacksOf(data)
-	callForeign(&foreign{bsi: bsi}, cb.cancel)
+	callForeign(&foreign{bsi: bsi, inCallback: true}, cb.cancel)
 }
 
 //export asxGoForeignLoop
 func asxGoForeignLoop(bsi *C.FutoInAsyncSteps, data unsafe.Pointer, i C.size_t) {
 	cb := callbacksOf(data)
 	if cb.rep != nil {
-		callForeign(&foreign{bsi: bsi}, func(as *engine.Steps) { cb.rep(as, int(i)) })
+		callForeign(&foreign{bsi: bsi, inCallback: true}, func(as *engine.Steps) { cb.rep(as, int(i)) })
 		return
 	}
-	callForeign(&foreign{bsi: bsi}, cb.loop)
+	callForeign(&foreign{bsi: bsi, inCallback: true}, cb.loop)
 }
 
 //export asxGoForeignRelease

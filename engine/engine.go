@@ -207,6 +207,12 @@ func (e *engine) unlinkReady(fl *flow) {
 // it started (up to batchEnd, which unlinkReady keeps pointing into the
 // queue) and reports whether more became ready.
 func (e *engine) runReady() bool {
+	if e.cur != nil {
+		// A callback drives its own manual reactor: flows never run inside
+		// another flow's callback (its step would lose its outcome). They
+		// run when the outer drive goes on.
+		return false
+	}
 	e.batchEnd = e.readyTail
 	for e.batchEnd != nil {
 		fl := e.readyHead

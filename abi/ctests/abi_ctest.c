@@ -2544,6 +2544,126 @@ static void test_reactor_free_cancels(void)
     CHECK_OK(u);
 }
 
+/* A worker finishes each waiting step the moment it gets its pointer,
+   often while the step's callback is still returning (found by review: the
+   result was recorded into the loop's scratch and lost). */
+enum { XT_STEPS = 2000 };
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    FutoInAsyncSteps* slot; /* a step to finish */
+    int done;               /* 1: the flow ended well, 2: with an error, 3: the worker quits */
+    int completed;
+} Xt;
+
+static void* xt_worker(void* p)
+{
+    Xt* x = p;
+    FutoInArgs a;
+    memset(&a, 0, sizeof a);
+    a.arg0 = v_int(7);
+    pthread_mutex_lock(&x->mu);
+    for (;;) {
+        while (!x->slot && !x->done) {
+            pthread_cond_wait(&x->cv, &x->mu);
+        }
+        if (!x->slot) {
+            break;
+        }
+        FutoInAsyncSteps* b = x->slot;
+        x->slot = NULL;
+        pthread_mutex_unlock(&x->mu);
+        b->api->success(b, &a); /* from a thread that is not the loop, maybe before the callback returned */
+        pthread_mutex_lock(&x->mu);
+        x->completed++;
+    }
+    pthread_mutex_unlock(&x->mu);
+    return NULL;
+}
+
+static void xt_wait(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    (void)args;
+    Xt* x = data;
+    bsi->api->waitExternal(bsi);
+    pthread_mutex_lock(&x->mu);
+    x->slot = bsi;
+    pthread_cond_broadcast(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+}
+
+static void xt_body(FutoInAsyncSteps* bsi, void* data, size_t i)
+{
+    (void)i;
+    bsi->api->add(bsi, data, xt_wait, NULL);
+}
+
+static void xt_top(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    (void)args;
+    bsi->api->repeat(bsi, data, XT_STEPS, xt_body, NULL);
+}
+
+static void xt_end(Xt* x, int how)
+{
+    pthread_mutex_lock(&x->mu);
+    x->done = how;
+    pthread_cond_broadcast(&x->cv);
+    pthread_mutex_unlock(&x->mu);
+}
+
+static void xt_final(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    (void)bsi;
+    (void)args;
+    xt_end(data, 1);
+}
+
+static void xt_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    (void)bsi;
+    (void)code;
+    xt_end(data, 2);
+}
+
+static void test_worker_completes_during_callback(void)
+{
+    BEGIN("worker_completes_during_callback");
+    AsyncStepsReactor* r = asyncsteps_reactor_start(-1);
+    CHECK(r != NULL);
+    if (!r) {
+        return;
+    }
+    Xt x;
+    memset(&x, 0, sizeof x);
+    pthread_mutex_init(&x.mu, NULL);
+    pthread_cond_init(&x.cv, NULL);
+    pthread_t th;
+    CHECK(pthread_create(&th, NULL, xt_worker, &x) == 0);
+    FutoInAsyncSteps* root = asyncsteps_new(r);
+    root->api->add(root, &x, xt_top, NULL);
+    root->api->add(root, &x, xt_final, NULL);
+    root->api->execute(root, &x, xt_unhandled);
+    struct timespec deadline;
+    clock_gettime(CLOCK_REALTIME, &deadline);
+    deadline.tv_sec += 20; /* a lost success would hang the flow: fail instead */
+    pthread_mutex_lock(&x.mu);
+    while (!x.done) {
+        if (pthread_cond_timedwait(&x.cv, &x.mu, &deadline) != 0) {
+            break;
+        }
+    }
+    int done = x.done, completed = x.completed;
+    x.done = x.done ? x.done : 3;
+    pthread_cond_broadcast(&x.cv);
+    pthread_mutex_unlock(&x.mu);
+    CHECK(done == 1);
+    CHECK(completed == XT_STEPS);
+    pthread_join(th, NULL);
+    asyncsteps_reactor_free(r);
+}
+
 /* The same on a started reactor: its thread runs the cancel handlers. */
 static void test_started_reactor_free_cancels(void)
 {
@@ -2627,6 +2747,7 @@ int main(void)
     asyncsteps_reactor_free(r);
 
     test_started_reactor();
+    test_worker_completes_during_callback();
     test_reactor_free_cancels();
     test_started_reactor_free_cancels();
 
