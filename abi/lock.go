@@ -37,7 +37,8 @@ type lockKey struct {
 // proxy is one lock held (or being taken) for a flow.
 type proxy struct {
 	key       lockKey
-	root      *engine.Steps
+	root      *engine.Steps // the proxy: the engine's once it runs (ReleaseAtEnd)
+	ref       engine.Ref    // to cancel it, safely even after it ended
 	req       *C.asx_lockreq // C memory; the resume callback frees it once scheduled
 	handle    cgo.Handle     // p, for the resume callback
 	hold      engine.External
@@ -90,17 +91,16 @@ func lock(bsi *C.FutoInAsyncSteps, s *C.FutoInSync) {
 	}, func(as *engine.Steps, code string) {
 		p.resume(code) // kept out (DefenseRejected): the locking step fails with it
 	})
-	engine.OnEnd(p.root, func(root *engine.Steps, code string) {
-		p.forget()
-		root.Release()
-	})
+	engine.OnEnd(p.root, func(*engine.Steps, string) { p.forget() })
 	locks.mu.Lock()
 	if locks.m == nil {
 		locks.m = map[lockKey][]*proxy{}
 	}
 	locks.m[p.key] = append(locks.m[p.key], p)
 	locks.mu.Unlock()
+	p.ref = p.root.Ref()
 	p.root.Execute()
+	p.root.ReleaseAtEnd()
 }
 
 // resume schedules the locking step's resumption (code "": entered).
@@ -137,7 +137,7 @@ func (p *proxy) cancel() {
 	}
 	locks.mu.Unlock()
 	p.forget()
-	p.root.Cancel()
+	p.ref.Cancel()
 }
 
 // asxGoLockResume is asked by a scheduled resume, on the locking step's
