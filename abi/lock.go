@@ -37,8 +37,8 @@ type lockKey struct {
 // proxy is one lock held (or being taken) for a flow.
 type proxy struct {
 	key       lockKey
-	root      *engine.Steps // the proxy: the engine's once it runs (ReleaseAtEnd)
-	ref       engine.Ref    // to cancel it, safely even after it ended
+	root      *engine.Steps  // the proxy: the engine's once it runs (ReleaseAtEnd)
+	ref       engine.Ref     // to cancel it, safely even after it ended
 	req       *C.asx_lockreq // C memory; the resume callback frees it once scheduled
 	handle    cgo.Handle     // p, for the resume callback
 	hold      engine.External
