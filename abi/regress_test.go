@@ -130,14 +130,16 @@ func TestReviewExternalRaceWithTimeout(t *testing.T) {
 	}
 	// Late, from another thread. No channel: any synchronisation (and, in
 	// race mode, any cgo call on this goroutine) would order the two.
-	go ctest.RvCompleteFlag(kept)
-	time.Sleep(100 * time.Millisecond)
+	finished := make(chan struct{})
+	go func() { ctest.RvCompleteFlag(kept); close(finished) }()
+	time.Sleep(100 * time.Millisecond) // not a synchronisation: lets the two overlap
 	ctest.RvExt.Success() // pure Go: the loop then releases the C step's image
 	h.r.RunUntilIdle()
 	if _, code := h.result(); code != "" {
 		t.Fatalf("flow ended with %q", code)
 	}
 	h.release()
+	<-finished
 	if !ctest.RvFlag() {
 		t.Fatal("the late completion did not return")
 	}
@@ -165,17 +167,21 @@ func TestReviewIsValidRace(t *testing.T) {
 			built <- root
 		})
 		root := <-built
-		var bsi unsafe.Pointer
-		for bsi = ctest.WaitingPtr(); bsi == nil; bsi = ctest.WaitingPtr() {
-			runtime.Gosched()
-		}
-		for ctest.RvIsValid(bsi) {
+		running := func() bool {
 			select {
 			case <-p.Done():
+				return false
 			default:
-				continue
+				return true
 			}
-			break
+		}
+		// The step may time out before this goroutine sees it wait (slow
+		// under -race): every wait below ends with the flow.
+		var bsi unsafe.Pointer
+		for bsi = ctest.WaitingPtr(); bsi == nil && running(); bsi = ctest.WaitingPtr() {
+			runtime.Gosched()
+		}
+		for bsi != nil && ctest.RvIsValid(bsi) && running() {
 		}
 		<-p.Done()
 		done := make(chan struct{})
