@@ -133,7 +133,7 @@ func TestReviewExternalRaceWithTimeout(t *testing.T) {
 	finished := make(chan struct{})
 	go func() { ctest.RvCompleteFlag(kept); close(finished) }()
 	time.Sleep(100 * time.Millisecond) // not a synchronisation: lets the two overlap
-	ctest.RvExt.Success() // pure Go: the loop then releases the C step's image
+	ctest.RvExt.Success()              // pure Go: the loop then releases the C step's image
 	h.r.RunUntilIdle()
 	if _, code := h.result(); code != "" {
 		t.Fatalf("flow ended with %q", code)
