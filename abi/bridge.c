@@ -161,8 +161,10 @@ static void v_handle_error(FutoInAsyncSteps* bsi, const char* code, const char* 
     if (ended(b)) {
         return;
     }
-    b->code = code;
-    b->info = info;
+    /* Copies: the callback returns before Go reads them, and C code often
+       formats the info into a buffer on its own stack. */
+    b->code = code ? strdup(code) : NULL;
+    b->info = info ? strdup(info) : NULL;
     b->rec |= ASX_R_ERROR;
 }
 

@@ -318,7 +318,8 @@ func clearImage(b *C.asx_bsi) {
 	b.mode = C.ASX_STALE
 	b.rec, b.handler, b.nadd, b.added, b.timeout_ms, b.built = 0, 0, 0, 0, 0, 0
 	b.f, b.eh, b.data, b.ch, b.ch_data = nil, nil, nil, nil, nil
-	b.code, b.info, b.misuse = nil, nil, nil
+	freeError(b) // recorded by a callback whose record was never applied
+	b.misuse = nil
 	b.loop_f, b.loop_data = nil, nil
 	b.s = nil
 }

@@ -161,11 +161,13 @@ func apply(as *engine.Steps, b *C.asx_bsi, vals []engine.Value) {
 		b.nadd = 0
 		info := C.GoString(b.misuse)
 		b.misuse = nil
+		freeError(b)
 		dropGiven(as, vals)
 		as.Error(engine.InternalError, info)
 	}
 	if engine.Raised(as) {
 		b.nadd = 0 // a call into Go already failed the step
+		freeError(b)
 		dropGiven(as, vals)
 		return
 	}
@@ -183,7 +185,7 @@ func apply(as *engine.Steps, b *C.asx_bsi, vals []engine.Value) {
 	}
 	if rec&C.ASX_R_ERROR != 0 {
 		code, info := goString(b.code), C.GoString(b.info)
-		b.code, b.info = nil, nil
+		freeError(b)
 		if code == "" {
 			code = engine.InternalError
 		}
@@ -205,6 +207,17 @@ func succeed(as *engine.Steps, vals []engine.Value) {
 		}
 	}
 	as.Success(vals...)
+}
+
+// freeError frees the copies handle_error recorded.
+func freeError(b *C.asx_bsi) {
+	if b.code != nil {
+		C.free(unsafe.Pointer(b.code))
+	}
+	if b.info != nil {
+		C.free(unsafe.Pointer(b.info))
+	}
+	b.code, b.info = nil, nil
 }
 
 // dropGiven runs the cleanups of values a callback gave away that never
