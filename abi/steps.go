@@ -258,22 +258,6 @@ func arm(as *engine.Steps, b *C.asx_bsi) {
 	g.ext.Store(&x)
 }
 
-// stepOf returns the step of an image in use on this loop, or nil (and
-// reports the misuse to the step running here, if any).
-func stepOf(b *C.asx_bsi, op string) *engine.Steps {
-	if b == nil {
-		return nil
-	}
-	g := entry(b)
-	r := g.r.Load()
-	if b.mode == C.ASX_STALE || r == nil || !r.IsSameThread() {
-		if b.mode == C.ASX_STALE && r != nil && r.IsSameThread() && g.steps == nil {
-			reportStale(r, op)
-		}
-		return nil
-	}
-	return g.steps
-}
 
 // guard turns a panic that a Go call made inside a C callback (the engine
 // unwinding an Error or a misuse) into the engine's recorded raise: a Go
