@@ -258,7 +258,6 @@ func arm(as *engine.Steps, b *C.asx_bsi) {
 	g.ext.Store(&x)
 }
 
-
 // guard turns a panic that a Go call made inside a C callback (the engine
 // unwinding an Error or a misuse) into the engine's recorded raise: a Go
 // panic must not unwind through C frames. The raise stays recorded, and
