@@ -23,10 +23,13 @@
 // while the engine runs a C callback, the entries that only record
 // something (add, success, handle_error, setTimeout, setCancel,
 // waitExternal, stack) are implemented in C and write into the image, and
-// the engine reads the record when the callback returns. Only the entries
-// that start or inspect more than the running step (parallel, loops,
-// addSync, stateVariable, execute, the AsyncTool entries, ...) call back
-// into Go. Images come from per-reactor pools: a C step allocates nothing
+// the engine reads the record when the callback returns. waitExternal,
+// setTimeout and setCancel also call back into Go once, to arm the step's
+// External at once: a worker thread given the pointer may finish the step
+// before the callback returns. Only the entries that start or inspect more
+// than the running step (parallel, loops, addSync, stateVariable, execute,
+// the AsyncTool entries, ...) call back into Go otherwise. Only the
+// callback's own thread records: another thread's calls go to Go. Images come from per-reactor pools: a C step allocates nothing
 // on the Go heap once warm.
 //
 // # Values
