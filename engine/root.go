@@ -417,18 +417,7 @@ func (as *Steps) Release() {
 		misuse(as, "Release: not a root")
 		return
 	}
-	rt := rootOf(as)
-	if rt.released.Load() {
-		return
-	}
-	if rt.running() {
-		rt.releaseAtEnd.Store(true)
-		as.Cancel()
-		if rt.running() || !rt.releaseAtEnd.Swap(false) {
-			return // finishRoot releases it
-		}
-	}
-	rt.release()
+	rootOf(as).releaseAfterRun(true)
 }
 
 // ReleaseAtEnd lets the root's flow run to its end and then gives the
@@ -443,7 +432,12 @@ func (as *Steps) ReleaseAtEnd() {
 		misuse(as, "ReleaseAtEnd: not a root")
 		return
 	}
-	rt := rootOf(as)
+	rootOf(as).releaseAfterRun(false)
+}
+
+// releaseAfterRun releases rt now or, while its flow runs, when the flow
+// ends (canceling it first if cancel): Release and ReleaseAtEnd.
+func (rt *root) releaseAfterRun(cancel bool) {
 	if rt.released.Load() {
 		return
 	}
@@ -451,6 +445,9 @@ func (as *Steps) ReleaseAtEnd() {
 		// Set the flag, then look again: finishRoot clears running, then
 		// takes the flag; whoever takes it releases, so exactly one does.
 		rt.releaseAtEnd.Store(true)
+		if cancel {
+			rt.Steps.Cancel()
+		}
 		if rt.running() || !rt.releaseAtEnd.Swap(false) {
 			return // finishRoot releases it
 		}

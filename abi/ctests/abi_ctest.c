@@ -2488,6 +2488,14 @@ static void* mt_thread(void* arg)
     return NULL;
 }
 
+/* mt_init readies the state a started-reactor test shares with its flow. */
+static void mt_init(Mt* m)
+{
+    memset(m, 0, sizeof(*m));
+    pthread_mutex_init(&m->mu, NULL);
+    pthread_cond_init(&m->cv, NULL);
+}
+
 static void test_started_reactor(void)
 {
     BEGIN("started_reactor_threads");
@@ -2497,9 +2505,7 @@ static void test_started_reactor(void)
         return;
     }
     Mt m;
-    memset(&m, 0, sizeof(m));
-    pthread_mutex_init(&m.mu, NULL);
-    pthread_cond_init(&m.cv, NULL);
+    mt_init(&m);
     FutoInAsyncSteps* root = asyncsteps_new(r);
     root->api->add(root, &m, mt_timeout_step, mt_timeout_eh);
     root->api->add(root, &m, mt_wait_step, NULL);
@@ -2674,9 +2680,7 @@ static void test_started_reactor_free_cancels(void)
         return;
     }
     Mt m;
-    memset(&m, 0, sizeof(m));
-    pthread_mutex_init(&m.mu, NULL);
-    pthread_cond_init(&m.cv, NULL);
+    mt_init(&m);
     FutoInAsyncSteps* root = asyncsteps_new(r);
     root->api->add(root, &m, mt_wait_forever, mt_eh);
     root->api->add(root, &m, mt_wait_step, NULL); /* never reached */
