@@ -6,6 +6,7 @@ require (
 	github.com/asyncsteps/asyncsteps v0.0.0
 	github.com/panjf2000/gnet/v2 v2.9.4
 	golang.org/x/sync v0.11.0
+	golang.org/x/sys v0.33.0
 	golang.org/x/time v0.8.0
 )
 
@@ -14,7 +15,6 @@ require (
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	go.uber.org/multierr v1.11.0 // indirect
 	go.uber.org/zap v1.27.0 // indirect
-	golang.org/x/sys v0.33.0 // indirect
 	gopkg.in/natefinch/lumberjack.v2 v2.2.1 // indirect
 )
 

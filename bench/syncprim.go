@@ -11,13 +11,13 @@ import (
 )
 
 // This file is our implementation of the sync scenarios (impl=asyncsteps):
-// SyncWorkers flows spread over a reactor.Group of two real reactors (one
-// loop thread each, not pinned), each flow a loop of
+// SyncWorkers flows spread over a reactor.Group of CPUs real reactors (one
+// loop thread each, pinned one per CPU unless Pin is off), each flow a loop of
 // as.Sync(obj, section) until the round is done. Unlike the engine
 // scenarios (asyncsteps.go) this runs real loops: a primitive shared by
-// flows of two threads is the point, and a waiter is resumed on its own
+// flows of several threads is the point, and a waiter is resumed on its own
 // reactor, which may have to be woken up. The peers' goroutines get the
-// same two CPUs (GOMAXPROCS).
+// same CPUs (GOMAXPROCS).
 
 // syncFlows is the fixture: the group, the flows' roots (reused from round
 // to round) and the steps they run.
@@ -31,14 +31,13 @@ type syncFlows struct {
 	wg    sync.WaitGroup
 }
 
-// newSyncFlows starts a group of two reactors and builds the flows around
+// newSyncFlows starts a group of CPUs reactors (StartGroup) and builds the flows around
 // the object mk returns; owner is the reactor a Throttle's timer runs on.
 func newSyncFlows(w *syncWork, mk func(owner *reactor.Reactor) engine.Sync) (*syncFlows, error) {
-	g, err := reactor.NewGroup(2, reactor.Options{CPU: -1})
+	g, err := StartGroup()
 	if err != nil {
 		return nil, err
 	}
-	g.Start()
 	obj := mk(g.Reactors()[0])
 	f := &syncFlows{g: g, w: w}
 	// The last step cannot report the end itself: the flow ends after it
