@@ -54,6 +54,9 @@ const (
 	serverNet    = "net"
 )
 
+// pinStepsd is -pin: stepsd's children pin their reactors.
+var pinStepsd bool
+
 // childFlags are the flags of -serve mode, left out of -help.
 var childFlags = map[string]bool{"serve": true, "addr": true, "concurrent": true, "queue": true}
 
@@ -65,6 +68,7 @@ func main() {
 	queue := fs.Int("queue", 0, "child mode, stepsd: Config.Queue (0: its default)")
 
 	loops := fs.Int("loops", runtime.NumCPU(), "event loops of gnet, reactors of stepsd")
+	fs.BoolVar(&pinStepsd, "pin", false, "pin stepsd's reactor i to CPU i (stepsd -pin); gnet and net are never pinned")
 	duration := fs.Duration("duration", 2*time.Second, "measured time of each throughput cell")
 	warmup := fs.Duration("warmup", 300*time.Millisecond, "time at the start of each cell that is not measured")
 	requests := fs.Int("requests", 2_000_000, "requests bound of each throughput cell")
@@ -116,7 +120,7 @@ func main() {
 
 	rep := &report{
 		Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(),
-		Loops: *loops, Duration: p.duration.String(), Warmup: p.warmup.String(), Requests: p.requests, Quick: *quick,
+		Loops: *loops, Pin: pinStepsd, Duration: p.duration.String(), Warmup: p.warmup.String(), Requests: p.requests, Quick: *quick,
 	}
 	started := time.Now()
 	for _, s := range list {
@@ -130,8 +134,12 @@ func main() {
 	}
 	rep.Seconds = time.Since(started).Seconds()
 
-	fmt.Printf("%s %s/%s, %d CPUs; servers in child processes, %d loops/reactors; cells: -duration %v -warmup %v -requests %d; run took %.0fs\n\n",
-		rep.Go, rep.OS, rep.Arch, rep.CPUs, rep.Loops, p.duration, p.warmup, p.requests, rep.Seconds)
+	pinned := ""
+	if pinStepsd {
+		pinned = " (stepsd's pinned one per CPU)"
+	}
+	fmt.Printf("%s %s/%s, %d CPUs; servers in child processes, %d loops/reactors%s; cells: -duration %v -warmup %v -requests %d; run took %.0fs\n\n",
+		rep.Go, rep.OS, rep.Arch, rep.CPUs, rep.Loops, pinned, p.duration, p.warmup, p.requests, rep.Seconds)
 	printThroughput(os.Stdout, rep, list, p)
 	fmt.Println()
 	printMemory(os.Stdout, rep, p)
@@ -198,6 +206,7 @@ var overloadLimits = limits{concurrent: 1000, queue: 1000}
 type report struct {
 	Go, OS, Arch string
 	CPUs, Loops  int
+	Pin          bool // stepsd's reactors pinned
 	Duration     string
 	Warmup       string
 	Requests     int

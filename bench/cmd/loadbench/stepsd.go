@@ -6,7 +6,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/stepsd"
 )
 
-// startStepsd starts our server in the child: stepsd with loops reactors,
+// startStepsd starts our server in the child: stepsd with loops reactors (pinned with -pin),
 // its defaults otherwise, except the Limiter's bounds when lim sets them
 // (the overload scenario's small limits). It is the only use of package
 // stepsd here, so that the peers' rows can be built and run on their own
@@ -15,6 +15,7 @@ func startStepsd(addr string, loops int, lim limits) (bound string, stop func() 
 	cfg := stepsd.DefaultConfig()
 	cfg.Addr = addr
 	cfg.Reactors = loops
+	cfg.Pin = pinStepsd
 	if lim.concurrent > 0 {
 		cfg.Concurrent = lim.concurrent
 	}
