@@ -77,15 +77,15 @@ ctest-asan:
 
 .PHONY: ctest-valgrind ctest-asan
 
-# bench: the engine's scenarios beside the idiomatic goroutine peers, as one
-# table (ns/op, allocs/op, ratio), the timer wheel against time.AfterFunc,
-# C steps beside Go steps and a bare cgo call (abi), then stepsd under loopback load beside a plain gnet handler and a
-# goroutine-per-connection server (req/s, latency quantiles, RSS).
+# bench: the benchmark harness (bench/cmd/benchtable): every scenario of the
+# engine, the reactor, syncprim, abi and the server beside its Go peer, real
+# reactors pinned one per CPU, as one table; the runs are saved as
+# profiles/bench-<time>.txt (benchstat) and .json. About 5 minutes on 2 CPUs.
+# Flags: make bench BENCHFLAGS='-scenarios engine/ -count 5' (-h lists them);
+# make bench BENCHFLAGS=-quick is a CI-sized run (about a minute).
+BENCHFLAGS ?=
 bench:
-	cd bench && $(GO) run ./cmd/benchtable
-	$(GO) test -run '^$$' -bench 'AddCancel' -benchmem ./timerwheel
-	$(GO) test -run '^$$' -bench 'CgoCall|CStep|Mixed|ArgsToC' -benchmem -count 3 ./abi
-	cd bench && $(GO) run ./cmd/loadbench
+	cd bench && $(GO) run ./cmd/benchtable $(BENCHFLAGS)
 
 # fuzz: each fuzz target for FUZZTIME (default 1m; make fuzz FUZZTIME=10m).
 # make test runs their seed corpora (f.Add and testdata/fuzz) as plain tests.
@@ -106,17 +106,18 @@ soak:
 run:
 	$(GO) run ./cmd/stepsd $(ARGS)
 
-# profile: CPU and allocation profiles of the engine scenarios into profiles/.
+# profile: CPU, heap, allocation, mutex and block profiles of ours in every
+# scenario of the harness, one process and one set of files per scenario
+# (profiles/<suite>-<scenario>[-<driver>].<kind>.prof), then the top of each
+# CPU profile. profiles/README.md says how to read them and what they show.
+# PROFILEFLAGS='-scenarios engine/' narrows it.
+PROFILEFLAGS ?=
 profile:
-	mkdir -p profiles
-	$(GO) test -run '^$$' -bench 'Simple|Sequential|ParallelExternal|ParallelWaitLoop|Timeout' -benchmem \
-		-cpuprofile profiles/engine.cpu.prof -memprofile profiles/engine.mem.prof \
-		-o profiles/engine.test ./engine
-	$(GO) tool pprof -top -nodecount=30 profiles/engine.test profiles/engine.cpu.prof
+	cd bench && $(GO) run ./cmd/benchtable -profile ../profiles $(PROFILEFLAGS)
 
 fmt:
 	gofmt -w $$(git ls-files '*.go')
 
 clean:
-	rm -f profiles/*.prof profiles/*.test
+	rm -f profiles/*.prof profiles/*.test profiles/bench-*.txt profiles/bench-*.json
 	rm -rf build

@@ -9,6 +9,8 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,6 +52,19 @@ func runChild(server, addr string, loops int, lim limits) int {
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "loadbench -serve=%s: %v\n", server, err)
 		return 1
+	}
+	if profilePrefix != "" {
+		finish, err := startProfiles(profilePrefix)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loadbench -serve=%s: -profile: %v\n", server, err)
+			_ = stop()
+			return 1
+		}
+		defer func() {
+			if err := finish(); err != nil {
+				fmt.Fprintf(os.Stderr, "loadbench -serve=%s: -profile: %v\n", server, err)
+			}
+		}()
 	}
 	fmt.Printf("READY %s\n", bound)
 
@@ -247,4 +262,38 @@ func (s *sampler) stop() (last, peak int64) {
 	close(s.done)
 	s.wg.Wait()
 	return s.last, s.peak
+}
+
+// startProfiles starts the CPU profile and the sampling of allocations,
+// contended mutexes and blocking (1 per µs blocked), for the child's whole
+// service; finish stops it and writes <prefix>.cpu.prof, .heap.prof,
+// .allocs.prof, .mutex.prof and .block.prof.
+func startProfiles(prefix string) (finish func() error, err error) {
+	runtime.MemProfileRate = 4096
+	runtime.SetMutexProfileFraction(1)
+	runtime.SetBlockProfileRate(1000)
+	cpu, err := os.Create(prefix + ".cpu.prof")
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(cpu); err != nil {
+		cpu.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		err := cpu.Close()
+		runtime.GC()
+		for _, kind := range []string{"heap", "allocs", "mutex", "block"} {
+			f, ferr := os.Create(prefix + "." + kind + ".prof")
+			if ferr == nil {
+				ferr = pprof.Lookup(kind).WriteTo(f, 0)
+				if cerr := f.Close(); ferr == nil {
+					ferr = cerr
+				}
+			}
+			err = errors.Join(err, ferr)
+		}
+		return err
+	}, nil
 }

@@ -57,6 +57,10 @@ const (
 // pinStepsd is -pin: stepsd's children pin their reactors.
 var pinStepsd bool
 
+// profilePrefix is -profile: where the stepsd child of the throughput
+// matrix writes its profiles.
+var profilePrefix string
+
 // childFlags are the flags of -serve mode, left out of -help.
 var childFlags = map[string]bool{"serve": true, "addr": true, "concurrent": true, "queue": true}
 
@@ -68,6 +72,7 @@ func main() {
 	queue := fs.Int("queue", 0, "child mode, stepsd: Config.Queue (0: its default)")
 
 	loops := fs.Int("loops", runtime.NumCPU(), "event loops of gnet, reactors of stepsd")
+	fs.StringVar(&profilePrefix, "profile", "", "write CPU, heap, allocation, mutex and block profiles of stepsd's child during the throughput matrix to <this>.cpu.prof etc., and skip the memory scenarios (make profile)")
 	fs.BoolVar(&pinStepsd, "pin", false, "pin stepsd's reactor i to CPU i (stepsd -pin); gnet and net are never pinned")
 	duration := fs.Duration("duration", 2*time.Second, "measured time of each throughput cell")
 	warmup := fs.Duration("warmup", 300*time.Millisecond, "time at the start of each cell that is not measured")
@@ -127,10 +132,14 @@ func main() {
 		runMatrix(rep, s, *loops, p)
 	}
 	for _, s := range list {
-		runSlow(rep, s, *loops, p)
+		if profilePrefix == "" {
+			runSlow(rep, s, *loops, p)
+		}
 	}
 	for _, s := range list {
-		runOverload(rep, s, *loops, p)
+		if profilePrefix == "" {
+			runOverload(rep, s, *loops, p)
+		}
 	}
 	rep.Seconds = time.Since(started).Seconds()
 
@@ -274,7 +283,11 @@ func (rep *report) note(format string, a ...any) {
 func runMatrix(rep *report, server string, loops int, p plan) {
 	fmt.Fprintf(os.Stderr, "%s: throughput matrix\n", server)
 	mem := memResult{Server: server, Scenario: scenarioMatrix}
-	ch, err := startChild(server, loops)
+	var extra []string
+	if profilePrefix != "" && server == serverStepsd {
+		extra = append(extra, "-profile="+profilePrefix)
+	}
+	ch, err := startChild(server, loops, extra...)
 	if err != nil {
 		rep.failed = true
 		rep.note("%s: not run: %v", server, err)
