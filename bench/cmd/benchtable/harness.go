@@ -61,7 +61,7 @@ func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs.SetOutput(stderr)
 	scenarios := fs.String("scenarios", "", "run only scenarios whose suite/Name matches this regexp, e.g. 'engine/', 'Simple$', 'syncprim|abi' (default: all)")
 	fs.IntVar(&o.count, "count", 3, "runs of each implementation, interleaved; the table shows the median (-quick: 1)")
-	fs.StringVar(&o.duration, "duration", "1s", "target duration of each run, or a fixed count of ops as in go test's -benchtime ('1000x') (-quick: 100ms)")
+	fs.StringVar(&o.duration, "duration", "500ms", "target duration of each run, or a fixed count of ops as in go test's -benchtime ('1000x') (-quick: 100ms)")
 	benchtime := fs.String("benchtime", "", "the same as -duration")
 	fs.DurationVar(&o.serverDur, "server-duration", 0, "measured time of each server cell (default: cmd/loadbench's, 2s; -quick 300ms)")
 	fs.IntVar(&o.cpus, "cpus", runtime.NumCPU(), "real reactors, one per CPU 0..N-1 (pinned unless -pin=false); also the GOMAXPROCS of every run and the reactors of stepsd and gnet")
@@ -283,9 +283,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "benchtable: saving the results:", err)
 		return 1
 	}
-	fmt.Fprintf(stdout, "\nsaved: %s (benchstat), %s\n", rel(txt), rel(js))
+	fmt.Fprintf(stdout, "\nsaved: %s (benchstat) and %s\n", relTo(root, txt), relTo(root, js))
 	if prev != "" {
-		fmt.Fprintf(stdout, "compare with the previous run: benchstat %s %s\n", rel(prev), rel(txt))
+		fmt.Fprintf(stdout, "compare with the previous run (from %s): benchstat %s %s\n", rootName(root), relTo(root, prev), relTo(root, txt))
 	} else {
 		fmt.Fprintf(stdout, "compare two runs: benchstat old.txt new.txt (go install golang.org/x/perf/cmd/benchstat@latest)\n")
 	}
@@ -386,6 +386,20 @@ func latestRun(dir string) string {
 		return ""
 	}
 	return m[len(m)-1] // the names sort by time
+}
+
+// relTo shows path relative to the repository's root when it is inside.
+func relTo(root, path string) string {
+	if r, err := filepath.Rel(root, path); err == nil && !strings.HasPrefix(r, "..") {
+		return r
+	}
+	return path
+}
+
+// rootName names the repository's root for a reader: "the repository
+// root" when that is where the command runs from or just above.
+func rootName(root string) string {
+	return "the repository root, " + root
 }
 
 // rel shows path relative to the working directory when that is shorter.
