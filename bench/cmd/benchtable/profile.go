@@ -110,12 +110,12 @@ func profileAll(o *options, root string, cases []caseSpec, stdout, stderr io.Wri
 		results = append(results, fmt.Sprintf("%-40s %s", t.file, line))
 	}
 	p.clear()
-	fmt.Fprintf(stdout, "profiles of ours (%s), one process per scenario, in %s:\n\n", strings.Join(profileKinds, ", "), rel(dir))
+	fmt.Fprintf(stdout, "profiles of ours (%s), one process per scenario, in %s:\n\n", strings.Join(profileKinds, ", "), relTo(root, dir))
 	for _, r := range results {
 		fmt.Fprintln(stdout, "  "+r)
 	}
-	fmt.Fprintf(stdout, "\nRead one: go tool pprof -http=: %s/engine-Sequential-loop.cpu.prof   (or -top; -sample_index=alloc_objects for *.allocs.prof). profiles/README.md says what they show.\n",
-		rel(dir))
+	fmt.Fprintf(stdout, "\nRead one (from the repository root): go tool pprof -http=: %s/engine-Sequential-loop.cpu.prof\n(or -top; -sample_index=alloc_objects for *.allocs.prof). profiles/README.md says how to read them and what they show.\n",
+		relTo(root, dir))
 	for _, t := range done {
 		top := exec.Command(goTool(), "tool", "pprof", "-top", "-nodecount="+strconv.Itoa(profTopNodeCount), filepath.Join(dir, t.file+".cpu.prof"))
 		out, err := top.CombinedOutput()
@@ -259,7 +259,7 @@ func profileServer(o *options, root, dir string, t profileTarget) (string, error
 	if err != nil {
 		return "", fmt.Errorf("cmd/loadbench: %v: %s", err, tail(strings.Split(string(out), "\n"), 6))
 	}
-	return fmt.Sprintf("stepsd under cmd/loadbench -quick (%s, every cell and the memory scenarios)", time.Since(start).Round(time.Second)), nil
+	return fmt.Sprintf("stepsd serving cmd/loadbench's quick throughput matrix, 1s a cell (%s in all)", time.Since(start).Round(time.Second)), nil
 }
 
 // regexpQuote quotes the characters of an impl name that go test's -bench
