@@ -2,8 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"unsafe"
 
+	"github.com/asyncsteps/asyncsteps/internal/cast"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -54,23 +54,13 @@ func (e *engine) captureStack(f *Steps, st *State) {
 	st.AsyncStack = s
 }
 
-// funcPC is the entry PC of a func value, as reflect.ValueOf(f).Pointer()
-// reports it: a func value points to a closure record whose first word is
-// the code pointer.
-func funcPC(fn unsafe.Pointer) uintptr {
-	if fn == nil {
-		return 0
-	}
-	return *(*uintptr)(fn)
-}
-
 func (f *Steps) pc() uintptr {
 	switch f.kind {
 	case kStep:
 		if f.xfn != nil {
-			return funcPC(f.xfn) // AddWith: the user's function, not the trampoline
+			return cast.FuncPC(f.xfn) // AddWith: the user's function, not the trampoline
 		}
-		return funcPC(*(*unsafe.Pointer)(unsafe.Pointer(&f.fn)))
+		return cast.PCOf(f.fn)
 	case kBody:
 		return f.parent.loop().pc
 	}
@@ -180,105 +170,4 @@ func (e *engine) protectHandler(f *Steps, h ErrorFunc, code string) (v any, pani
 	h(f, code)
 	panicked = false
 	return
-}
-
-// runCancel runs f's cancel handler once. A panic in it is recorded in
-// LastException and otherwise ignored: cancellation must go on.
-func (e *engine) runCancel(f *Steps) {
-	h := f.oncancel
-	if h == nil || f.flags&fCancelDone != 0 {
-		return
-	}
-	f.flags |= fCancelDone
-	f.oncancel = nil
-	if v, panicked := e.protectCancel(f, h); panicked {
-		f.fl.root.state.LastException = &PanicError{Value: v}
-	}
-}
-
-func (e *engine) protectCancel(f *Steps, h CancelFunc) (v any, panicked bool) {
-	saved := e.cur
-	defer func() {
-		e.cur = saved
-		e.raised = raise{}
-		if panicked {
-			v = recover()
-		}
-	}()
-	e.cur = nil // nothing may be added, succeeded or failed from a cancel handler
-	panicked = true
-	h(f)
-	panicked = false
-	return
-}
-
-// cancelFrame cancels one live frame: its branches, its queued sub-steps, its
-// cancel handler. The caller releases it.
-func (e *engine) cancelFrame(x *Steps) {
-	x.releaseClaim()
-	if x.kind == kParallel {
-		e.cancelBranches(x)
-	}
-	e.discardQueued(x)
-	e.runCancel(x)
-}
-
-// cancelBelow cancels and destroys t's live descendants, innermost first,
-// without calling their error handlers; t becomes its flow's current frame.
-func (e *engine) cancelBelow(t *Steps) {
-	fl := t.fl
-	e.cancelUpTo(fl.cur, t)
-	fl.cur = t
-	if t.kind == kParallel {
-		e.cancelBranches(t)
-	}
-}
-
-// cancelUpTo cancels and destroys x and its ancestors, innermost first, up
-// to but not including stop.
-func (e *engine) cancelUpTo(x, stop *Steps) {
-	for x != stop && x != nil {
-		p := x.parent
-		e.cancelFrame(x)
-		e.releaseFrame(x)
-		x = p
-	}
-}
-
-// cancelFlow cancels a branch flow entirely: every live frame from its
-// current one up to its top.
-func (e *engine) cancelFlow(fl *flow) {
-	for x := fl.cur; x != nil; {
-		p := x.parent
-		last := x == fl.top
-		e.cancelFrame(x)
-		e.releaseFrame(x)
-		if last {
-			break
-		}
-		x = p
-	}
-	fl.cur = nil
-}
-
-// onTimeout fires when a step's SetTimeout expires (spec 1.3): its waiting
-// descendants are canceled innermost first, then the step fails with Timeout.
-//
-// The timer is stopped whenever its step is destroyed, and the wheel's
-// handles are generation-checked, so a firing timer always belongs to a live
-// step.
-func onTimeout(arg unsafe.Pointer, _ uint64) {
-	t := (*Steps)(arg)
-	switch t.st {
-	case stFree, stQueued, stIdle:
-		return
-	}
-	e := t.e
-	t.timer = reactor.Timer{}
-	e.cancelBelow(t)
-	t.releaseClaim()
-	fl := t.fl
-	fl.cur = t
-	fl.failCode, fl.failInfo, fl.failErr = Timeout, "", nil
-	e.ready(fl, actFail)
 }

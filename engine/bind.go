@@ -1,6 +1,10 @@
 package engine
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/internal/cast"
+)
 
 // AddWith adds a step like Add, binding v to it: the step calls f(as, v).
 // It is how library code (sync objects, protocol handlers) gives a step its
@@ -20,7 +24,7 @@ func AddWith[T any](as *Steps, f func(as *Steps, v *T), v *T, onerror ...ErrorFu
 	}
 	if c := as.addFrame(kStep, "AddWith"); c != nil {
 		c.fn = callBound
-		c.xfn = *(*unsafe.Pointer)(unsafe.Pointer(&f))
+		c.xfn = cast.FuncPtr(f)
 		c.x = unsafe.Pointer(v)
 		if len(onerror) == 1 {
 			c.onerr = onerror[0]
@@ -46,18 +50,7 @@ func addWithForeign[T any](as *Steps, f func(as *Steps, v *T), v *T, onerror Err
 // would be cleaner but is not free: as a func value inside generic code it
 // becomes a closure over the type dictionary, allocated on every AddWith.
 func callBound(as *Steps) {
-	f := *(*func(*Steps, unsafe.Pointer))(unsafe.Pointer(&as.xfn))
-	f(as, as.x)
-}
-
-// ForwardArgs makes the running step's first sub-step receive the values
-// this step received, instead of none: a wrapper step (a critical section,
-// a retry) can then stand between two steps without changing what flows
-// from one to the other.
-func (as *Steps) ForwardArgs() {
-	if as.current("ForwardArgs") {
-		as.flags |= fForward
-	}
+	cast.Func[func(*Steps, unsafe.Pointer)](as.xfn)(as, as.x)
 }
 
 // Bound returns the value AddWith bound to as's step (nil if as is not an
@@ -79,65 +72,6 @@ func Local[T any](as *Steps) *T {
 		return Stack[T](as)
 	}
 	return new(T)
-}
-
-// Pass completes the running step successfully, passing on the values it
-// received unchanged (Success would replace them).
-func (as *Steps) Pass() {
-	if !as.current("Pass") {
-		if as.isForeign() {
-			a := as.foreign().Args()
-			as.foreign().Success(a.v[:a.Len()])
-		}
-		return
-	}
-	switch {
-	case as.flags&fSucceeded != 0:
-		misuse(as, "Pass: called after Success")
-	case as.head != nil:
-		misuse(as, "Pass: called after sub-steps were added")
-	}
-	as.flags |= fSucceeded
-}
-
-// Holds reports whether as's flow (its root, or its parallel branch) holds
-// key, as recorded by Hold. Sync objects use it for reentrance: a nested
-// Sync on an object the flow holds passes through. Loop only.
-func (as *Steps) Holds(key any) bool {
-	if as == nil || as.fl == nil {
-		return false
-	}
-	for _, k := range as.fl.held {
-		if k == key {
-			return true
-		}
-	}
-	return false
-}
-
-// Hold records that as's flow holds key; Unhold forgets it. Parallel
-// branches are flows of their own and inherit nothing. Loop only, including
-// cancel handlers.
-func (as *Steps) Hold(key any) {
-	if as != nil && as.fl != nil {
-		as.fl.held = append(as.fl.held, key)
-	}
-}
-
-// Unhold forgets the most recent Hold of key by as's flow.
-func (as *Steps) Unhold(key any) {
-	if as == nil || as.fl == nil {
-		return
-	}
-	h := as.fl.held
-	for i := len(h) - 1; i >= 0; i-- {
-		if h[i] == key {
-			copy(h[i:], h[i+1:])
-			h[len(h)-1] = nil
-			as.fl.held = h[:len(h)-1]
-			return
-		}
-	}
 }
 
 // Rebind replaces the value bound to the running AddWith step: per-run state
