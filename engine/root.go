@@ -142,8 +142,8 @@ func New(r *reactor.Reactor) *Steps {
 	return &rt.Steps
 }
 
-// buildChunk is how many frames a root being built off the loop allocates
-// at once when it has no spare left.
+// buildChunk is the most frames a root being built off the loop allocates
+// at once when it has no spare left (a fresh root takes 1, then 1, 2, 4...).
 const buildChunk = 16
 
 // buildFrame takes a frame for a step added to a root that is not running.
@@ -160,10 +160,11 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 		f = e.newFrame(kind, parent, &rt.fl)
 		e.stats.FramesLive--
 	} else {
-		// Off the loop the free list is not ours: frames come in chunks,
-		// the rest kept as spares, so a root that grows costs one
-		// allocation per buildChunk steps, not one per step.
-		chunk := make([]Steps, buildChunk)
+		// Off the loop the free list is not ours: frames come in chunks
+		// that double with the root's size up to buildChunk, the rest kept
+		// as spares, so a root that grows costs a few allocations, not one
+		// per step, and a fresh root with one step allocates one frame.
+		chunk := make([]Steps, min(max(rt.built, 1), buildChunk))
 		for i := range chunk {
 			chunk[i].e = e
 		}
