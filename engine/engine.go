@@ -17,6 +17,8 @@ type engine struct {
 	free      *Steps // frame free list
 	freeFlows *flow  // branch flow free list
 
+	freeRootFlows *flow // root flow free list (root.attachFlow), linked by nextBranch
+
 	readyHead, readyTail *flow
 	batchEnd             *flow // the last flow of runReady's batch, while it runs
 
