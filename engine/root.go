@@ -303,6 +303,9 @@ func (e *engine) attachFlow(rt *root) *flow {
 		if fl != nil {
 			e.freeRootFlows = fl.nextBranch
 			fl.nextBranch = nil
+			if e.stats.RootFlowsFree--; e.stats.RootFlowsFree < e.trim.flowsLow {
+				e.trim.flowsLow = e.stats.RootFlowsFree
+			}
 		} else {
 			fl = &flow{e: e}
 		}
@@ -346,6 +349,9 @@ func (e *engine) detachFlow(rt *root) {
 	fl.action = actNone
 	fl.nextBranch = e.freeRootFlows
 	e.freeRootFlows = fl
+	if e.stats.RootFlowsFree++; e.stats.RootFlowsFree > trimFloor && !e.trim.armed {
+		e.armTrim()
+	}
 }
 
 // finishRoot ends the root's flow: success when code is "", else failure.
