@@ -17,6 +17,8 @@ type engine struct {
 	free      *Steps // frame free list
 	freeFlows *flow  // branch flow free list
 
+	freeRootFlows *flow // root flow free list (attachFlow), linked by nextBranch
+
 	readyHead, readyTail *flow
 	batchEnd             *flow // the last flow of runReady's batch, while it runs
 
@@ -51,7 +53,8 @@ type Stats struct {
 	FlowsLive     int // parallel branches running
 	RootsLive     int // roots handed out by New and not Released (counted on the loop and off it)
 	FramesFree    int // step frames in the loop's free list
-	Trimmed       int // frames and roots the idle pools gave back to the GC (trim.go)
+	Trimmed       int // frames, roots and root flows the idle pools gave back to the GC (trim.go)
+	RootFlowsFree int // root flows in the loop's pool: a root holds a flow only while it runs
 }
 
 // raise describes what the running callback asked the engine to do instead
@@ -280,7 +283,29 @@ func (e *engine) run(fl *flow, budget *int) {
 				return
 			}
 			*budget--
-			e.exec(fl.cur)
+			f := fl.cur
+			if f.kind != kStep && f.kind != kBody {
+				e.exec(f)
+				continue
+			}
+			// A step or a loop iteration, run here rather than through
+			// exec so that the common outcome (success, nothing armed)
+			// advances to the successor without going round the switch.
+			f.setStatus(stRunning)
+			e.cur = f
+			if f.kind == kStep {
+				f.fn(f)
+			} else {
+				f.parent.loop().call(f)
+			}
+			e.cur = nil
+			if e.raised.kind != raiseNone {
+				e.settle(f) // the callback recovered our panic itself; the raise still stands
+				continue
+			}
+			if !e.advanceFast(fl, f) {
+				e.afterCallback(f)
+			}
 		case actDone:
 			e.advance(fl)
 		case actFail:
@@ -294,6 +319,60 @@ func (e *engine) run(fl *flow, budget *int) {
 			return
 		}
 	}
+}
+
+// plainDone is what a completed frame may carry and still take
+// advanceFast: Success called (or not), built off the loop (or not).
+const plainDone = fSucceeded | fBuilt
+
+// advanceFast advances fl past f, whose callback just returned, when f
+// succeeded plainly: no sub-steps, nothing armed or waited for, no cancel
+// or finally handler, not the flow's top. It reports false, having done
+// nothing, for anything else: afterCallback and advance decide then. An
+// iteration of a loop reuses its own frame for the next iteration when the
+// callback left nothing in it to release (no Stack memory, no binding):
+// releaseFrame followed by newFrame would hand back the same memory anyway,
+// since the free list is LIFO.
+func (e *engine) advanceFast(fl *flow, f *Steps) bool {
+	if f.flags&^plainDone != 0 || f.head != nil || f.oncancel != nil || f == fl.top {
+		return false
+	}
+	if f.flags&fSucceeded == 0 {
+		// Implicit success (spec 1.6): the next step gets no values.
+		if fl.owned {
+			fl.dropArgs(nil)
+		}
+		fl.args.reset()
+	}
+	p := f.parent
+	if p.kind == kLoop {
+		ls := p.loop()
+		ls.i++
+		if f.scope.Empty() && f.bin == nil && (ls.kind == loopForever || ls.i < ls.n) {
+			// The next iteration starts with no values (loopNext).
+			if fl.owned {
+				fl.dropArgs(nil)
+			}
+			fl.args.reset()
+			f.flags = 0
+			f.setStatus(stQueued)
+			fl.action = actExec
+			return true
+		}
+		e.releaseFrame(f)
+		e.loopNext(p)
+		return true
+	}
+	e.releaseFrame(f)
+	if c := p.dequeue(); c != nil {
+		fl.cur = c
+		fl.action = actExec
+		return true
+	}
+	// p's sub-steps are all done: p completes with the last one's values.
+	fl.cur = p
+	fl.action = actDone
+	return true
 }
 
 // exec runs a queued frame and decides what follows from how its callback

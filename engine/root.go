@@ -13,7 +13,12 @@ type root struct {
 	Steps
 	e     *engine
 	state State
-	fl    flow // the root's own flow
+	// fl is the root's own flow while it runs, from prepareStart to the
+	// end of the run, and nil otherwise: flows are pooled by the loop
+	// (attachFlow, detachFlow), so a root that is never Released leaves
+	// only its own small struct to the GC. Frames built before the start
+	// carry a nil fl, set by prepareStart.
+	fl *flow
 
 	// run is execGen<<1 | running: running between Execute and the end of
 	// the flow; execGen bumped by each Execute, so a Cancel or a start
@@ -129,10 +134,6 @@ func New(r *reactor.Reactor) *Steps {
 		rt = &root{e: e}
 		rt.Steps.e = e
 		rt.Steps.kind = kRoot // written once: a stale Cancel reads it from any goroutine
-		rt.fl.e = e
-		rt.fl.root = rt
-		rt.fl.top = &rt.Steps
-		rt.Steps.fl = &rt.fl
 	}
 	rt.Steps.setStatus(stIdle)
 	// Reset again: a stale holder may have written to the state of the
@@ -142,6 +143,10 @@ func New(r *reactor.Reactor) *Steps {
 	return &rt.Steps
 }
 
+// buildChunk is the most frames a root being built off the loop allocates
+// at once when it has no spare left (a fresh root takes 1, then 1, 2, 4...).
+const buildChunk = 16
+
 // buildFrame takes a frame for a step added to a root that is not running.
 func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 	f := rt.spare
@@ -149,14 +154,33 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 		rt.spare = f.next
 		rt.spareN--
 		f.next = nil
+	} else if e := rt.e; e.r.IsSameThread() {
+		// On the loop: from the loop's free list, so that a root executed
+		// with more root-level steps than before allocates nothing. The
+		// frame is counted as built, like a spare one, until the start.
+		f = e.newFrame(kind, parent, nil)
+		e.stats.FramesLive--
 	} else {
-		f = &Steps{e: rt.e}
-		rt.created++
+		// Off the loop the free list is not ours: frames come in chunks
+		// that double with the root's size up to buildChunk, the rest kept
+		// as spares, so a root that grows costs a few allocations, not one
+		// per step, and a fresh root with one step allocates one frame.
+		chunk := make([]Steps, min(max(rt.built, 1), buildChunk))
+		for i := range chunk {
+			chunk[i].e = e
+		}
+		for i := 1; i < len(chunk); i++ {
+			chunk[i].next = rt.spare
+			rt.spare = &chunk[i]
+		}
+		rt.spareN += len(chunk) - 1
+		rt.created += len(chunk)
+		f = &chunk[0]
 	}
 	rt.built++
 	f.kind = kind
 	f.parent = parent
-	f.fl = &rt.fl
+	f.fl = nil // set by prepareStart, when the root has a flow
 	f.flags = fBuilt
 	f.setStatus(stQueued)
 	return f
@@ -246,11 +270,7 @@ func (e *engine) prepareStart(rt *root) bool {
 	e.stats.FramesCreated += rt.created
 	rt.spareCap = max(rt.spareCap, rt.built)
 	rt.built, rt.created = 0, 0
-	fl := &rt.fl
-	fl.clearArgs()
-	clear(fl.held)
-	fl.held = fl.held[:0]
-	fl.cur = &rt.Steps
+	fl := e.attachFlow(rt)
 	rt.Steps.setStatus(stActive)
 	if rt.misuse != "" {
 		info := rt.misuse
@@ -272,6 +292,68 @@ func (e *engine) prepareStart(rt *root) bool {
 	return false
 }
 
+// attachFlow gives rt a flow from the loop's pool (or a new one) and points
+// the frames built before the start at it: the root-level steps and the
+// branches of root-level parallel steps, the only frames a root not yet
+// running can hold. Loop only.
+func (e *engine) attachFlow(rt *root) *flow {
+	fl := rt.fl
+	if fl == nil {
+		fl = e.freeRootFlows
+		if fl != nil {
+			e.freeRootFlows = fl.nextBranch
+			fl.nextBranch = nil
+			if e.stats.RootFlowsFree--; e.stats.RootFlowsFree < e.trim.flowsLow {
+				e.trim.flowsLow = e.stats.RootFlowsFree
+			}
+		} else {
+			fl = &flow{e: e}
+		}
+		fl.root, fl.top = rt, &rt.Steps
+		rt.fl = fl
+		rt.Steps.fl = fl
+	}
+	for c := rt.Steps.head; c != nil; c = c.next {
+		c.fl = fl
+		if c.kind == kParallel {
+			for b := c.head; b != nil; b = b.next {
+				b.fl = fl
+			}
+		}
+	}
+	fl.clearArgs()
+	clear(fl.held)
+	fl.held = fl.held[:0]
+	fl.cur = &rt.Steps
+	return fl
+}
+
+// detachFlow gives rt's flow back to the loop's pool at the end of a run.
+// Loop only; a root that never started has no flow.
+func (e *engine) detachFlow(rt *root) {
+	fl := rt.fl
+	if fl == nil {
+		return
+	}
+	if fl.owned && fl.args.hasOwned() {
+		// The flow's last values hold a bridge's owned values: the root
+		// keeps them (and so its flow) until it is released or run again,
+		// since a Promise may still read them.
+		return
+	}
+	rt.fl, rt.Steps.fl = nil, nil
+	fl.clearArgs()
+	clear(fl.held)
+	fl.held = fl.held[:0]
+	fl.root, fl.top, fl.cur = nil, nil, nil
+	fl.action = actNone
+	fl.nextBranch = e.freeRootFlows
+	e.freeRootFlows = fl
+	if e.stats.RootFlowsFree++; e.stats.RootFlowsFree > trimFloor && !e.trim.armed {
+		e.armTrim()
+	}
+}
+
 // finishRoot ends the root's flow: success when code is "", else failure.
 func (e *engine) finishRoot(rt *root, code string) {
 	if rt.prevRun != nil {
@@ -284,11 +366,12 @@ func (e *engine) finishRoot(rt *root, code string) {
 	}
 	rt.prevRun, rt.nextRun = nil, nil
 	rt.started, rt.cancelPending = false, false
-	fl := &rt.fl
-	e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
+	if fl := rt.fl; fl != nil {
+		e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
+		fl.cur = &rt.Steps
+		fl.action = actNone
+	}
 	e.discardQueued(&rt.Steps)
-	fl.cur = &rt.Steps
-	fl.action = actNone
 	rt.Steps.setStatus(stIdle)
 	if fn := rt.onEnd; fn != nil {
 		// Before the run ends: until then the holder cannot release or
@@ -310,11 +393,12 @@ func (rt *root) endRunWith(code string) {
 	rt.promise = nil
 	if p != nil {
 		if code == "" {
-			p.args = rt.fl.args
+			p.args = rt.fl.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
 		} else {
 			p.err = &Error{Code: code, Info: rt.state.ErrorInfo}
 		}
 	}
+	rt.e.detachFlow(rt) // before running clears: then the holder may build the root again
 	rt.endRun()
 	if p != nil {
 		close(p.done)
@@ -467,7 +551,9 @@ func (rt *root) release() {
 	rt.misuse = ""
 	rt.promise = nil
 	rt.state.reset()
-	rt.fl.clearArgs()
+	if rt.fl != nil {
+		rt.fl.clearArgs() // the values detachFlow left with the root
+	}
 	e := rt.e
 	if e.r.IsSameThread() && e.rootLocal.n < maxRootLocal {
 		e.rootLocal.push(rt)
