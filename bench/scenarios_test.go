@@ -8,6 +8,7 @@ import "testing"
 // BenchmarkSimple/impl=asyncsteps/driver=goroutine,
 // BenchmarkSimple/impl=goroutines.
 
+func BenchmarkTurn(b *testing.B)             { runScenario(b, "Turn") }
 func BenchmarkSimple(b *testing.B)           { runScenario(b, "Simple") }
 func BenchmarkSequential(b *testing.B)       { runScenario(b, "Sequential") }
 func BenchmarkParallel(b *testing.B)         { runScenario(b, "Parallel") }
@@ -42,7 +43,7 @@ func TestScenarioTable(t *testing.T) {
 			t.Errorf("scenario %s has no target", s.Name)
 		}
 	}
-	for _, name := range []string{"Simple", "Sequential", "Parallel", "ParallelWaitLoop", "Timeout"} {
+	for _, name := range []string{"Turn", "Simple", "Sequential", "Parallel", "ParallelWaitLoop", "Timeout"} {
 		if !seen[name] {
 			t.Errorf("BenchmarkX for %s has no scenario", name)
 		}
