@@ -1,11 +1,106 @@
 package engine
 
 import (
-	"time"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/arena"
 	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// ExecFunc is a step: FTN12's execute_callback. The previous step's success
+// values are in as.Args().
+type ExecFunc func(as *Steps)
+
+// ErrorFunc is a step's error handler: FTN12's error_callback.
+type ErrorFunc func(as *Steps, code string)
+
+// CancelFunc is a step's cancel handler: FTN12's cancel_callback.
+type CancelFunc func(as *Steps)
+
+// Steps is an AsyncSteps object: a root (from New or NewInstance), or the
+// accessor a callback receives for its own step, or the accessor Parallel
+// returns.
+//
+// Accessors are pooled. The *Steps a callback receives is valid while its
+// step is alive: until the step completes, fails or is canceled. After that
+// Valid reports false and every call on it is a misuse, until the engine
+// reuses its memory for another step; so never keep an accessor past its
+// step. Use External to finish a step later, from anywhere.
+type Steps struct {
+	// ctl is gen<<xBits | x-state: the only word shared with other
+	// goroutines, and touched only when External is used. External()
+	// bumps gen and arms the step; a stale External (holding an older gen)
+	// never matches. It is only ever accessed atomically; every other field
+	// is owned by the loop, or by the goroutine building a root that has
+	// not been executed.
+	ctl atomic.Uint64
+
+	e      *engine // fixed for the life of the memory
+	fl     *flow   // the flow this step runs in
+	parent *Steps  // the step whose execution added this one, the root, or the parallel step of a branch
+	next   *Steps  // next sibling in parent's queue; free-list link when free
+
+	// head..tail: sub-steps added but not yet started, in order. For a
+	// parallel step before it starts: its branches.
+	head, tail *Steps
+
+	fn       ExecFunc
+	onerr    ErrorFunc
+	oncancel CancelFunc
+	timer    reactor.Timer
+	scope    arena.Scope    // Stack[T] memory and per-kind state, freed with the step
+	x        unsafe.Pointer // per-kind: *loopState, *Args of SuccessStep, first branch *flow of a running parallel, AddWith's *T, a foreign accessor's *foreignSteps
+	bin      unsafe.Pointer // a bridge's binding (binary.go): released through Bridge.Release when the step is destroyed
+	xfn      unsafe.Pointer // AddWith: the user's func(*Steps, *T), called by fn
+	n        int32          // parallel: branches still running
+	kind     uint8
+	flags    uint16
+	st       uint8 // status; loop-owned, so no atomic on the step path
+}
+
+// Frame statuses.
+const (
+	stFree    = iota // in a free list
+	stQueued         // added, not started
+	stRunning        // its callback or error handler is running, or it completed and waits to be advanced
+	stActive         // its sub-steps are running
+	stWaiting        // its callback returned and it waits for Success/Error/timeout
+	stIdle           // a root that is not executing
+)
+
+// External states (the low bits of ctl).
+const (
+	xNone    = iota // no External can finish the step
+	xArmed          // External() was called: a result may arrive
+	xWriting        // an External on another goroutine is writing the result
+	xClaimed        // that result is written and posted to the loop
+	xBits    = 2
+	xMask    = 1<<xBits - 1
+)
+
+// Frame kinds.
+const (
+	kStep     = iota // a user step
+	kRoot            // a root: its children are level 0
+	kParallel        // children (head..tail) are branches
+	kLoop            // Loop, Repeat, ForEach: children are iterations
+	kBody            // one iteration of the parent loop
+	kSuccess         // SuccessStep: succeeds with *Args in x
+	kForeign         // an accessor of another implementation's flow (NewForeign): never a frame
+)
+
+// Frame flags.
+const (
+	fWait       = 1 << iota // WaitExternal or External was called
+	fTimeout                // SetTimeout was called
+	fSucceeded              // Success was called by the running callback
+	fHandler                // its error handler is running (the accessor is in handler mode)
+	fCancelDone             // its cancel handler already ran
+	fBuilt                  // taken while building a root off the loop
+	fArmed                  // an External is armed for this step (External, WaitExternal, SetTimeout, SetCancel)
+	fForward                // ForwardArgs: the first sub-step gets this step's own values
+	fFinally                // oncancel was set by SetFinally: it also runs on success
 )
 
 // current reports whether as is the step whose callback is running; if not,
@@ -446,54 +541,6 @@ func (as *Steps) execOnly(op string) bool {
 		return false
 	}
 	return true
-}
-
-// SetTimeout limits the running step, sub-steps included, to d (spec 1.3):
-// then it fails with Timeout. It disables implicit success. A later call
-// replaces the limit.
-func (as *Steps) SetTimeout(d time.Duration) {
-	if !as.execOnly("SetTimeout") {
-		if as.isForeign() {
-			as.foreign().SetTimeout(d)
-		}
-		return
-	}
-	e := as.e
-	if !as.timer.IsZero() {
-		e.r.Stop(as.timer)
-	}
-	as.timer = e.r.After(d, onTimeout, unsafe.Pointer(as), 0)
-	as.flags |= fTimeout
-	as.arm()
-}
-
-// SetCancel installs the running step's cancel handler (spec 1.3), called
-// once if the step is canceled, or before its error handler when an error
-// unwinds through it. It disables implicit success.
-func (as *Steps) SetCancel(f CancelFunc) {
-	if as.execOnly("SetCancel") {
-		as.oncancel = f
-		as.flags &^= fFinally
-		as.arm()
-	} else if as.isForeign() {
-		as.foreign().SetCancel(f)
-	}
-}
-
-// SetFinally installs f to run once when the running step ends, however
-// it ends: when it completes successfully (after its sub-steps), when an
-// error unwinds through it (after its error handler, and after the steps
-// that handler adds, if any: the handler is part of the step), or when it
-// is canceled. It replaces the cancel handler and, unlike SetCancel, keeps
-// implicit success. It is an extension to the spec: a lock held for the
-// step's sub-steps is released by it, without a step of its own after
-// them, and the step's error handler runs inside the lock (spec 2.1:
-// sync runs its callbacks in the critical section).
-func (as *Steps) SetFinally(f CancelFunc) {
-	if as.execOnly("SetFinally") {
-		as.oncancel = f
-		as.flags |= fFinally
-	}
 }
 
 // WaitExternal disables implicit success (spec 1.6): the step waits for

@@ -50,16 +50,6 @@ func callBound(as *Steps) {
 	f(as, as.x)
 }
 
-// ForwardArgs makes the running step's first sub-step receive the values
-// this step received, instead of none: a wrapper step (a critical section,
-// a retry) can then stand between two steps without changing what flows
-// from one to the other.
-func (as *Steps) ForwardArgs() {
-	if as.current("ForwardArgs") {
-		as.flags |= fForward
-	}
-}
-
 // Bound returns the value AddWith bound to as's step (nil if as is not an
 // AddWith step). T must be the type given to AddWith: it is not checked. A
 // static cancel or error handler uses it to find its context.
@@ -79,65 +69,6 @@ func Local[T any](as *Steps) *T {
 		return Stack[T](as)
 	}
 	return new(T)
-}
-
-// Pass completes the running step successfully, passing on the values it
-// received unchanged (Success would replace them).
-func (as *Steps) Pass() {
-	if !as.current("Pass") {
-		if as.isForeign() {
-			a := as.foreign().Args()
-			as.foreign().Success(a.v[:a.Len()])
-		}
-		return
-	}
-	switch {
-	case as.flags&fSucceeded != 0:
-		misuse(as, "Pass: called after Success")
-	case as.head != nil:
-		misuse(as, "Pass: called after sub-steps were added")
-	}
-	as.flags |= fSucceeded
-}
-
-// Holds reports whether as's flow (its root, or its parallel branch) holds
-// key, as recorded by Hold. Sync objects use it for reentrance: a nested
-// Sync on an object the flow holds passes through. Loop only.
-func (as *Steps) Holds(key any) bool {
-	if as == nil || as.fl == nil {
-		return false
-	}
-	for _, k := range as.fl.held {
-		if k == key {
-			return true
-		}
-	}
-	return false
-}
-
-// Hold records that as's flow holds key; Unhold forgets it. Parallel
-// branches are flows of their own and inherit nothing. Loop only, including
-// cancel handlers.
-func (as *Steps) Hold(key any) {
-	if as != nil && as.fl != nil {
-		as.fl.held = append(as.fl.held, key)
-	}
-}
-
-// Unhold forgets the most recent Hold of key by as's flow.
-func (as *Steps) Unhold(key any) {
-	if as == nil || as.fl == nil {
-		return
-	}
-	h := as.fl.held
-	for i := len(h) - 1; i >= 0; i-- {
-		if h[i] == key {
-			copy(h[i:], h[i+1:])
-			h[len(h)-1] = nil
-			as.fl.held = h[:len(h)-1]
-			return
-		}
-	}
 }
 
 // Rebind replaces the value bound to the running AddWith step: per-run state

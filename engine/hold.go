@@ -1,0 +1,41 @@
+package engine
+
+// Holds reports whether as's flow (its root, or its parallel branch) holds
+// key, as recorded by Hold. Sync objects use it for reentrance: a nested
+// Sync on an object the flow holds passes through. Loop only.
+func (as *Steps) Holds(key any) bool {
+	if as == nil || as.fl == nil {
+		return false
+	}
+	for _, k := range as.fl.held {
+		if k == key {
+			return true
+		}
+	}
+	return false
+}
+
+// Hold records that as's flow holds key; Unhold forgets it. Parallel
+// branches are flows of their own and inherit nothing. Loop only, including
+// cancel handlers.
+func (as *Steps) Hold(key any) {
+	if as != nil && as.fl != nil {
+		as.fl.held = append(as.fl.held, key)
+	}
+}
+
+// Unhold forgets the most recent Hold of key by as's flow.
+func (as *Steps) Unhold(key any) {
+	if as == nil || as.fl == nil {
+		return
+	}
+	h := as.fl.held
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i] == key {
+			copy(h[i:], h[i+1:])
+			h[len(h)-1] = nil
+			as.fl.held = h[:len(h)-1]
+			return
+		}
+	}
+}

@@ -1,0 +1,49 @@
+package engine
+
+import (
+	"time"
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// SetTimeout limits the running step, sub-steps included, to d (spec 1.3):
+// then it fails with Timeout. It disables implicit success. A later call
+// replaces the limit.
+func (as *Steps) SetTimeout(d time.Duration) {
+	if !as.execOnly("SetTimeout") {
+		if as.isForeign() {
+			as.foreign().SetTimeout(d)
+		}
+		return
+	}
+	e := as.e
+	if !as.timer.IsZero() {
+		e.r.Stop(as.timer)
+	}
+	as.timer = e.r.After(d, onTimeout, unsafe.Pointer(as), 0)
+	as.flags |= fTimeout
+	as.arm()
+}
+
+// onTimeout fires when a step's SetTimeout expires (spec 1.3): its waiting
+// descendants are canceled innermost first, then the step fails with Timeout.
+//
+// The timer is stopped whenever its step is destroyed, and the wheel's
+// handles are generation-checked, so a firing timer always belongs to a live
+// step.
+func onTimeout(arg unsafe.Pointer, _ uint64) {
+	t := (*Steps)(arg)
+	switch t.st {
+	case stFree, stQueued, stIdle:
+		return
+	}
+	e := t.e
+	t.timer = reactor.Timer{}
+	e.cancelBelow(t)
+	t.releaseClaim()
+	fl := t.fl
+	fl.cur = t
+	fl.failCode, fl.failInfo, fl.failErr = Timeout, "", nil
+	e.ready(fl, actFail)
+}

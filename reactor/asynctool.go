@@ -1,0 +1,170 @@
+package reactor
+
+import (
+	"time"
+
+	"github.com/asyncsteps/asyncsteps/internal/goid"
+	"github.com/asyncsteps/asyncsteps/timerwheel"
+)
+
+// Immediate schedules fn to run on the loop as soon as possible. Safe from
+// any goroutine; callbacks run in the order posted. Returns the zero Handle
+// after Close.
+//
+// On the loop an Immediate is a timer due at the current tick, behind the
+// timers already due: a callback that keeps rescheduling itself cannot
+// starve timers, posted tasks or flows.
+func (r *Reactor) Immediate(fn func()) Handle {
+	if r.IsSameThread() {
+		if r.closed.Load() {
+			return Handle{}
+		}
+		r.timerSeq++
+		return Handle{t: r.wheel.Add(r.currentTick(), timerwheel.Entry{Fn: fn, Aux: r.timerSeq}), pos: r.timerSeq, kind: handleTimer}
+	}
+	pos, ok := r.push(task{fn: fn, kind: taskImmediate})
+	if !ok {
+		return Handle{}
+	}
+	return Handle{pos: pos, kind: handleRemote}
+}
+
+// Deferred schedules fn to run on the loop after d. Safe from any goroutine.
+// Returns the zero Handle after Close.
+func (r *Reactor) Deferred(d time.Duration, fn func()) Handle {
+	if r.IsSameThread() {
+		if r.closed.Load() {
+			return Handle{}
+		}
+		r.timerSeq++
+		return Handle{t: r.wheel.Add(r.deadlineTick(d), timerwheel.Entry{Fn: fn, Aux: r.timerSeq}), pos: r.timerSeq, kind: handleTimer}
+	}
+	// The deadline counts from this call, not from when the loop takes
+	// the task: delay carries it as time since epoch.
+	pos, ok := r.push(task{fn: fn, delay: r.elapsed() + max(d, 0), kind: taskDeferred})
+	if !ok {
+		return Handle{}
+	}
+	return Handle{pos: pos, kind: handleRemoteDeferred}
+}
+
+// Cancel cancels a task scheduled with Immediate or Deferred. It is not an
+// error if the task already ran, was canceled, or h is the zero Handle.
+// Safe from any goroutine.
+func (r *Reactor) Cancel(h Handle) {
+	switch h.kind {
+	case handleTimer:
+		if r.IsSameThread() {
+			r.wheel.Cancel(h.t)
+			return
+		}
+		if r.manual {
+			r.enter()
+			r.wheel.Cancel(h.t)
+			r.leave()
+			return
+		}
+		if me := goid.Current(); r.loopG.CompareAndSwap(0, me) {
+			r.wheel.Cancel(h.t)
+			r.loopG.Store(0)
+			return
+		}
+		// The wheel belongs to the loop. Mark the timer canceled where the
+		// loop looks before it runs a user timer, so that a task whose
+		// Cancel returned never runs, without waiting for a loop that may
+		// be busy; the loop then removes it from the wheel.
+		r.remoteMu.Lock()
+		if r.timerCanceled == nil {
+			r.timerCanceled = make(map[uint64]struct{})
+		}
+		r.timerCanceled[h.pos] = struct{}{}
+		r.timerPending.Add(1)
+		r.remoteMu.Unlock()
+		r.push(timerTask(h.t, h.pos))
+	case handleRemote:
+		r.remoteMu.Lock()
+		if r.pending(h.pos) {
+			r.markRemoteCanceled(h.pos)
+		}
+		r.remoteMu.Unlock()
+	case handleRemoteDeferred:
+		r.remoteMu.Lock()
+		if th, ok := r.remoteTimers[h.pos]; ok {
+			delete(r.remoteTimers, h.pos)
+			delete(r.remoteFns, h.pos)
+			if r.IsSameThread() {
+				r.wheel.Cancel(th)
+			}
+			// Off the loop, the wheel entry stays until it falls due; its
+			// callback finds no record in remoteTimers and does nothing.
+		} else if !r.settled(h.pos) {
+			// Not yet in the wheel: still in the ring, or taken by the
+			// loop and about to be added, which checks this mark.
+			r.markRemoteCanceled(h.pos)
+		}
+		r.remoteMu.Unlock()
+	}
+}
+
+// IsValid reports whether h still refers to a task that has not run and was
+// not canceled. Safe from any goroutine; for a timer scheduled on the loop,
+// an answer off the loop is a snapshot that may already be stale.
+func (r *Reactor) IsValid(h Handle) bool {
+	switch h.kind {
+	case handleTimer:
+		if r.IsSameThread() {
+			return r.wheel.Valid(h.t)
+		}
+		if r.timerPending.Load() != 0 {
+			r.remoteMu.Lock()
+			_, canceled := r.timerCanceled[h.pos]
+			r.remoteMu.Unlock()
+			if canceled {
+				return false
+			}
+		}
+		return r.offLoopTimerValid(h.t)
+	case handleRemote:
+		r.remoteMu.Lock()
+		defer r.remoteMu.Unlock()
+		if r.pending(h.pos) {
+			_, canceled := r.remoteCanceled[h.pos]
+			return !canceled && !r.closed.Load()
+		}
+		return false
+	case handleRemoteDeferred:
+		r.remoteMu.Lock()
+		defer r.remoteMu.Unlock()
+		if _, ok := r.remoteTimers[h.pos]; ok {
+			return true
+		}
+		if !r.settled(h.pos) {
+			_, canceled := r.remoteCanceled[h.pos]
+			return !canceled && !r.closed.Load()
+		}
+		return false
+	}
+	return false
+}
+
+// offLoopTimerValid answers IsValid for a loop-side timer asked from another
+// goroutine. The wheel is not safe to read there: a manual reactor is taken
+// between drives; a running loop is asked through the ring and answers
+// through a channel. It is the slow path by design.
+func (r *Reactor) offLoopTimerValid(h timerwheel.Handle) bool {
+	if r.manual {
+		r.enter()
+		defer r.leave()
+		return r.wheel.Valid(h)
+	}
+	if me := goid.Current(); r.loopG.CompareAndSwap(0, me) {
+		// No loop is running (not started, or stopped): the wheel is idle.
+		defer r.loopG.Store(0)
+		return r.wheel.Valid(h)
+	}
+	ch := make(chan bool, 1)
+	if _, ok := r.push(task{fn: func() { ch <- r.wheel.Valid(h) }, kind: taskImmediate}); !ok {
+		return false
+	}
+	return <-ch
+}

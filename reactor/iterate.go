@@ -1,0 +1,108 @@
+package reactor
+
+import (
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/timerwheel"
+)
+
+// maxInboxBatch bounds how many cross-goroutine tasks one iteration takes,
+// so a flood from other goroutines cannot starve timers and flows.
+const maxInboxBatch = 1024
+
+// maxTimersPerIteration bounds the timers (loop-side Immediates included)
+// one iteration fires.
+const maxTimersPerIteration = 1024
+
+// iterate runs what is ready now, once: posted tasks, due timers, then the
+// engine's ready flows. It reports whether work is still ready.
+func (r *Reactor) iterate() bool {
+	for i := 0; i < maxInboxBatch; i++ {
+		t, ok := r.inbox.TryPop()
+		if !ok {
+			break
+		}
+		r.runTask(t, r.inbox.Consumed()-1)
+	}
+	if r.overflowActive.Load() {
+		r.drainOverflow()
+	}
+	now := r.currentTick()
+	r.fireDue(now)
+	more := false
+	if s := r.ext.Load(); s != nil && s.run != nil {
+		more = s.run()
+	}
+	if more || r.inbox.Len() > 0 || r.overflowActive.Load() {
+		return true
+	}
+	if next, ok := r.wheel.NextDeadline(); ok && next <= now {
+		return true
+	}
+	return false
+}
+
+// fireDue runs the timers due at tick now, at most maxTimersPerIteration:
+// a callback that schedules itself again at once (an Immediate from the
+// loop is a timer due now) must not keep the loop from posted tasks and
+// flows; the rest fires on the next iteration.
+func (r *Reactor) fireDue(now uint64) {
+	for i := 0; i < maxTimersPerIteration; i++ {
+		e, ok := r.wheel.Poll(now)
+		if !ok {
+			return
+		}
+		r.runEntry(e)
+	}
+}
+
+func (r *Reactor) runTask(t task, pos uint64) {
+	if t.kind == taskDeferred {
+		r.addRemoteTimer(t, pos)
+		return
+	}
+	if r.remotePending.Load() != 0 && r.takeCanceled(pos) {
+		return
+	}
+	switch t.kind {
+	case taskImmediate:
+		r.safeCall(t.fn)
+	case taskCall:
+		r.safeCb(t.cb, t.arg, t.aux)
+	case taskCancelTimer:
+		r.wheel.Cancel(timerwheel.HandleOf(uint32(t.delay), t.aux))
+		r.takeTimerCanceled(t.seq)
+	}
+}
+
+func (r *Reactor) runEntry(e timerwheel.Entry) {
+	if e.Cb != nil {
+		r.safeCb(e.Cb, e.Arg, e.Aux)
+		return
+	}
+	if r.timerPending.Load() != 0 && r.takeTimerCanceled(e.Aux) {
+		return // canceled off the loop before it fired
+	}
+	r.safeCall(e.Fn)
+}
+
+// safeCall and safeCb contain a panic to the one callback that raised it. The
+// engine recovers its own panics, so this defer is the last line for user
+// code given to Immediate or Deferred; it is open-coded and costs ~1ns.
+func (r *Reactor) safeCall(fn func()) {
+	defer r.recoverPanic()
+	fn()
+}
+
+func (r *Reactor) safeCb(cb func(unsafe.Pointer, uint64), arg unsafe.Pointer, aux uint64) {
+	defer r.recoverPanic()
+	cb(arg, aux)
+}
+
+func (r *Reactor) recoverPanic() {
+	if v := recover(); v != nil {
+		if h := r.PanicHandler; h != nil {
+			h(v)
+		}
+	}
+}

@@ -1,0 +1,120 @@
+package reactor
+
+import (
+	"unsafe"
+)
+
+// Close stops the reactor. Safe from any goroutine and idempotent.
+//
+// On a real reactor: submissions after Close report failure (Post returns
+// false, Immediate and Deferred return the zero Handle, Execute ends the
+// flow with InternalError). Tasks accepted before Close still run, on the
+// loop, before it stops: those from other goroutines, and timers already
+// due (Immediates made on the loop among them); timers not yet due are
+// dropped; flows still running are canceled (their cancel handlers run) and
+// end with Canceled, info "reactor closed", so nobody waits forever. Then
+// every file descriptor is closed. Called off the loop, Close returns after all that;
+// called on the loop, the loop stops when the current callback returns.
+//
+// On a manual reactor, Close only makes later submissions fail.
+func (r *Reactor) Close() error {
+	// Counted as a producer from before closed is set, so that shutdown
+	// does not close the eventfd under the kick below.
+	r.pushing.Add(1)
+	if r.closed.Swap(true) {
+		r.pushing.Add(-1)
+		if r.os != nil && !r.IsSameThread() {
+			<-r.done
+		}
+		return nil
+	}
+	if r.os == nil {
+		r.pushing.Add(-1)
+		r.closeManual()
+		return nil
+	}
+	if r.started.CompareAndSwap(false, true) {
+		// Never ran: nobody else will touch it; shut it down here.
+		r.pushing.Add(-1)
+		r.shutdown()
+		r.closeDone()
+		return nil
+	}
+	r.kick()
+	r.pushing.Add(-1)
+	if !r.IsSameThread() {
+		<-r.done
+	}
+	return nil
+}
+
+// closeManual shuts a manual reactor down as its loop: shutdown hooks run
+// and the engine ends the flows still running (Canceled, cancel handlers
+// run), as a real loop does when it stops. Called from inside a callback of
+// the reactor's own drive it leaves that to the caller's drive: a flow
+// cannot be torn down under its own running step.
+func (r *Reactor) closeManual() {
+	r.enter()
+	defer r.leave()
+	if r.running != 1 {
+		return
+	}
+	r.runShutdownHooks()
+	if s := r.ext.Load(); s != nil && s.close != nil {
+		r.safeCall(s.close)
+	}
+}
+
+func (r *Reactor) closeDone() {
+	select {
+	case <-r.done:
+	default:
+		close(r.done)
+	}
+}
+
+// Closed reports whether Close was called.
+func (r *Reactor) Closed() bool { return r.closed.Load() }
+
+type hook struct {
+	cb  func(arg unsafe.Pointer, aux uint64)
+	arg unsafe.Pointer
+	aux uint64
+}
+
+// AtShutdown registers cb(arg, aux) to run on the loop when the reactor
+// shuts down: after the tasks and due timers accepted before Close, before
+// the engine cancels the flows still running. Layers that own descriptors
+// (package netio) close them there, so closing a reactor leaks nothing.
+// Safe from any goroutine; hooks run in registration order, each once.
+func (r *Reactor) AtShutdown(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) {
+	r.extMu.Lock()
+	r.hooks = append(r.hooks, hook{cb, arg, aux})
+	r.extMu.Unlock()
+}
+
+// RemoveAtShutdown forgets the hooks registered with arg: a layer that
+// closed its descriptors itself no longer needs them. Safe from any
+// goroutine.
+func (r *Reactor) RemoveAtShutdown(arg unsafe.Pointer) {
+	r.extMu.Lock()
+	hs := r.hooks[:0]
+	for _, h := range r.hooks {
+		if h.arg != arg {
+			hs = append(hs, h)
+		}
+	}
+	clear(r.hooks[len(hs):])
+	r.hooks = hs
+	r.extMu.Unlock()
+}
+
+func (r *Reactor) runShutdownHooks() {
+	r.extMu.Lock()
+	hs := r.hooks
+	r.hooks = nil
+	r.extMu.Unlock()
+	for _, h := range hs {
+		r.safeCb(h.cb, h.arg, h.aux)
+	}
+}

@@ -1,0 +1,84 @@
+package reactor
+
+import (
+	"runtime"
+	"time"
+
+	"github.com/asyncsteps/asyncsteps/internal/goid"
+)
+
+// NewManual returns a deterministic reactor for tests: no thread, a virtual
+// clock that starts at the current wall time and moves only in Advance.
+func NewManual() *Reactor { return newReactor(Options{CPU: -1}, true) }
+
+// enter marks the caller as the loop for the duration of a manual drive.
+// enter makes the caller the loop of a manual reactor, waiting for another
+// goroutine's drive to end. Nested calls from the loop just count.
+func (r *Reactor) enter() {
+	me := goid.Current()
+	if r.loopG.Load() == me {
+		r.running++ // a callback driving its own manual reactor
+		return
+	}
+	for spins := 0; !r.loopG.CompareAndSwap(0, me); spins++ {
+		if spins < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	r.driver.Store(me)
+	r.running = 1
+}
+
+func (r *Reactor) leave() {
+	r.running--
+	if r.running == 0 {
+		r.loopG.Store(0)
+	}
+}
+
+// Iterate runs the work that is ready now, once, and reports whether work is
+// still ready. Timers not yet due are not ready work. NewManual only.
+func (r *Reactor) Iterate() bool {
+	r.enter()
+	defer r.leave()
+	return r.iterate()
+}
+
+// RunUntilIdle iterates until nothing is ready. NewManual only.
+func (r *Reactor) RunUntilIdle() {
+	r.enter()
+	defer r.leave()
+	for r.iterate() {
+	}
+}
+
+// Advance moves the virtual clock forward by d, tick by tick, firing due
+// timers in deadline order (including timers scheduled during the advance
+// that fall due within it) and running the work they make ready. NewManual only.
+func (r *Reactor) Advance(d time.Duration) {
+	r.enter()
+	defer r.leave()
+	for r.iterate() {
+	}
+	target := time.Duration(r.virtual.Load()) + d
+	for {
+		next, ok := r.wheel.NextDeadline()
+		if !ok {
+			break
+		}
+		at := time.Duration(next) * r.tick
+		if at > target {
+			break
+		}
+		if at > time.Duration(r.virtual.Load()) {
+			r.virtual.Store(int64(at))
+		}
+		for r.iterate() {
+		}
+	}
+	r.virtual.Store(int64(target))
+	for r.iterate() {
+	}
+}

@@ -1,0 +1,66 @@
+package reactor
+
+import (
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Options configures a Reactor. The zero Options is valid.
+//
+// The zero Options is the sensible default: an unpinned loop on a locked
+// thread, 1ms ticks, the default ring. Every setting is either honoured or
+// rejected by New with an error; none is dropped silently.
+type Options struct {
+	// CPU is the CPU to pin the loop's OS thread to, when Pin is set;
+	// -1 = no pinning. Without Pin only 0 (the zero value) and -1 are
+	// accepted: a CPU given without Pin is refused rather than ignored, so
+	// that the zero Options never pins two reactors to CPU 0.
+	CPU int
+	// Pin pins the loop's OS thread to CPU (which must be one this process
+	// may run on); off by default.
+	Pin      bool
+	Tick     time.Duration // timer wheel resolution; 0 = 1ms; negative: refused
+	RingSize int           // cross-thread submission ring capacity, rounded up to a power of two; 0 = default; negative: refused
+	// Spin is how long a real loop that ran out of work keeps looking for
+	// work posted from other threads before it sleeps (0: it sleeps at
+	// once). A reply expected from another reactor within that time then
+	// costs neither side a wake-up, for a core that spins meanwhile: worth
+	// it with spare cores, a loss when cores are shared (profiles/README.md).
+	Spin time.Duration
+	// Unlocked runs an unpinned loop (CPU -1) without locking its
+	// goroutine to an OS thread: Run then blocks in epoll_wait like any
+	// goroutine in a syscall, and the runtime may resume the loop on
+	// whichever thread is awake. One request's round trip through stepsd
+	// over loopback on 2 shared CPUs: p50 64 µs locked, 34 µs unlocked
+	// (profiles/README.md). A pinned loop needs its thread: Unlocked with
+	// Pin is refused.
+	Unlocked bool
+}
+
+// check reports the first setting New cannot honour.
+func (o Options) check() error {
+	switch {
+	case o.CPU < -1:
+		return fmt.Errorf("reactor: Options.CPU %d: want a CPU number, or -1 for no pinning", o.CPU)
+	case o.Pin && o.CPU < 0:
+		return errors.New("reactor: Options.Pin with CPU -1: give the CPU to pin to")
+	case !o.Pin && o.CPU > 0:
+		return fmt.Errorf("reactor: Options.CPU %d without Pin: set Pin to pin the loop, or CPU -1", o.CPU)
+	case o.Pin && o.Unlocked:
+		return errors.New("reactor: Options.Unlocked with Pin: a pinned loop keeps its thread locked")
+	case o.Tick < 0:
+		return fmt.Errorf("reactor: Options.Tick %v is negative", o.Tick)
+	case o.RingSize < 0:
+		return fmt.Errorf("reactor: Options.RingSize %d is negative", o.RingSize)
+	case o.Spin < 0:
+		return fmt.Errorf("reactor: Options.Spin %v is negative", o.Spin)
+	}
+	if o.Pin {
+		return checkCPU(o.CPU)
+	}
+	return nil
+}
+
+// DefaultRingSize is the capacity of the submission ring when Options.RingSize is 0.
+const DefaultRingSize = 1 << 14

@@ -1,0 +1,162 @@
+//go:build linux
+
+package reactor
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/panjf2000/gnet/v2/pkg/netpoll"
+	"golang.org/x/sys/unix"
+)
+
+// ioWatch is one watched descriptor's registration, indexed by fd in osLoop.io.
+type ioWatch struct {
+	cb  IOFunc
+	arg unsafe.Pointer
+	in  Interest // what epoll is asked for; 0 = not in epoll
+	gen uint32   // bumped by Unwatch: events read before it are stale
+}
+
+// dispatch handles one ready descriptor.
+// A stale event (gen differs: fd was unwatched, and maybe watched again by
+// a new owner, earlier in the same batch) is dropped.
+func (r *Reactor) dispatch(fd int, ev netpoll.IOEvent, gen uint32) {
+	l := r.os
+	switch fd {
+	case l.efd:
+		// Readable: a producer wrote it, possibly after the loop last
+		// drained it while sleeping was already set again. The turn
+		// must drain it, or level-triggered epoll reports it forever.
+		l.efdHot = true
+	case l.tfd:
+		var buf [8]byte
+		_, _ = unix.Read(l.tfd, buf[:])
+		l.armedAt = 0
+	default:
+		if fd < len(l.io) && l.io[fd].cb != nil && l.io[fd].gen == gen {
+			r.safeIO(l.io[fd], fd, ioEvent(ev))
+		}
+	}
+}
+
+// genOf is the current watch generation of fd.
+func (l *osLoop) genOf(fd int) uint32 {
+	if fd >= 0 && fd < len(l.io) {
+		return l.io[fd].gen
+	}
+	return 0
+}
+
+// Watch registers fd with the loop's poller: cb(arg, fd, ev) runs on the
+// loop whenever fd is ready for what in asks (level-triggered). in may be
+// 0: fd is known to the loop but not polled until SetInterest asks for
+// something. Loop only; at most one watch per fd. The network layer
+// (package netio) is its user.
+func (r *Reactor) Watch(fd int, in Interest, cb IOFunc, arg unsafe.Pointer) error {
+	l := r.os
+	if l == nil {
+		return errors.New("reactor: I/O needs a real reactor (New), not NewManual")
+	}
+	if fd < 0 || cb == nil {
+		return errors.New("reactor: watch: bad fd or nil callback")
+	}
+	for len(l.io) <= fd {
+		l.io = append(l.io, ioWatch{})
+	}
+	if l.io[fd].cb != nil {
+		return fmt.Errorf("reactor: watch: fd %d is already watched", fd)
+	}
+	l.io[fd] = ioWatch{cb: cb, arg: arg, gen: l.io[fd].gen}
+	if err := r.SetInterest(fd, in); err != nil {
+		l.io[fd] = ioWatch{gen: l.io[fd].gen + 1}
+		return err
+	}
+	return nil
+}
+
+// SetInterest changes what a watched fd is polled for. Going from a set
+// with read to write alone takes two epoll_ctl calls (gnet's poller has no
+// "modify to write-only"); every other change takes at most one, and none
+// when in is unchanged. Loop only.
+func (r *Reactor) SetInterest(fd int, in Interest) error {
+	l := r.os
+	if l == nil || fd < 0 || fd >= len(l.io) || l.io[fd].cb == nil {
+		return fmt.Errorf("reactor: fd %d is not watched", fd)
+	}
+	w := &l.io[fd]
+	old := w.in
+	in &= InterestRead | InterestWrite
+	if in == old {
+		return nil
+	}
+	pa := &netpoll.PollAttachment{FD: fd}
+	var err error
+	switch {
+	case in == 0:
+		err = l.poller.Delete(fd)
+	case old == 0 || in == InterestWrite:
+		if old != 0 {
+			if err = l.poller.Delete(fd); err != nil {
+				break
+			}
+		}
+		switch in {
+		case InterestRead:
+			err = l.poller.AddRead(pa, false)
+		case InterestWrite:
+			err = l.poller.AddWrite(pa, false)
+		default:
+			err = l.poller.AddReadWrite(pa, false)
+		}
+	case in == InterestRead:
+		err = l.poller.ModRead(pa, false)
+	default:
+		err = l.poller.ModReadWrite(pa, false)
+	}
+	if err != nil {
+		// The descriptor is in an unknown state in epoll: leave it
+		// out, so a retry starts from "not polled".
+		_ = l.poller.Delete(fd)
+		w.in = 0
+		return err
+	}
+	w.in = in
+	return nil
+}
+
+// Unwatch forgets fd: it is no longer polled and its callback is dropped.
+// Call it before closing fd. Loop only.
+func (r *Reactor) Unwatch(fd int) error {
+	l := r.os
+	if l == nil || fd < 0 || fd >= len(l.io) || l.io[fd].cb == nil {
+		return nil
+	}
+	in := l.io[fd].in
+	l.io[fd] = ioWatch{gen: l.io[fd].gen + 1}
+	if in == 0 {
+		return nil
+	}
+	return l.poller.Delete(fd)
+}
+
+// ioEvent translates epoll's bits to ours.
+func ioEvent(ev netpoll.IOEvent) Event {
+	var e Event
+	if ev&(unix.EPOLLIN|unix.EPOLLPRI|unix.EPOLLRDHUP) != 0 {
+		e |= EventRead
+	}
+	if ev&unix.EPOLLOUT != 0 {
+		e |= EventWrite
+	}
+	if ev&(unix.EPOLLERR|unix.EPOLLHUP) != 0 {
+		e |= EventError
+	}
+	return e
+}
+
+func (r *Reactor) safeIO(w ioWatch, fd int, ev Event) {
+	defer r.recoverPanic()
+	w.cb(w.arg, fd, ev)
+}
