@@ -76,6 +76,12 @@ func (s Scenario) Met(nsPerUnit float64, allocs uint64) bool {
 // Scenarios is the table, in the order the reports print it.
 var Scenarios = []Scenario{
 	{
+		Name: "Turn", Unit: "op",
+		What:     "Immediate(empty callback) + RunUntilIdle: the reactor's own cost per turn",
+		OursLoop: TurnOnLoop, Ours: Turn, Peer: TurnGoroutines,
+		MaxNs: 20, ZeroAllocs: true,
+	},
+	{
 		Name: "Simple", Unit: "op",
 		What:     "new root, one empty step, Execute, run until idle, Release",
 		OursLoop: SimpleOnLoop, Ours: Simple, Peer: SimpleGoroutines,

@@ -8,6 +8,7 @@ import "testing"
 // BenchmarkSimple/impl=asyncsteps/driver=goroutine,
 // BenchmarkSimple/impl=goroutines.
 
+func BenchmarkTurn(b *testing.B)             { runScenario(b, "Turn") }
 func BenchmarkSimple(b *testing.B)           { runScenario(b, "Simple") }
 func BenchmarkSequential(b *testing.B)       { runScenario(b, "Sequential") }
 func BenchmarkParallel(b *testing.B)         { runScenario(b, "Parallel") }
@@ -45,7 +46,7 @@ func TestScenarioTable(t *testing.T) {
 			t.Errorf("scenario %s has no target", s.Name)
 		}
 	}
-	for _, name := range []string{"Simple", "Sequential", "Parallel", "ParallelWaitLoop", "Timeout", "SimpleUnreleased", "SequentialStrInt", "RepeatEmpty"} {
+	for _, name := range []string{"Turn", "Simple", "Sequential", "Parallel", "ParallelWaitLoop", "Timeout", "SimpleUnreleased", "SequentialStrInt", "RepeatEmpty"} {
 		if !seen[name] {
 			t.Errorf("BenchmarkX for %s has no scenario", name)
 		}

@@ -1,0 +1,69 @@
+package bench
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// --- Turn: the reactor's own cost per callback ---
+//
+// The C++ reference's "Immediate + RunUntilIdle with an empty callback":
+// schedule one callback and run the loop until it is idle again. Under
+// driver=goroutine the benchmark goroutine posts from outside the loop and
+// then drives it (the ring, the drive CAS); under driver=loop the same two
+// calls are made from inside a loop callback, where Immediate is local work
+// and RunUntilIdle nests.
+
+type turnFixture struct {
+	r   *reactor.Reactor
+	fn  func()
+	ran int
+}
+
+func newTurn() *turnFixture {
+	t := &turnFixture{r: reactor.NewManual()}
+	t.fn = func() { t.ran++ }
+	// The engine attached, as on every reactor that runs flows: the turn
+	// then also asks the engine's runner for ready flows.
+	engine.New(t.r).Release()
+	return t
+}
+
+func (t *turnFixture) op() {
+	t.r.Immediate(t.fn)
+	t.r.RunUntilIdle()
+}
+
+func (t *turnFixture) bench(b *testing.B) error {
+	for range warmRounds {
+		t.op()
+	}
+	t.ran = 0
+	b.ResetTimer()
+	for range b.N {
+		t.op()
+	}
+	b.StopTimer()
+	if t.ran != b.N {
+		return fmt.Errorf("Turn: %d of %d callbacks ran", t.ran, b.N)
+	}
+	return nil
+}
+
+// Turn: r.Immediate(empty callback) and r.RunUntilIdle from the benchmark
+// goroutine, which drives the manual reactor (driver=goroutine). b.N
+// counts turns.
+func Turn(b *testing.B) {
+	t := newTurn()
+	runDriven(b, "Turn", t.r, DriverGoroutine, func() error { return t.bench(b) })
+}
+
+// TurnOnLoop: Turn from inside a loop callback (driver=loop): the callback
+// is posted on the loop and RunUntilIdle nests.
+func TurnOnLoop(b *testing.B) {
+	t := newTurn()
+	runDriven(b, "Turn", t.r, DriverLoop, func() error { return t.bench(b) })
+}
