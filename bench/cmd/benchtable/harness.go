@@ -104,6 +104,9 @@ Examples:
 		o.duration = *benchtime
 		set["duration"] = true
 	}
+	if o.profileDir != "" && !set["duration"] {
+		o.duration = "1s" // more samples; make profile runs ours alone
+	}
 	if o.quick {
 		if !set["count"] {
 			o.count = 1

@@ -13,9 +13,13 @@ import (
 	"time"
 )
 
-// make profile: one child process per scenario (per driver of ours), so
-// that each profile holds that scenario alone: the heap, allocation, mutex
-// and block profiles are cumulative over a process's life.
+// make profile: child processes per scenario (per driver of ours), so that
+// each profile holds that scenario alone: the heap, allocation, mutex and
+// block profiles are cumulative over a process's life. Two children per
+// scenario: one with the CPU profile alone, one with the sampling
+// profiles alone, because recording every allocation's and every blocking
+// event's stack costs CPU (runtime.pcvalue, tracebackPCs) that would
+// otherwise top the CPU profile of any scenario whose setup allocates.
 
 // The rates of the profiles that sample: every allocation (the scenarios
 // of ours allocate nothing once warm, so each one recorded is a finding,
@@ -144,22 +148,40 @@ func trimPprofHeader(out []byte) []byte {
 // runChildProfile runs this program again as the child that profiles
 // one in-process scenario; the child prints its result line.
 func runChildProfile(self string, o *options, dir string, t profileTarget) (string, error) {
-	cmd := exec.Command(self, "-profile-one", t.c.id()+"@"+t.impl.name, "-profile", dir,
-		"-duration", o.duration, "-cpus", strconv.Itoa(o.cpus), "-pin="+strconv.FormatBool(o.pin), "-timeout", o.timeout.String())
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		return "", fmt.Errorf("%v: %s", err, tail(strings.Split(stderr.String(), "\n"), 6))
+	var line string
+	for _, pass := range []string{passCPU, passSampled} {
+		cmd := exec.Command(self, "-profile-one", t.c.id()+"@"+t.impl.name+"@"+pass, "-profile", dir,
+			"-duration", o.duration, "-cpus", strconv.Itoa(o.cpus), "-pin="+strconv.FormatBool(o.pin), "-timeout", o.timeout.String())
+		var stderr strings.Builder
+		cmd.Stderr = &stderr
+		out, err := cmd.Output()
+		if err != nil {
+			return "", fmt.Errorf("%s pass: %v: %s", pass, err, tail(strings.Split(stderr.String(), "\n"), 6))
+		}
+		if pass == passCPU {
+			line = strings.TrimSpace(string(out))
+		}
 	}
-	return strings.TrimSpace(string(out)), nil
+	return line, nil
 }
 
+// The two passes of a profiled scenario.
+const (
+	passCPU     = "cpu"     // the CPU profile alone, nothing else sampled
+	passSampled = "sampled" // heap, allocs, mutex and block, without the CPU profile
+)
+
 // profileOne is the child: it profiles one implementation of ours
-// (-profile-one suite/Name@impl) into o.profileDir and prints one line.
+// (-profile-one suite/Name@impl@pass) into o.profileDir and prints one
+// line.
 func profileOne(o *options, stderr io.Writer) int {
-	runtime.MemProfileRate = profMemRate
-	id, implName, _ := strings.Cut(o.profileOne, "@")
+	id, rest, _ := strings.Cut(o.profileOne, "@")
+	implName, pass, _ := strings.Cut(rest, "@")
+	if pass == passSampled {
+		runtime.MemProfileRate = profMemRate
+	} else {
+		runtime.MemProfileRate = 0
+	}
 	var t *profileTarget
 	for _, c := range profileTargets(inProcessCases()) {
 		if c.c.id() == id && c.impl.name == implName {
@@ -171,22 +193,33 @@ func profileOne(o *options, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "benchtable: -profile-one %q: no such in-process scenario\n", o.profileOne)
 		return 2
 	}
+	base := filepath.Join(o.profileDir, t.file)
+	p := newProgress(io.Discard, 1)
+	if pass == passCPU {
+		cpu, err := os.Create(base + ".cpu.prof")
+		if err == nil {
+			err = pprof.StartCPUProfile(cpu)
+		}
+		if err != nil {
+			fmt.Fprintln(stderr, "benchtable:", err)
+			return 1
+		}
+		r := runInProcess(id+"/"+implName, t.impl.fn, o.timeout, p, func(io.Writer) {})
+		pprof.StopCPUProfile()
+		if err := cpu.Close(); err != nil {
+			fmt.Fprintln(stderr, "benchtable:", err)
+			return 1
+		}
+		if r.Err != "" {
+			fmt.Fprintf(stderr, "benchtable: %s: %s\n", o.profileOne, r.Err)
+			return 1
+		}
+		fmt.Printf("%s/%s  %d B/op  %s allocs/op  (N=%d)\n", fmtTime(r.NsPerUnit), t.c.unit, int(r.BytesPerOp), fmtCount(r.AllocsPerOp), r.N)
+		return 0
+	}
 	runtime.SetMutexProfileFraction(profMutexFrac)
 	runtime.SetBlockProfileRate(profBlockRateNs)
-	base := filepath.Join(o.profileDir, t.file)
-	cpu, err := os.Create(base + ".cpu.prof")
-	if err != nil {
-		fmt.Fprintln(stderr, "benchtable:", err)
-		return 1
-	}
-	if err := pprof.StartCPUProfile(cpu); err != nil {
-		fmt.Fprintln(stderr, "benchtable:", err)
-		return 1
-	}
-	p := newProgress(io.Discard, 1)
 	r := runInProcess(id+"/"+implName, t.impl.fn, o.timeout, p, func(io.Writer) {})
-	pprof.StopCPUProfile()
-	cpu.Close()
 	runtime.GC() // the heap profile shows live memory as of the last collection
 	for _, kind := range profileKinds[1:] {
 		f, err := os.Create(base + "." + kind + ".prof")
@@ -205,7 +238,6 @@ func profileOne(o *options, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "benchtable: %s: %s\n", o.profileOne, r.Err)
 		return 1
 	}
-	fmt.Printf("%s/%s  %d B/op  %s allocs/op  (N=%d)\n", fmtTime(r.NsPerUnit), t.c.unit, int(r.BytesPerOp), fmtCount(r.AllocsPerOp), r.N)
 	return 0
 }
 
@@ -218,16 +250,29 @@ func profileABI(o *options, root, dir string, t profileTarget) (string, error) {
 	if t.impl.name != "" {
 		sub = "/^impl=" + regexpQuote(t.impl.name) + "$"
 	}
-	args := []string{"test", "-run", "^$", "-bench", "^Benchmark" + t.c.name + "$" + sub, "-benchmem", "-benchtime", o.duration,
-		"-cpuprofile", base + ".cpu.prof", "-memprofile", base + ".heap.prof", "-memprofilerate", strconv.Itoa(profMemRate),
-		"-mutexprofile", base + ".mutex.prof", "-blockprofile", base + ".block.prof", "-blockprofilerate", strconv.Itoa(profBlockRateNs),
-		"-o", filepath.Join(os.TempDir(), "benchtable-abi.test"), "./abi"}
-	cmd := exec.Command(goTool(), args...)
-	cmd.Dir = root
-	cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(o.cpus))
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("go test: %v: %s", err, tail(strings.Split(string(out), "\n"), 6))
+	bench := "^Benchmark" + t.c.name + "$" + sub
+	common := []string{"test", "-run", "^$", "-bench", bench, "-benchmem", "-benchtime", o.duration,
+		"-o", filepath.Join(os.TempDir(), "benchtable-abi.test")}
+	// Two runs, as for the in-process scenarios: the CPU profile alone,
+	// then the sampling profiles.
+	passes := [][]string{
+		{"-cpuprofile", base + ".cpu.prof"},
+		{"-memprofile", base + ".heap.prof", "-memprofilerate", strconv.Itoa(profMemRate),
+			"-mutexprofile", base + ".mutex.prof", "-blockprofile", base + ".block.prof", "-blockprofilerate", strconv.Itoa(profBlockRateNs)},
+	}
+	var out []byte
+	for k, extra := range passes {
+		args := append(append(append([]string{}, common...), extra...), "./abi")
+		cmd := exec.Command(goTool(), args...)
+		cmd.Dir = root
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(o.cpus))
+		got, err := cmd.CombinedOutput()
+		if err != nil {
+			return "", fmt.Errorf("go test: %v: %s", err, tail(strings.Split(string(got), "\n"), 6))
+		}
+		if k == 0 {
+			out = got
+		}
 	}
 	for _, l := range strings.Split(string(out), "\n") {
 		if name, r, ok := parseBenchLine(l); ok {

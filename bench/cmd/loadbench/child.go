@@ -265,13 +265,14 @@ func (s *sampler) stop() (last, peak int64) {
 }
 
 // startProfiles starts the CPU profile and the sampling of allocations,
-// contended mutexes and blocking (1 per µs blocked), for the child's whole
-// service; finish stops it and writes <prefix>.cpu.prof, .heap.prof,
+// contended mutexes (1 in 10) and blocking (1 per 10µs blocked), for the
+// child's whole service, at rates low enough not to show in the CPU
+// profile; finish stops it and writes <prefix>.cpu.prof, .heap.prof,
 // .allocs.prof, .mutex.prof and .block.prof.
 func startProfiles(prefix string) (finish func() error, err error) {
-	runtime.MemProfileRate = 4096
-	runtime.SetMutexProfileFraction(1)
-	runtime.SetBlockProfileRate(1000)
+	runtime.MemProfileRate = 64 << 10
+	runtime.SetMutexProfileFraction(10)
+	runtime.SetBlockProfileRate(10_000)
 	cpu, err := os.Create(prefix + ".cpu.prof")
 	if err != nil {
 		return nil, err
