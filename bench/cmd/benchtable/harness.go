@@ -228,10 +228,23 @@ func run(args []string, stdout, stderr io.Writer) int {
 	p := newProgress(stderr, total)
 	started := time.Now()
 
+	dir := o.out
+	if dir == "" {
+		dir = filepath.Join(root, "profiles")
+	}
+	base := "bench-" + time.Now().UTC().Format("20060102-150405")
 	var results []*caseResult
-	partial := func(w io.Writer) { // what a watchdog prints before it exits
+	partial := func(w io.Writer) { // what a watchdog prints and saves before it exits
 		fmt.Fprintln(w, header(rep, o))
 		printTable(w, results)
+		if o.out == "-" {
+			return
+		}
+		rep.Cases = results
+		rep.Notes = append(rep.Notes, "INCOMPLETE: a run did not finish within -timeout "+o.timeout.String())
+		if txt, js, err := writeFiles(dir, base, rep); err == nil {
+			fmt.Fprintf(w, "\nthe runs so far are saved: %s and %s\n", relTo(root, txt), relTo(root, js))
+		}
 	}
 	for _, c := range inproc {
 		cr := newCaseResult(c)
@@ -275,12 +288,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.out == "-" {
 		return status
 	}
-	dir := o.out
-	if dir == "" {
-		dir = filepath.Join(root, "profiles")
-	}
 	prev := latestRun(dir)
-	base := "bench-" + time.Now().UTC().Format("20060102-150405")
 	txt, js, err := writeFiles(dir, base, rep)
 	if err != nil {
 		fmt.Fprintln(stderr, "benchtable: saving the results:", err)
