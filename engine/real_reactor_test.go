@@ -184,7 +184,7 @@ func TestRealExternalFromOtherGoroutines(t *testing.T) {
 	type res struct {
 		p            *engine.Promise
 		handler      string // loop-owned until p is done
-		gotOK, gotEr bool
+		gotOK        bool
 		second       atomic.Int32 // completions that reported true
 	}
 	rs := make([]*res, n)
