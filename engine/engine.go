@@ -127,7 +127,7 @@ const (
 
 func engineOf(r *reactor.Reactor) *engine {
 	return r.ExtOrInit(func() reactor.Ext {
-		e := &engine{r: r, ar: r.Arena()}
+		e := &engine{r: r, ar: arena.New()} // the engine's own: frames and Stack memory
 		return reactor.Ext{
 			Value: e,
 			Run:   e.runReady,
