@@ -76,6 +76,12 @@ var raiseSignal = new(int)
 
 // flow is one sequential thread of a root: the root's own, or one branch
 // of a parallel step.
+//
+// Invariants:
+//   - cur is the flow's deepest live frame: every frame between it and top
+//     is stActive (or the parallel step a branch waits on).
+//   - A flow runs only from the ready queue (runReady) or from the task
+//     that starts or resumes it, never inside another flow's callback.
 type flow struct {
 	e    *engine
 	root *root
