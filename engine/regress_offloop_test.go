@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -46,7 +47,7 @@ func TestRegressClaimedErrorDroppedBySubSteps(t *testing.T) {
 // stale accessor used from another goroutine reads memory the loop reuses,
 // like any use after free, and is not covered.
 func TestRegressOffLoopAccessorRace(t *testing.T) {
-	r, _ := startRV(t, reactor.Options{CPU: -1})
+	r, _ := reactortest.StartRun(t, reactor.Options{CPU: -1})
 	defer r.Close()
 	for _, op := range []string{"Add", "Arg", "Args"} {
 		root := engine.New(r)
@@ -75,7 +76,7 @@ func TestRegressOffLoopAccessorRace(t *testing.T) {
 
 // Execute off the loop, Cancel from other goroutines, Release: no hang, no leak.
 func TestRegressExecCancelStress(t *testing.T) {
-	r, _ := startRV(t, reactor.Options{CPU: -1, RingSize: 8})
+	r, _ := reactortest.StartRun(t, reactor.Options{CPU: -1, RingSize: 8})
 	defer r.Close()
 	var wg sync.WaitGroup
 	for g := 0; g < 8; g++ {
@@ -118,14 +119,4 @@ func TestRegressExecCancelStress(t *testing.T) {
 	if s.FramesLive != 0 || s.RootsLive != 0 || s.FlowsLive != 0 {
 		t.Fatalf("%+v", s)
 	}
-}
-
-func startRV(t *testing.T, o reactor.Options) (*reactor.Reactor, chan error) {
-	r, err := reactor.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := make(chan error, 1)
-	go func() { ch <- r.Run() }()
-	return r, ch
 }

@@ -12,6 +12,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/asyncsteps/asyncsteps/internal/leakcheck"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -83,7 +84,7 @@ func TestGroupRoundRobinCurrentClose(t *testing.T) {
 				if c != r {
 					t.Fatalf("reactor %d: Current inside its callback = %p, want %p", i, c, r)
 				}
-			case <-time.After(hangTimeout):
+			case <-time.After(reactortest.Hang):
 				t.Fatalf("reactor %d: callbacks did not run", i)
 			}
 		}
@@ -138,7 +139,7 @@ func TestGroupCloseWithoutStart(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Close without Start = %v", err)
 		}
-	case <-time.After(hangTimeout):
+	case <-time.After(reactortest.Hang):
 		t.Fatal("Close without Start blocked")
 	}
 	if fd := leakcheck.FDs(t); fd != fd0 {
@@ -170,7 +171,7 @@ func TestGroupPinsEachReactor(t *testing.T) {
 			if s.Count() != 1 || !s.IsSet(want) {
 				t.Fatalf("reactor %d: affinity has %d CPUs, CPU %d set = %v; want only CPU %d", i, s.Count(), want, s.IsSet(want), want)
 			}
-		case <-time.After(hangTimeout):
+		case <-time.After(reactortest.Hang):
 			t.Fatal("callback did not run")
 		}
 	}
@@ -212,7 +213,7 @@ func TestRealCloseRacingRun(t *testing.T) {
 			if err != nil {
 				t.Fatalf("round %d: Run = %v after a Close that raced it", i, err)
 			}
-		case <-time.After(hangTimeout):
+		case <-time.After(reactortest.Hang):
 			t.Fatal("Run did not return")
 		}
 	}

@@ -7,26 +7,17 @@ import (
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
-
-func startRV(t *testing.T, o reactor.Options) (*reactor.Reactor, chan error) {
-	r, err := reactor.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := make(chan error, 1)
-	go func() { ch <- r.Run() }()
-	return r, ch
-}
 
 // Regressions found in review (each failed before its fix).
 
 // Loop A posts 0..n-1 to B's tiny ring while B's loop is busy: some go to
 // overflow, later ones into the ring. Check per-producer order.
 func TestRegressOverflowOrderFromLoop(t *testing.T) {
-	a, _ := startRV(t, reactor.Options{CPU: -1})
-	b, _ := startRV(t, reactor.Options{CPU: -1, RingSize: 4})
+	a, _ := reactortest.StartRun(t, reactor.Options{CPU: -1})
+	b, _ := reactortest.StartRun(t, reactor.Options{CPU: -1, RingSize: 4})
 	defer a.Close()
 	defer b.Close()
 	const n = 2000
@@ -67,8 +58,8 @@ func TestRegressOverflowOrderFromLoop(t *testing.T) {
 // Tasks A's loop queued in B's overflow list before B closes are accepted
 // (Post returned true) but never run.
 func TestRegressOverflowLostOnClose(t *testing.T) {
-	a, _ := startRV(t, reactor.Options{CPU: -1})
-	b, _ := startRV(t, reactor.Options{CPU: -1, RingSize: 4})
+	a, _ := reactortest.StartRun(t, reactor.Options{CPU: -1})
+	b, _ := reactortest.StartRun(t, reactor.Options{CPU: -1, RingSize: 4})
 	defer a.Close()
 	block := make(chan struct{})
 	b.Immediate(func() { b.Immediate(func() { <-block }) }) // on B's loop: a wheel timer, fired after the overflow drain
@@ -97,8 +88,8 @@ func TestRegressOverflowLostOnClose(t *testing.T) {
 // Same, through the engine: a root on B executed from A's loop while B's
 // ring is full, then B closes: the Promise never resolves.
 func TestRegressOverflowExecuteLostOnClose(t *testing.T) {
-	a, _ := startRV(t, reactor.Options{CPU: -1})
-	b, _ := startRV(t, reactor.Options{CPU: -1, RingSize: 4})
+	a, _ := reactortest.StartRun(t, reactor.Options{CPU: -1})
+	b, _ := reactortest.StartRun(t, reactor.Options{CPU: -1, RingSize: 4})
 	defer a.Close()
 	block := make(chan struct{})
 	b.Immediate(func() { b.Immediate(func() { <-block }) })
