@@ -7,8 +7,9 @@ import (
 
 // AwaitFunc adds a step that runs fn on its own goroutine when the step is
 // reached and succeeds with the Value it returns (spec 1.13, the Go way).
-// The context is canceled when the step is canceled (flow cancel, enclosing
-// timeout). A returned *Error keeps its Code and Info; an error for which
+// The context derives from the flow's (SetContext; context.Background
+// without one) and is canceled when the step is canceled (flow cancel,
+// enclosing timeout). A returned *Error keeps its Code and Info; an error for which
 // errors.Is(err, context.DeadlineExceeded) fails with Timeout; any other
 // error with InternalError. ErrorInfo is the error's text and LastException
 // the error itself.
@@ -21,7 +22,7 @@ func AwaitFunc(as *Steps, fn func(ctx context.Context) (Value, error), onerror .
 		return as
 	}
 	return as.Add(func(as *Steps) {
-		ctx, cancel := context.WithCancel(context.Background())
+		ctx, cancel := context.WithCancel(as.Context())
 		ext := as.External()
 		as.SetCancel(func(*Steps) { cancel() })
 		go func() {

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime/trace"
 	"sync"
 	"unsafe"
 
@@ -30,6 +31,15 @@ type engine struct {
 	raised raise
 
 	stats Stats
+	m     counters // Metrics (metrics.go)
+
+	// label is the flow name whose pprof label the loop's goroutine
+	// carries now (label.go); region is the trace region of the step
+	// running, and tracing whether runtime/trace was on when the turn
+	// began.
+	label   *Name
+	region  *trace.Region
+	tracing bool
 
 	rootLocal rootList // roots released on the loop, for New on the loop: no lock
 
@@ -213,6 +223,7 @@ func (e *engine) runReady() bool {
 		// run when the outer drive goes on.
 		return false
 	}
+	e.tracing = trace.IsEnabled()
 	e.batchEnd = e.readyTail
 	for e.batchEnd != nil {
 		fl := e.readyHead
@@ -227,7 +238,13 @@ func (e *engine) runReady() bool {
 		}
 		fl.nextReady = nil
 		fl.queued = false
+		if n := fl.root.name; n != e.label {
+			e.setLabel(n) // a switch between differently named flows
+		}
 		e.drive(fl)
+	}
+	if e.label != nil {
+		e.setLabel(nil) // the loop's own work is no flow's
 	}
 	return e.readyHead != nil
 }
@@ -245,10 +262,11 @@ func (e *engine) drive(fl *flow) {
 	for {
 		done, f := e.drive1(fl, &budget)
 		if done {
-			return
+			break
 		}
 		e.settle(f)
 	}
+	e.m.steps += uint64(turnBudget - budget) // every step run took one from the budget
 }
 
 // drive1 is the protected part of drive. It returns done=false and the frame
@@ -261,6 +279,9 @@ func (e *engine) drive1(fl *flow, budget *int) (done bool, raisedAt *Steps) {
 		v := recover()
 		raisedAt = e.cur
 		e.cur = nil
+		if e.region != nil {
+			e.endRegion()
+		}
 		if v != raiseSignal {
 			e.raised = raise{kind: raiseError, code: InternalError}
 			e.recordPanic(raisedAt, v)
@@ -280,7 +301,11 @@ func (e *engine) run(fl *flow, budget *int) {
 				return
 			}
 			*budget--
-			e.exec(fl.cur)
+			if e.tracing {
+				e.execTraced(fl.cur)
+			} else {
+				e.exec(fl.cur)
+			}
 		case actDone:
 			e.advance(fl)
 		case actFail:
