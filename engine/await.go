@@ -22,7 +22,8 @@ func AwaitFunc(as *Steps, fn func(ctx context.Context) (Value, error), onerror .
 		return as
 	}
 	return as.Add(func(as *Steps) {
-		ctx, cancel := context.WithCancel(as.Context())
+		fctx := as.Context()
+		ctx, cancel := context.WithCancel(fctx)
 		ext := as.External()
 		as.SetCancel(func(*Steps) { cancel() })
 		go func() {
@@ -30,6 +31,13 @@ func AwaitFunc(as *Steps, fn func(ctx context.Context) (Value, error), onerror .
 			v, err := runAwait(ctx, fn)
 			if err == nil {
 				ext.Success(v)
+				return
+			}
+			if fctx.Err() != nil {
+				// The flow's context is done: its watch ends the whole
+				// flow (Canceled, or Timeout past error handlers), which
+				// fn's error, likely that very cancellation, must not
+				// turn into this step's failure first.
 				return
 			}
 			code, info := InternalError, err.Error()
