@@ -66,6 +66,14 @@
 // deterministic tests: "the loop" is whoever calls Iterate, RunUntilIdle or
 // Advance, and the clock moves only in Advance.
 //
+// # Metrics
+//
+// The loop counts its iterations, the tasks and timers it ran, its
+// wake-ups, the ring's high-water mark and its time in epoll_wait against
+// its time running work, in plain loop-owned fields updated once per
+// iteration or wait (LoopMetrics, loop only; engine.ReadMetrics takes the
+// snapshot on the loop for any goroutine).
+//
 // # Panics
 //
 // A panic in a callback is recovered: it is passed to the PanicHandler
