@@ -113,7 +113,7 @@ func TestZeroAllocs(t *testing.T) {
 	if st.FramesLive != 0 || st.FlowsLive != 0 {
 		t.Fatalf("after all flows ended: %+v, want no live frames or flows", st)
 	}
-	if a := r.Arena().Stats(); a.ObjectsInUse != 0 {
+	if a := engineOf(r).ar.Stats(); a.ObjectsInUse != 0 {
 		t.Fatalf("arena still holds %d objects", a.ObjectsInUse)
 	}
 }

@@ -356,8 +356,9 @@ func TestManyFlowsExternalFromGoroutines(t *testing.T) {
 
 // awaitFlow runs a root with one AwaitFunc step (fn gated by release until
 // the step's callback has returned) and returns the Promise result and the
-// state seen by the AwaitFunc step's error handler.
-func awaitFlow(t *testing.T, fn func(ctx context.Context) (engine.Value, error)) (args *engine.Args, err error, info string, le error, next engine.Value) {
+// state seen by the AwaitFunc step's error handler (info, le) and the value
+// the next step received.
+func awaitFlow(t *testing.T, fn func(ctx context.Context) (engine.Value, error)) (args *engine.Args, info string, le error, next engine.Value, err error) {
 	t.Helper()
 	r := reactor.NewManual()
 	root := engine.New(r)
@@ -378,7 +379,7 @@ func awaitFlow(t *testing.T, fn func(ctx context.Context) (engine.Value, error))
 }
 
 func TestAwaitFuncSuccess(t *testing.T) {
-	args, err, _, _, next := awaitFlow(t, func(ctx context.Context) (engine.Value, error) {
+	args, _, _, next, err := awaitFlow(t, func(ctx context.Context) (engine.Value, error) {
 		return engine.Str("result"), nil
 	})
 	wantNoErr(t, err)
@@ -431,7 +432,7 @@ func TestAwaitFuncErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err, info, le, _ := awaitFlow(t, func(ctx context.Context) (engine.Value, error) {
+			_, info, le, _, err := awaitFlow(t, func(ctx context.Context) (engine.Value, error) {
 				return engine.Value{}, c.err
 			})
 			wantCode(t, err, c.code)

@@ -86,6 +86,12 @@ var raiseSignal = new(int)
 
 // flow is one sequential thread of a root: the root's own, or one branch
 // of a parallel step.
+//
+// Invariants:
+//   - cur is the flow's deepest live frame: every frame between it and top
+//     is stActive (or the parallel step a branch waits on).
+//   - A flow runs only from the ready queue (runReady) or from the task
+//     that starts or resumes it, never inside another flow's callback.
 type flow struct {
 	e    *engine
 	root *root
@@ -137,7 +143,7 @@ const (
 
 func engineOf(r *reactor.Reactor) *engine {
 	return r.ExtOrInit(func() reactor.Ext {
-		e := &engine{r: r, ar: r.Arena()}
+		e := &engine{r: r, ar: arena.New()} // the engine's own: frames and Stack memory
 		return reactor.Ext{
 			Value: e,
 			Run:   e.runReady,

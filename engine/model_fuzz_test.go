@@ -228,7 +228,7 @@ func runOnEngineWith(t testing.TB, p *refsteps.Program, inject func(root, n int)
 	if st := engine.EngineStats(r); st.RootsLive != 0 {
 		t.Fatalf("after Release: %+v, want no live root", st)
 	}
-	if a := r.Arena().Stats(); a.ObjectsInUse != 0 {
+	if a := engine.ArenaStats(r); a.ObjectsInUse != 0 {
 		t.Fatalf("arena holds %d objects", a.ObjectsInUse)
 	}
 	return logs

@@ -182,10 +182,10 @@ func TestRealExternalFromOtherGoroutines(t *testing.T) {
 	r := startRealReactor(t)
 	const n = 500
 	type res struct {
-		p            *engine.Promise
-		handler      string // loop-owned until p is done
-		gotOK, gotEr bool
-		second       atomic.Int32 // completions that reported true
+		p       *engine.Promise
+		handler string // loop-owned until p is done
+		gotOK   bool
+		second  atomic.Int32 // completions that reported true
 	}
 	rs := make([]*res, n)
 	var finishers sync.WaitGroup

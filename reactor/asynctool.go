@@ -40,8 +40,8 @@ func (r *Reactor) Deferred(d time.Duration, fn func()) Handle {
 		return Handle{t: r.wheel.Add(r.deadlineTick(d), timerwheel.Entry{Fn: fn, Aux: r.timerSeq}), pos: r.timerSeq, kind: handleTimer}
 	}
 	// The deadline counts from this call, not from when the loop takes
-	// the task: delay carries it as time since epoch.
-	pos, ok := r.push(task{fn: fn, delay: r.elapsed() + max(d, 0), kind: taskDeferred})
+	// the task: deadline carries it as time since epoch.
+	pos, ok := r.push(task{fn: fn, deadline: r.elapsed() + max(d, 0), kind: taskDeferred})
 	if !ok {
 		return Handle{}
 	}

@@ -78,7 +78,7 @@ func (r *Reactor) runTask(t task, pos uint64) {
 	case taskCall:
 		r.safeCb(t.cb, t.arg, t.aux)
 	case taskCancelTimer:
-		r.wheel.Cancel(timerwheel.HandleOf(uint32(t.delay), t.aux))
+		r.wheel.Cancel(timerwheel.HandleOf(t.timerIdx, t.aux))
 		r.takeTimerCanceled(t.seq)
 	}
 }

@@ -46,6 +46,11 @@ type osLoop struct {
 	epochMono int64 // CLOCK_MONOTONIC at epoch, in ns: the timerfd's origin
 	armedAt   int64 // absolute deadline tfd is armed for; 0 = disarmed
 	efdHot    bool  // the loop left efd readable (it has work)
+	fastPath  bool  // Run waits in our own epoll_wait (poll); set before the loop starts
+	polling   bool  // Run fell back to gnet's Polling; set before the loop starts
+	// freshPending: a clearFresh chore is queued in gnet's Poller (Polling
+	// fallback only; see ioWatch.fresh).
+	freshPending bool
 
 	io []ioWatch // by fd: I/O callbacks of descriptors watched through the poller
 }
@@ -89,7 +94,9 @@ func New(opts Options) (*Reactor, error) {
 	// on the reactor's clock: a timer cannot wake the loop too soon.
 	r.epoch = time.Now()
 	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	if err = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return fail("clock", os.NewSyscallError("clock_gettime", err))
+	}
 	l.epochMono = ts.Nano()
 	r.os = l
 	r.wake = r.wakeLoop
@@ -187,20 +194,27 @@ func (r *Reactor) Run() error {
 	loops.Store(me, struct{}{})
 	defer loops.Delete(me)
 	var err error
-	if epfd := pollerFD(l.poller, l.efd); epfd >= 0 {
+	if epfd := pollerFD(l.poller, l.efd); epfd >= 0 && !forcePolling {
+		l.fastPath = true
 		err = r.poll(epfd)
 	} else {
+		l.polling = true
 		r.kick() // run whatever was posted before Run
 		l.efdHot = true
 		err = l.poller.Polling(r.onEvent)
 	}
 	r.shutdown()
 	r.loopG.Store(0)
-	if err != nil && !errors.Is(err, gerrors.ErrEngineShutdown) {
-		return fmt.Errorf("reactor: poller: %w", err)
+	if err != nil && !errors.Is(err, errStopped) && !errors.Is(err, gerrors.ErrEngineShutdown) {
+		return fmt.Errorf("reactor: loop: %w", err)
 	}
 	return nil
 }
+
+// errStopped is how a turn ends the loop at Close. Only at the boundary
+// with gnet's Polling (onEvent) does it become gnet's own sentinel, which
+// Polling needs to return quietly; our poll loop never sees gnet's.
+var errStopped = errors.New("reactor: loop stopped")
 
 // maxIterPerTurn bounds the iterations of one turn, so ready I/O is looked
 // at between them even while work keeps coming.
@@ -215,6 +229,9 @@ func (r *Reactor) onEvent(fd int, ev netpoll.IOEvent, _ netpoll.IOFlags) error {
 	if more && !r.os.efdHot {
 		r.kick()
 		r.os.efdHot = true
+	}
+	if err == errStopped {
+		return gerrors.ErrEngineShutdown // Polling returns it without complaint
 	}
 	return err
 }
@@ -302,18 +319,18 @@ func pollerFD(p *netpoll.Poller, efd int) int {
 func (r *Reactor) turn() (more bool, err error) {
 	l := r.os
 	if r.closed.Load() {
-		return false, gerrors.ErrEngineShutdown
+		return false, errStopped
 	}
 	for i := 0; i < maxIterPerTurn; i++ {
 		if more = r.iterate(); !more {
 			break
 		}
 		if r.closed.Load() {
-			return false, gerrors.ErrEngineShutdown // flows that never wait must not delay Close
+			return false, errStopped // flows that never wait must not delay Close
 		}
 	}
 	if r.closed.Load() {
-		return false, gerrors.ErrEngineShutdown
+		return false, errStopped
 	}
 	if more {
 		return true, nil
@@ -338,8 +355,7 @@ func (r *Reactor) turn() (more bool, err error) {
 		// the last turn went to sleep (a kick clears sleeping first), and
 		// any producer still pushing will see sleeping and kick. An I/O
 		// event costs no eventfd read.
-		r.armTimer()
-		return false, nil
+		return false, r.armTimer()
 	}
 	var buf [8]byte
 	_, _ = unix.Read(l.efd, buf[:])
@@ -348,7 +364,7 @@ func (r *Reactor) turn() (more bool, err error) {
 	if r.closed.Load() {
 		// Close may have kicked efd between the check above and the
 		// drain: its kick is gone, so nothing else would wake the loop.
-		return false, gerrors.ErrEngineShutdown
+		return false, errStopped
 	}
 	if r.hasReadyWork() {
 		// Work arrived after the last iteration; a producer may or may
@@ -356,8 +372,7 @@ func (r *Reactor) turn() (more bool, err error) {
 		r.sleeping.CompareAndSwap(true, false)
 		return true, nil
 	}
-	r.armTimer()
-	return false, nil
+	return false, r.armTimer()
 }
 
 // hasReadyWork reports whether anything is ready now, without running it.
@@ -375,23 +390,31 @@ func (r *Reactor) hasReadyWork() bool {
 }
 
 // armTimer arms the timerfd for the wheel's next deadline, if it changed.
-func (r *Reactor) armTimer() {
+// Its error ends the loop (Run returns it): a timerfd that could not be
+// armed means the loop would sleep past its timers, a hang nobody could
+// see.
+func (r *Reactor) armTimer() error {
 	l := r.os
 	next, ok := r.wheel.NextDeadline()
 	if !ok {
 		if l.armedAt != 0 {
-			_ = unix.TimerfdSettime(l.tfd, 0, &unix.ItimerSpec{}, nil)
+			if err := unix.TimerfdSettime(l.tfd, 0, &unix.ItimerSpec{}, nil); err != nil {
+				return os.NewSyscallError("timerfd_settime", err)
+			}
 			l.armedAt = 0
 		}
-		return
+		return nil
 	}
 	at := l.epochMono + int64(next)*int64(r.tick)
 	if at == l.armedAt {
-		return
+		return nil
+	}
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(at)}
+	if err := unix.TimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
+		return os.NewSyscallError("timerfd_settime", err)
 	}
 	l.armedAt = at
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(at)}
-	_ = unix.TimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &spec, nil)
+	return nil
 }
 
 // shutdown runs on the loop's goroutine once the loop has stopped: tasks

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/asyncsteps/asyncsteps/arena"
 	"github.com/asyncsteps/asyncsteps/internal/goid"
 	"github.com/asyncsteps/asyncsteps/ring"
 	"github.com/asyncsteps/asyncsteps/timerwheel"
@@ -29,7 +28,6 @@ type Runner func() bool
 type Reactor struct {
 	// Loop-owned state: touched only on the loop goroutine.
 	wheel   *timerwheel.Wheel
-	arena   *arena.Arena
 	running int          // nesting depth of Iterate/RunUntilIdle/Advance on a manual reactor
 	m       loopCounters // Metrics (metrics.go)
 
@@ -87,7 +85,7 @@ type Reactor struct {
 	timerPending    atomic.Int32                 // len(timerCanceled), read without the lock
 	timerSeq        uint64                       // loop-owned: sequence of user timers made on the loop
 
-	hooks []hook // AtShutdown's; under extMu
+	hooks shutdownHooks // AtShutdown's, with their own lock
 
 	// spin is how long a real loop that ran out of work keeps looking for
 	// posted work before it sleeps (Options.Spin).
@@ -109,7 +107,6 @@ func newReactor(opts Options, manual bool) *Reactor {
 	}
 	r := &Reactor{
 		wheel:  timerwheel.New(0),
-		arena:  arena.New(),
 		manual: manual,
 		tick:   tick,
 		epoch:  time.Now(),
@@ -120,9 +117,6 @@ func newReactor(opts Options, manual bool) *Reactor {
 	r.PanicHandler = func(v any) { fmt.Fprintf(os.Stderr, "reactor: recovered panic in callback: %v\n", v) }
 	return r
 }
-
-// Arena returns the reactor's pooled memory. Loop only.
-func (r *Reactor) Arena() *arena.Arena { return r.arena }
 
 // Tick returns the timer resolution.
 func (r *Reactor) Tick() time.Duration { return r.tick }

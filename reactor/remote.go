@@ -23,7 +23,7 @@ func (r *Reactor) addRemoteTimer(t task, pos uint64) {
 		r.remotePending.Add(-1)
 		return
 	}
-	at := uint64((t.delay + r.tick - 1) / r.tick) // t.delay is the deadline since epoch
+	at := uint64((t.deadline + r.tick - 1) / r.tick)
 	h := r.wheel.Add(at, timerwheel.Entry{Cb: fireRemoteTimer, Arg: unsafe.Pointer(r), Aux: pos})
 	if r.remoteTimers == nil {
 		r.remoteTimers = make(map[uint64]timerwheel.Handle)

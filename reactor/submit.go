@@ -10,15 +10,18 @@ import (
 	"github.com/asyncsteps/asyncsteps/timerwheel"
 )
 
-// task is one unit of work sent through the MPSC ring.
+// task is one unit of work sent through the MPSC ring. Each field has one
+// meaning, except aux, the word a callback is given; the kind says which
+// fields are set.
 type task struct {
-	fn    func()
-	cb    func(arg unsafe.Pointer, aux uint64)
-	arg   unsafe.Pointer
-	aux   uint64
-	delay time.Duration // taskDeferred: the deadline since epoch; taskCancelTimer: the handle's index
-	seq   uint64        // taskCancelTimer: the timer's sequence number
-	kind  uint8
+	fn       func()                               // taskImmediate, taskDeferred
+	cb       func(arg unsafe.Pointer, aux uint64) // taskCall
+	arg      unsafe.Pointer                       // taskCall
+	aux      uint64                               // taskCall: cb's aux; taskCancelTimer: the wheel handle's generation
+	deadline time.Duration                        // taskDeferred: the deadline, as time since epoch
+	seq      uint64                               // taskCancelTimer: the timer's sequence number (Handle.pos)
+	timerIdx uint32                               // taskCancelTimer: the wheel handle's index (in kind's padding: no growth)
+	kind     uint8
 }
 
 // timerTask packs a wheel handle into a task's word fields, keeping the
@@ -26,14 +29,14 @@ type task struct {
 // loop-side timer.
 func timerTask(h timerwheel.Handle, seq uint64) task {
 	idx, gen := h.Parts()
-	return task{aux: gen, delay: time.Duration(idx), seq: seq, kind: taskCancelTimer}
+	return task{aux: gen, timerIdx: idx, seq: seq, kind: taskCancelTimer}
 }
 
 const (
 	taskImmediate uint8 = iota
 	taskDeferred
 	taskCall
-	taskCancelTimer // cancel the loop-side timer th
+	taskCancelTimer // cancel a loop-side timer (timerTask)
 )
 
 // push hands t to the loop through the ring. When the ring is full a real
