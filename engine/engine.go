@@ -307,10 +307,32 @@ func (e *engine) run(fl *flow, budget *int) {
 				return
 			}
 			*budget--
+			f := fl.cur
 			if e.tracing {
-				e.execTraced(fl.cur)
+				e.execTraced(f) // one predictable branch while tracing is off
+				continue
+			}
+			if f.kind != kStep && f.kind != kBody {
+				e.exec(f)
+				continue
+			}
+			// A step or a loop iteration, run here rather than through
+			// exec so that the common outcome (success, nothing armed)
+			// advances to the successor without going round the switch.
+			f.setStatus(stRunning)
+			e.cur = f
+			if f.kind == kStep {
+				f.fn(f)
 			} else {
-				e.exec(fl.cur)
+				f.parent.loop().call(f)
+			}
+			e.cur = nil
+			if e.raised.kind != raiseNone {
+				e.settle(f) // the callback recovered our panic itself; the raise still stands
+				continue
+			}
+			if !e.advanceFast(fl, f) {
+				e.afterCallback(f)
 			}
 		case actDone:
 			e.advance(fl)
@@ -325,6 +347,60 @@ func (e *engine) run(fl *flow, budget *int) {
 			return
 		}
 	}
+}
+
+// plainDone is what a completed frame may carry and still take
+// advanceFast: Success called (or not), built off the loop (or not).
+const plainDone = fSucceeded | fBuilt
+
+// advanceFast advances fl past f, whose callback just returned, when f
+// succeeded plainly: no sub-steps, nothing armed or waited for, no cancel
+// or finally handler, not the flow's top. It reports false, having done
+// nothing, for anything else: afterCallback and advance decide then. An
+// iteration of a loop reuses its own frame for the next iteration when the
+// callback left nothing in it to release (no Stack memory, no binding):
+// releaseFrame followed by newFrame would hand back the same memory anyway,
+// since the free list is LIFO.
+func (e *engine) advanceFast(fl *flow, f *Steps) bool {
+	if f.flags&^plainDone != 0 || f.head != nil || f.oncancel != nil || f == fl.top {
+		return false
+	}
+	if f.flags&fSucceeded == 0 {
+		// Implicit success (spec 1.6): the next step gets no values.
+		if fl.owned {
+			fl.dropArgs(nil)
+		}
+		fl.args.reset()
+	}
+	p := f.parent
+	if p.kind == kLoop {
+		ls := p.loop()
+		ls.i++
+		if f.scope.Empty() && f.bin == nil && (ls.kind == loopForever || ls.i < ls.n) {
+			// The next iteration starts with no values (loopNext).
+			if fl.owned {
+				fl.dropArgs(nil)
+			}
+			fl.args.reset()
+			f.flags = 0
+			f.setStatus(stQueued)
+			fl.action = actExec
+			return true
+		}
+		e.releaseFrame(f)
+		e.loopNext(p)
+		return true
+	}
+	e.releaseFrame(f)
+	if c := p.dequeue(); c != nil {
+		fl.cur = c
+		fl.action = actExec
+		return true
+	}
+	// p's sub-steps are all done: p completes with the last one's values.
+	fl.cur = p
+	fl.action = actDone
+	return true
 }
 
 // exec runs a queued frame and decides what follows from how its callback

@@ -148,6 +148,10 @@ func New(r *reactor.Reactor) *Steps {
 	return &rt.Steps
 }
 
+// buildChunk is the most frames a root being built off the loop allocates
+// at once when it has no spare left (a fresh root takes 1, then 1, 2, 4...).
+const buildChunk = 16
+
 // buildFrame takes a frame for a step added to a root that is not running.
 func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 	f := rt.spare
@@ -155,9 +159,28 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 		rt.spare = f.next
 		rt.spareN--
 		f.next = nil
+	} else if e := rt.e; e.r.IsSameThread() {
+		// On the loop: from the loop's free list, so that a root executed
+		// with more root-level steps than before allocates nothing. The
+		// frame is counted as built, like a spare one, until the start.
+		f = e.newFrame(kind, parent, &rt.fl)
+		e.stats.FramesLive--
 	} else {
-		f = &Steps{e: rt.e}
-		rt.created++
+		// Off the loop the free list is not ours: frames come in chunks
+		// that double with the root's size up to buildChunk, the rest kept
+		// as spares, so a root that grows costs a few allocations, not one
+		// per step, and a fresh root with one step allocates one frame.
+		chunk := make([]Steps, min(max(rt.built, 1), buildChunk))
+		for i := range chunk {
+			chunk[i].e = e
+		}
+		for i := 1; i < len(chunk); i++ {
+			chunk[i].next = rt.spare
+			rt.spare = &chunk[i]
+		}
+		rt.spareN += len(chunk) - 1
+		rt.created += len(chunk)
+		f = &chunk[0]
 	}
 	rt.built++
 	f.kind = kind
