@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"time"
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/reactor"
@@ -42,6 +43,11 @@ type Metrics struct {
 type NameMetrics struct {
 	Name                                          string
 	Started, Succeeded, Failed, Canceled, Running uint64
+	// Time is the summed life of the flows that ended, from start to end
+	// on the reactor's coarse clock (reactor.CoarseNow: exact to within
+	// one loop round). Time / (Succeeded+Failed+Canceled) is their mean
+	// latency, with no clock read per flow.
+	Time time.Duration
 }
 
 // counters are the loop-owned counters behind Metrics.
@@ -56,6 +62,7 @@ type counters struct {
 type nameCounters struct {
 	name                                 *Name
 	started, succeeded, failed, canceled uint64
+	nanos                                int64 // the life of the flows that ended, summed
 }
 
 // flowStarted counts a root flow that starts. Loop only.
@@ -65,6 +72,7 @@ func (e *engine) flowStarted(rt *root) {
 	c.running++
 	if n := rt.name; n != nil {
 		c.named(n).started++
+		rt.startAt = e.r.CoarseNow()
 	}
 }
 
@@ -75,6 +83,7 @@ func (e *engine) flowEnded(rt *root, code string) {
 	var nc *nameCounters
 	if n := rt.name; n != nil {
 		nc = c.named(n)
+		nc.nanos += e.r.CoarseNow() - rt.startAt
 	}
 	switch code {
 	case "":
@@ -134,6 +143,7 @@ func (e *engine) snapshot() Metrics {
 			Failed:    nc.failed,
 			Canceled:  nc.canceled,
 			Running:   nc.started - nc.succeeded - nc.failed - nc.canceled,
+			Time:      time.Duration(nc.nanos),
 		})
 	}
 	return m

@@ -23,6 +23,10 @@ func TestMetricsCount(t *testing.T) {
 	run("m-fail", func(as *Steps) { as.Error("Boom") })
 	run("", func(as *Steps) { as.SetTimeout(time.Millisecond); as.WaitExternal() })
 	c := run("m-cancel", func(as *Steps) { as.WaitExternal() })
+	run("m-sleep", func(as *Steps) {
+		ext := as.External()
+		as.Reactor().Deferred(3*time.Millisecond, func() { ext.Success() })
+	})
 	r.RunUntilIdle()
 	c.Cancel()
 	r.RunUntilIdle()
@@ -31,11 +35,11 @@ func TestMetricsCount(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.FlowsStarted != 5 || m.FlowsSucceeded != 2 || m.FlowsFailed != 2 || m.FlowsTimedOut != 1 || m.FlowsCanceled != 1 || m.FlowsRunning != 0 {
+	if m.FlowsStarted != 6 || m.FlowsSucceeded != 3 || m.FlowsFailed != 2 || m.FlowsTimedOut != 1 || m.FlowsCanceled != 1 || m.FlowsRunning != 0 {
 		t.Errorf("flows %+v", m)
 	}
-	if m.StepsRun != 10 {
-		t.Errorf("StepsRun %d, want 10", m.StepsRun)
+	if m.StepsRun != 12 {
+		t.Errorf("StepsRun %d, want 12", m.StepsRun)
 	}
 	got := map[string]NameMetrics{}
 	for _, n := range m.ByName {
@@ -45,6 +49,7 @@ func TestMetricsCount(t *testing.T) {
 		"m-ok":     {Name: "m-ok", Started: 2, Succeeded: 2},
 		"m-fail":   {Name: "m-fail", Started: 1, Failed: 1},
 		"m-cancel": {Name: "m-cancel", Started: 1, Canceled: 1},
+		"m-sleep":  {Name: "m-sleep", Started: 1, Succeeded: 1, Time: 3 * time.Millisecond},
 	}
 	for k, w := range want {
 		if got[k] != w {

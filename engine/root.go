@@ -46,6 +46,7 @@ type root struct {
 	ctx     context.Context // SetContext: cancels and bounds each run (context.go)
 	stopCtx func() bool     // the run's context watch; loop-owned while running
 	trace   *traceTask      // the run's trace task while runtime/trace is on (label.go)
+	startAt int64           // the run's start on the reactor's CoarseNow, for named flows (metrics.go)
 
 	// spare holds frames this root's flows gave back, so that building
 	// the root again off the loop takes frames without a lock. Owned by the

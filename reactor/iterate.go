@@ -18,6 +18,9 @@ const maxTimersPerIteration = 1024
 // engine's ready flows. It reports whether work is still ready.
 func (r *Reactor) iterate() bool {
 	r.m.iterations++
+	if r.manual {
+		r.m.now = r.virtual.Load() // the coarse clock (metrics.go) is the virtual one
+	}
 	if n := r.inbox.Len(); n > r.m.ringHigh {
 		r.m.ringHigh = n
 	}

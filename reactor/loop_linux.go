@@ -224,6 +224,7 @@ const maxIterPerTurn = 64
 // descriptor, then a turn. Work left keeps efd readable, so the next turn
 // comes at once.
 func (r *Reactor) onEvent(fd int, ev netpoll.IOEvent, _ netpoll.IOFlags) error {
+	r.m.now = nanotime()
 	r.dispatch(fd, ev, r.os.genOf(fd))
 	more, err := r.turn()
 	if more && !r.os.efdHot {
@@ -268,6 +269,7 @@ func (r *Reactor) poll(epfd int) error {
 		// Metrics: two clock reads per wait, not per task.
 		t1 := nanotime()
 		r.m.pollNanos += t1 - t0
+		r.m.now = t1
 		if msec != 0 {
 			r.m.wakeups++
 		}

@@ -26,7 +26,17 @@ type loopCounters struct {
 	iterations, tasks, timers, wakeups uint64
 	ringHigh                           int
 	pollNanos, runNanos                int64
+	now                                int64 // CoarseNow
 }
+
+// CoarseNow is the loop's coarse clock, in nanoseconds from an arbitrary
+// origin (only differences mean anything): read from the monotonic clock
+// once each time the loop wakes from epoll_wait, so reading it costs a load,
+// and it lags the true time by at most the loop's current round (its I/O
+// callbacks and turn). A manual reactor's is its virtual clock. Loop only.
+// For measuring things that last many rounds, such as a flow's life
+// (engine's per-name flow time), without a clock read per flow.
+func (r *Reactor) CoarseNow() int64 { return r.m.now }
 
 // LoopMetrics returns the reactor's counters. Loop only (or while no loop
 // runs and none will).

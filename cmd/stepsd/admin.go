@@ -199,6 +199,7 @@ func writeMetrics(w io.Writer, m stepsd.Metrics) {
 			p.sample("stepsd_requests_ended_total", c, "Requests ended, by command and result.", float64(n.Succeeded), "reactor", rx, "flow", n.Name, "result", "succeeded")
 			p.sample("stepsd_requests_ended_total", c, "", float64(n.Failed), "reactor", rx, "flow", n.Name, "result", "failed")
 			p.sample("stepsd_requests_ended_total", c, "", float64(n.Canceled), "reactor", rx, "flow", n.Name, "result", "canceled")
+			p.sample("stepsd_request_seconds_total", c, "Summed life of the ended requests, by command: divided by stepsd_requests_ended_total, their mean latency (on the loop's clock, exact to one loop round).", n.Time.Seconds(), "reactor", rx, "flow", n.Name)
 		}
 	}
 	lim := []struct {
