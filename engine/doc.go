@@ -60,6 +60,20 @@
 // callback does the same with a *PanicError in LastException. Neither
 // crashes the process nor touches another flow.
 //
+// # Names, contexts and metrics
+//
+// A root may carry a name (SetName: the kind of flow, such as a request's
+// command). While its steps run, the loop's goroutine carries the pprof
+// label flow=<name>, so a CPU profile splits by kind of flow
+// (go tool pprof -tags, -tagfocus=flow=GET); under runtime/trace each run
+// is a trace task named after the flow, with a region per step. A root may
+// be tied to a context.Context (SetContext): its cancellation cancels the
+// flow, its deadline fails the flow with Timeout, AwaitFunc's functions
+// get a context derived from it, and Promise.WaitContext waits under one.
+// ReadMetrics takes a snapshot of a reactor's counters (steps, flows by
+// result and by name, and the loop's own) from any goroutine; the counters
+// cost the step path no atomic instruction.
+//
 // # Cost
 //
 // Steps run from pooled frames: once warm, a flow allocates nothing per step

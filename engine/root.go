@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"sync/atomic"
 	"unsafe"
 
@@ -40,6 +41,12 @@ type root struct {
 	promise *Promise
 	onEnd   func(root *Steps, code string) // OnEnd's
 	misuse  string                         // the first misuse made while building off the loop
+
+	name    *Name           // SetName: the flow's pprof label, trace task and metrics (label.go)
+	ctx     context.Context // SetContext: cancels and bounds each run (context.go)
+	stopCtx func() bool     // the run's context watch; loop-owned while running
+	trace   *traceTask      // the run's trace task while runtime/trace is on (label.go)
+	startAt int64           // the run's start on the reactor's CoarseNow, for named flows (metrics.go)
 
 	// spare holds frames this root's flows gave back, so that building
 	// the root again off the loop takes frames without a lock. Owned by the
@@ -142,6 +149,10 @@ func New(r *reactor.Reactor) *Steps {
 	return &rt.Steps
 }
 
+// buildChunk is the most frames a root being built off the loop allocates
+// at once when it has no spare left (a fresh root takes 1, then 1, 2, 4...).
+const buildChunk = 16
+
 // buildFrame takes a frame for a step added to a root that is not running.
 func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 	f := rt.spare
@@ -149,9 +160,28 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 		rt.spare = f.next
 		rt.spareN--
 		f.next = nil
+	} else if e := rt.e; e.r.IsSameThread() {
+		// On the loop: from the loop's free list, so that a root executed
+		// with more root-level steps than before allocates nothing. The
+		// frame is counted as built, like a spare one, until the start.
+		f = e.newFrame(kind, parent, &rt.fl)
+		e.stats.FramesLive--
 	} else {
-		f = &Steps{e: rt.e}
-		rt.created++
+		// Off the loop the free list is not ours: frames come in chunks
+		// that double with the root's size up to buildChunk, the rest kept
+		// as spares, so a root that grows costs a few allocations, not one
+		// per step, and a fresh root with one step allocates one frame.
+		chunk := make([]Steps, min(max(rt.built, 1), buildChunk))
+		for i := range chunk {
+			chunk[i].e = e
+		}
+		for i := 1; i < len(chunk); i++ {
+			chunk[i].next = rt.spare
+			rt.spare = &chunk[i]
+		}
+		rt.spareN += len(chunk) - 1
+		rt.created += len(chunk)
+		f = &chunk[0]
 	}
 	rt.built++
 	f.kind = kind
@@ -237,6 +267,7 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 // built, ends here.
 func (e *engine) prepareStart(rt *root) bool {
 	rt.started = true
+	e.flowStarted(rt)
 	rt.nextRun = e.runHead
 	if e.runHead != nil {
 		e.runHead.prevRun = rt
@@ -262,6 +293,9 @@ func (e *engine) prepareStart(rt *root) bool {
 	if rt.cancelPending {
 		e.finishRoot(rt, Canceled) // canceled before it could start: no step runs
 		return false
+	}
+	if rt.ctx != nil && !e.watchContext(rt) {
+		return false // its context is done already: no step runs
 	}
 	if c := rt.Steps.dequeue(); c != nil {
 		fl.cur = c
@@ -290,6 +324,13 @@ func (e *engine) finishRoot(rt *root, code string) {
 	fl.cur = &rt.Steps
 	fl.action = actNone
 	rt.Steps.setStatus(stIdle)
+	e.flowEnded(rt, code)
+	if rt.stopCtx != nil {
+		rt.unwatchContext()
+	}
+	if rt.trace != nil {
+		rt.endTrace(code)
+	}
 	if fn := rt.onEnd; fn != nil {
 		// Before the run ends: until then the holder cannot release or
 		// reuse the root under fn (a Release from fn waits for the end).
@@ -465,6 +506,7 @@ func (rt *root) release() {
 	rt.released.Store(true)
 	rt.onEnd = nil
 	rt.misuse = ""
+	rt.name, rt.ctx = nil, nil
 	rt.promise = nil
 	rt.state.reset()
 	rt.fl.clearArgs()

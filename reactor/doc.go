@@ -70,6 +70,14 @@
 // deterministic tests: "the loop" is whoever calls Iterate, RunUntilIdle or
 // Advance, and the clock moves only in Advance.
 //
+// # Metrics
+//
+// The loop counts its iterations, the tasks and timers it ran, its
+// wake-ups, the ring's high-water mark and its time in epoll_wait against
+// its time running work, in plain loop-owned fields updated once per
+// iteration or wait (LoopMetrics, loop only; engine.ReadMetrics takes the
+// snapshot on the loop for any goroutine).
+//
 // # Where things are
 //
 // reactor.go: the Reactor and its clock; options.go: Options; asynctool.go:
@@ -80,7 +88,7 @@
 // the loop; manual.go: NewManual and its drive; lifecycle.go: Close and
 // shutdown hooks; ext.go: the engine's attachment; loop_linux.go: the real
 // loop; watch_linux.go: descriptor registration; group.go: reactors per
-// core.
+// core; metrics.go: the loop's counters.
 //
 // # Panics
 //

@@ -17,13 +17,22 @@ const maxTimersPerIteration = 1024
 // iterate runs what is ready now, once: posted tasks, due timers, then the
 // engine's ready flows. It reports whether work is still ready.
 func (r *Reactor) iterate() bool {
-	for i := 0; i < maxInboxBatch; i++ {
+	r.m.iterations++
+	if r.manual {
+		r.m.now = r.virtual.Load() // the coarse clock (metrics.go) is the virtual one
+	}
+	if n := r.inbox.Len(); n > r.m.ringHigh {
+		r.m.ringHigh = n
+	}
+	i := 0
+	for ; i < maxInboxBatch; i++ {
 		t, ok := r.inbox.TryPop()
 		if !ok {
 			break
 		}
 		r.runTask(t, r.inbox.Consumed()-1)
 	}
+	r.m.tasks += uint64(i)
 	if r.overflowActive.Load() {
 		r.drainOverflow()
 	}
@@ -47,13 +56,15 @@ func (r *Reactor) iterate() bool {
 // loop is a timer due now) must not keep the loop from posted tasks and
 // flows; the rest fires on the next iteration.
 func (r *Reactor) fireDue(now uint64) {
-	for i := 0; i < maxTimersPerIteration; i++ {
+	i := 0
+	for ; i < maxTimersPerIteration; i++ {
 		e, ok := r.wheel.Poll(now)
 		if !ok {
-			return
+			break
 		}
 		r.runEntry(e)
 	}
+	r.m.timers += uint64(i)
 }
 
 func (r *Reactor) runTask(t task, pos uint64) {

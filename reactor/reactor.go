@@ -28,7 +28,8 @@ type Runner func() bool
 type Reactor struct {
 	// Loop-owned state: touched only on the loop goroutine.
 	wheel   *timerwheel.Wheel
-	running int // nesting depth of Iterate/RunUntilIdle/Advance on a manual reactor
+	running int          // nesting depth of Iterate/RunUntilIdle/Advance on a manual reactor
+	m       loopCounters // Metrics (metrics.go)
 
 	// Set once before the loop starts, read-only afterwards.
 	manual bool

@@ -155,5 +155,6 @@ func (r *Reactor) drainOverflow() {
 		r.runTask(b[i], pos)
 		b[i] = task{}
 	}
+	r.m.tasks += uint64(len(b))
 	r.batch = b[:0]
 }
