@@ -18,6 +18,8 @@ type engine struct {
 	free      *Steps // frame free list
 	freeFlows *flow  // branch flow free list
 
+	freeRootFlows *flow // root flow free list (attachFlow), linked by nextBranch
+
 	readyHead, readyTail *flow
 	batchEnd             *flow // the last flow of runReady's batch, while it runs
 
@@ -61,7 +63,8 @@ type Stats struct {
 	FlowsLive     int // parallel branches running
 	RootsLive     int // roots handed out by New and not Released (counted on the loop and off it)
 	FramesFree    int // step frames in the loop's free list
-	Trimmed       int // frames and roots the idle pools gave back to the GC (trim.go)
+	Trimmed       int // frames, roots and root flows the idle pools gave back to the GC (trim.go)
+	RootFlowsFree int // root flows in the loop's pool: a root holds a flow only while it runs
 }
 
 // raise describes what the running callback asked the engine to do instead
