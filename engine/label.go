@@ -127,7 +127,15 @@ func (as *Steps) SetFlowName(n *Name) {
 // FlowName returns the name of the flow as belongs to (any accessor of the
 // flow, or the root), or nil.
 func (as *Steps) FlowName() *Name {
-	if as == nil || as.fl == nil || as.fl.root == nil {
+	if as == nil {
+		return nil
+	}
+	if as.kind == kRoot {
+		// A built root has no flow until it runs (its flow is pooled by
+		// the loop): the name lives on the root.
+		return rootOf(as).name
+	}
+	if as.fl == nil || as.fl.root == nil {
 		return nil
 	}
 	return as.fl.root.name
