@@ -520,7 +520,7 @@ func TestCancelBeforeStartCancelsThatRun(t *testing.T) {
 	if _, err := p2.Wait(); err != nil || !secondRan {
 		t.Fatalf("second run: err=%v ran=%v", err, secondRan)
 	}
-	if st := engine.EngineStats(r); st.FramesLive != 0 {
+	if st := engine.StatsOf(r); st.FramesLive != 0 {
 		t.Fatalf("stats %+v", st)
 	}
 }
@@ -565,7 +565,7 @@ func TestExecuteCancelReleaseFromOtherGoroutines(t *testing.T) {
 	}
 	wg.Wait()
 	st := make(chan engine.Stats)
-	r.Immediate(func() { st <- engine.EngineStats(r) })
+	r.Immediate(func() { st <- engine.StatsOf(r) })
 	s := <-st
 	if s.FramesLive != 0 || s.RootsLive != 0 || s.FlowsLive != 0 {
 		t.Fatalf("%+v", s)

@@ -975,7 +975,7 @@ func TestExternalSuccessAfterAddIsAMisuse(t *testing.T) {
 	if !errors.As(err, &fe) || fe.Code != engine.InternalError {
 		t.Fatalf("err=%v, want InternalError", err)
 	}
-	if st := engine.EngineStats(r); st.FramesLive != 0 {
+	if st := engine.StatsOf(r); st.FramesLive != 0 {
 		t.Fatalf("frames leaked: %+v", st)
 	}
 }

@@ -185,7 +185,7 @@ func (br *barrier) run(b *testing.B) {
 // caller says how many it still holds.)
 func checkIdle(b *testing.B, r *reactor.Reactor, frames, roots int) {
 	ch := make(chan Stats, 1)
-	r.Immediate(func() { ch <- EngineStats(r) })
+	r.Immediate(func() { ch <- StatsOf(r) })
 	if s := <-ch; s.FramesLive != frames || s.FlowsLive != 0 || s.RootsLive != roots {
 		b.Fatalf("engine not idle: %+v, want %d frames live, %d roots live", s, frames, roots)
 	}

@@ -116,7 +116,7 @@ func TestRealFlowsFromOtherGoroutines(t *testing.T) {
 		t.Error(e)
 	}
 	var st engine.Stats
-	onRealLoop(t, r, func() { st = engine.EngineStats(r) })
+	onRealLoop(t, r, func() { st = engine.StatsOf(r) })
 	if st.FramesLive != 0 || st.FlowsLive != 0 || st.RootsLive != 0 {
 		t.Fatalf("after every flow ended and was released: %+v", st)
 	}
@@ -699,7 +699,7 @@ func TestRealManyFlowsOnGroup(t *testing.T) {
 		t.Fatalf("Group.Close = %v", err)
 	}
 	for i, r := range rs {
-		if st := engine.EngineStats(r); st.FramesLive != 0 || st.FlowsLive != 0 {
+		if st := engine.StatsOf(r); st.FramesLive != 0 || st.FlowsLive != 0 {
 			t.Fatalf("reactor %d after every flow ended: %+v", i, st)
 		}
 	}
@@ -805,7 +805,7 @@ func TestRealCloseEndsRunningFlows(t *testing.T) {
 	if info := errInfo(err); info != "reactor closed" {
 		t.Fatalf("Execute after Close: info %q", info)
 	}
-	if st := engine.EngineStats(r); st.FramesLive != 0 || st.FlowsLive != 0 {
+	if st := engine.StatsOf(r); st.FramesLive != 0 || st.FlowsLive != 0 {
 		t.Fatalf("after Close: %+v", st)
 	}
 }
