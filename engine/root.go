@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"sync/atomic"
 	"unsafe"
 
@@ -10,15 +11,14 @@ import (
 // root is a root AsyncSteps object: the *Steps handed to the user is its
 // first field, so a root frame converts to its root by pointer cast.
 type root struct {
-	Steps
-	e     *engine
+	Steps // Steps.e is the root's engine, fixed for the life of the memory
 	state State
-	// fl is the root's own flow while it runs, from prepareStart to the
+	// runFlow is the root's own flow while it runs, from prepareStart to the
 	// end of the run, and nil otherwise: flows are pooled by the loop
 	// (attachFlow, detachFlow), so a root that is never Released leaves
 	// only its own small struct to the GC. Frames built before the start
 	// carry a nil fl, set by prepareStart.
-	fl *flow
+	runFlow *flow
 
 	// run is execGen<<1 | running: running between Execute and the end of
 	// the flow; execGen bumped by each Execute, so a Cancel or a start
@@ -45,6 +45,12 @@ type root struct {
 	promise *Promise
 	onEnd   func(root *Steps, code string) // OnEnd's
 	misuse  string                         // the first misuse made while building off the loop
+
+	name    *Name           // SetName: the flow's pprof label, trace task and metrics (label.go)
+	ctx     context.Context // SetContext: cancels and bounds each run (context.go)
+	stopCtx func() bool     // the run's context watch; loop-owned while running
+	trace   *traceTask      // the run's trace task while runtime/trace is on (label.go)
+	startAt int64           // the run's start on the reactor's CoarseNow, for named flows (metrics.go)
 
 	// spare holds frames this root's flows gave back, so that building
 	// the root again off the loop takes frames without a lock. Owned by the
@@ -131,7 +137,7 @@ func New(r *reactor.Reactor) *Steps {
 		e.rootMu.Unlock()
 	}
 	if rt == nil {
-		rt = &root{e: e}
+		rt = &root{}
 		rt.Steps.e = e
 		rt.Steps.kind = kRoot // written once: a stale Cancel reads it from any goroutine
 	}
@@ -261,6 +267,7 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 // built, ends here.
 func (e *engine) prepareStart(rt *root) bool {
 	rt.started = true
+	e.flowStarted(rt)
 	rt.nextRun = e.runHead
 	if e.runHead != nil {
 		e.runHead.prevRun = rt
@@ -283,6 +290,9 @@ func (e *engine) prepareStart(rt *root) bool {
 		e.finishRoot(rt, Canceled) // canceled before it could start: no step runs
 		return false
 	}
+	if rt.ctx != nil && !e.watchContext(rt) {
+		return false // its context is done already: no step runs
+	}
 	if c := rt.Steps.dequeue(); c != nil {
 		fl.cur = c
 		e.ready(fl, actExec)
@@ -297,7 +307,7 @@ func (e *engine) prepareStart(rt *root) bool {
 // branches of root-level parallel steps, the only frames a root not yet
 // running can hold. Loop only.
 func (e *engine) attachFlow(rt *root) *flow {
-	fl := rt.fl
+	fl := rt.runFlow
 	if fl == nil {
 		fl = e.freeRootFlows
 		if fl != nil {
@@ -310,7 +320,7 @@ func (e *engine) attachFlow(rt *root) *flow {
 			fl = &flow{e: e}
 		}
 		fl.root, fl.top = rt, &rt.Steps
-		rt.fl = fl
+		rt.runFlow = fl
 		rt.Steps.fl = fl
 	}
 	for c := rt.Steps.head; c != nil; c = c.next {
@@ -331,7 +341,7 @@ func (e *engine) attachFlow(rt *root) *flow {
 // detachFlow gives rt's flow back to the loop's pool at the end of a run.
 // Loop only; a root that never started has no flow.
 func (e *engine) detachFlow(rt *root) {
-	fl := rt.fl
+	fl := rt.runFlow
 	if fl == nil {
 		return
 	}
@@ -341,7 +351,7 @@ func (e *engine) detachFlow(rt *root) {
 		// since a Promise may still read them.
 		return
 	}
-	rt.fl, rt.Steps.fl = nil, nil
+	rt.runFlow, rt.Steps.fl = nil, nil
 	fl.clearArgs()
 	clear(fl.held)
 	fl.held = fl.held[:0]
@@ -366,13 +376,20 @@ func (e *engine) finishRoot(rt *root, code string) {
 	}
 	rt.prevRun, rt.nextRun = nil, nil
 	rt.started, rt.cancelPending = false, false
-	if fl := rt.fl; fl != nil {
+	if fl := rt.runFlow; fl != nil {
 		e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
 		fl.cur = &rt.Steps
 		fl.action = actNone
 	}
 	e.discardQueued(&rt.Steps)
 	rt.Steps.setStatus(stIdle)
+	e.flowEnded(rt, code)
+	if rt.stopCtx != nil {
+		rt.unwatchContext()
+	}
+	if rt.trace != nil {
+		rt.endTrace(code)
+	}
 	if fn := rt.onEnd; fn != nil {
 		// Before the run ends: until then the holder cannot release or
 		// reuse the root under fn (a Release from fn waits for the end).
@@ -393,7 +410,7 @@ func (rt *root) endRunWith(code string) {
 	rt.promise = nil
 	if p != nil {
 		if code == "" {
-			p.args = rt.fl.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
+			p.args = rt.runFlow.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
 		} else {
 			p.err = &Error{Code: code, Info: rt.state.ErrorInfo}
 		}
@@ -549,10 +566,11 @@ func (rt *root) release() {
 	rt.released.Store(true)
 	rt.onEnd = nil
 	rt.misuse = ""
+	rt.name, rt.ctx = nil, nil
 	rt.promise = nil
 	rt.state.reset()
-	if rt.fl != nil {
-		rt.fl.clearArgs() // the values detachFlow left with the root
+	if rt.runFlow != nil {
+		rt.runFlow.clearArgs() // the values detachFlow left with the root
 	}
 	e := rt.e
 	if e.r.IsSameThread() && e.rootLocal.n < maxRootLocal {
