@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime/trace"
 	"sync"
 	"unsafe"
 
@@ -32,6 +33,15 @@ type engine struct {
 	raised raise
 
 	stats Stats
+	m     counters // Metrics (metrics.go)
+
+	// label is the flow name whose pprof label the loop's goroutine
+	// carries now (label.go); region is the trace region of the step
+	// running, and tracing whether runtime/trace was on when the turn
+	// began.
+	label   *Name
+	region  *trace.Region
+	tracing bool
 
 	rootLocal rootList // roots released on the loop, for New on the loop: no lock
 
@@ -79,6 +89,12 @@ var raiseSignal = new(int)
 
 // flow is one sequential thread of a root: the root's own, or one branch
 // of a parallel step.
+//
+// Invariants:
+//   - cur is the flow's deepest live frame: every frame between it and top
+//     is stActive (or the parallel step a branch waits on).
+//   - A flow runs only from the ready queue (runReady) or from the task
+//     that starts or resumes it, never inside another flow's callback.
 type flow struct {
 	e    *engine
 	root *root
@@ -130,7 +146,7 @@ const (
 
 func engineOf(r *reactor.Reactor) *engine {
 	return r.ExtOrInit(func() reactor.Ext {
-		e := &engine{r: r, ar: r.Arena()}
+		e := &engine{r: r, ar: arena.New()} // the engine's own: frames and Stack memory
 		return reactor.Ext{
 			Value: e,
 			Run:   e.runReady,
@@ -153,8 +169,14 @@ func (e *engine) closeAll() {
 	e.readyHead, e.readyTail = nil, nil
 }
 
-// Stats returns the engine's counters for r. Loop only (or while no loop runs).
-func EngineStats(r *reactor.Reactor) Stats {
+// EngineStats is StatsOf under its first name.
+//
+// Deprecated: use StatsOf (engine.EngineStats stuttered).
+func EngineStats(r *reactor.Reactor) Stats { return StatsOf(r) }
+
+// StatsOf returns the engine's counters for r. Loop only (or while no loop
+// runs).
+func StatsOf(r *reactor.Reactor) Stats {
 	e := engineOf(r)
 	s := e.stats
 	e.rootMu.Lock()
@@ -216,6 +238,7 @@ func (e *engine) runReady() bool {
 		// run when the outer drive goes on.
 		return false
 	}
+	e.tracing = trace.IsEnabled()
 	e.batchEnd = e.readyTail
 	for e.batchEnd != nil {
 		fl := e.readyHead
@@ -230,7 +253,13 @@ func (e *engine) runReady() bool {
 		}
 		fl.nextReady = nil
 		fl.queued = false
+		if n := fl.root.name; n != e.label {
+			e.setLabel(n) // a switch between differently named flows
+		}
 		e.drive(fl)
+	}
+	if e.label != nil {
+		e.setLabel(nil) // the loop's own work is no flow's
 	}
 	return e.readyHead != nil
 }
@@ -248,10 +277,11 @@ func (e *engine) drive(fl *flow) {
 	for {
 		done, f := e.drive1(fl, &budget)
 		if done {
-			return
+			break
 		}
 		e.settle(f)
 	}
+	e.m.steps += uint64(turnBudget - budget) // every step run took one from the budget
 }
 
 // drive1 is the protected part of drive. It returns done=false and the frame
@@ -264,6 +294,9 @@ func (e *engine) drive1(fl *flow, budget *int) (done bool, raisedAt *Steps) {
 		v := recover()
 		raisedAt = e.cur
 		e.cur = nil
+		if e.region != nil {
+			e.endRegion()
+		}
 		if v != raiseSignal {
 			e.raised = raise{kind: raiseError, code: InternalError}
 			e.recordPanic(raisedAt, v)
@@ -284,6 +317,10 @@ func (e *engine) run(fl *flow, budget *int) {
 			}
 			*budget--
 			f := fl.cur
+			if e.tracing {
+				e.execTraced(f) // one predictable branch while tracing is off
+				continue
+			}
 			if f.kind != kStep && f.kind != kBody {
 				e.exec(f)
 				continue

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"sync/atomic"
 	"unsafe"
 
@@ -45,6 +46,12 @@ type root struct {
 	promise *Promise
 	onEnd   func(root *Steps, code string) // OnEnd's
 	misuse  string                         // the first misuse made while building off the loop
+
+	name    *Name           // SetName: the flow's pprof label, trace task and metrics (label.go)
+	ctx     context.Context // SetContext: cancels and bounds each run (context.go)
+	stopCtx func() bool     // the run's context watch; loop-owned while running
+	trace   *traceTask      // the run's trace task while runtime/trace is on (label.go)
+	startAt int64           // the run's start on the reactor's CoarseNow, for named flows (metrics.go)
 
 	// spare holds frames this root's flows gave back, so that building
 	// the root again off the loop takes frames without a lock. Owned by the
@@ -261,6 +268,7 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 // built, ends here.
 func (e *engine) prepareStart(rt *root) bool {
 	rt.started = true
+	e.flowStarted(rt)
 	rt.nextRun = e.runHead
 	if e.runHead != nil {
 		e.runHead.prevRun = rt
@@ -282,6 +290,9 @@ func (e *engine) prepareStart(rt *root) bool {
 	if rt.cancelPending {
 		e.finishRoot(rt, Canceled) // canceled before it could start: no step runs
 		return false
+	}
+	if rt.ctx != nil && !e.watchContext(rt) {
+		return false // its context is done already: no step runs
 	}
 	if c := rt.Steps.dequeue(); c != nil {
 		c.fl = fl
@@ -367,6 +378,13 @@ func (e *engine) finishRoot(rt *root, code string) {
 	}
 	e.discardQueued(&rt.Steps)
 	rt.Steps.setStatus(stIdle)
+	e.flowEnded(rt, code)
+	if rt.stopCtx != nil {
+		rt.unwatchContext()
+	}
+	if rt.trace != nil {
+		rt.endTrace(code)
+	}
 	if fn := rt.onEnd; fn != nil {
 		// Before the run ends: until then the holder cannot release or
 		// reuse the root under fn (a Release from fn waits for the end).
@@ -543,6 +561,7 @@ func (rt *root) release() {
 	rt.released.Store(true)
 	rt.onEnd = nil
 	rt.misuse = ""
+	rt.name, rt.ctx = nil, nil
 	rt.promise = nil
 	rt.state.reset()
 	if rt.fl != nil {

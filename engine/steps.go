@@ -73,7 +73,7 @@ const (
 const (
 	xNone    = iota // no External can finish the step
 	xArmed          // External() was called: a result may arrive
-	xWriting        // an External on another goroutine is writing the result
+	xWriting        // an External on another goroutine is writing the result: the loop neither reads nor recycles the frame meanwhile
 	xClaimed        // that result is written and posted to the loop
 	xBits    = 2
 	xMask    = 1<<xBits - 1

@@ -162,7 +162,11 @@ func onAcceptable(s *Server, lfd int, _ reactor.Event) {
 		fd, ra, err := accept(lfd, s.o.Nagle)
 		if err != nil {
 			if isFDLimit(err) {
-				_ = s.acc.r.SetInterest(lfd, 0)
+				if err := s.acc.r.SetInterest(lfd, 0); err != nil {
+					// Still polled: the loop spins on the listener until
+					// descriptors free up. Worth a line in the log.
+					s.o.Logf("netio: pause accepting on %v: %v", s.addr, err)
+				}
 				reactor.AfterTo(s.acc.r, fdLimitPause, resumeAccept, s, 0)
 			}
 			return
@@ -190,9 +194,16 @@ func onAcceptable(s *Server, lfd int, _ reactor.Event) {
 	}
 }
 
+// resumeAccept polls the listener again after fdLimitPause. If that fails
+// the listener is not polled and nothing would ever accept again: the
+// failure is logged and retried after another pause.
 func resumeAccept(s *Server, _ uint64) {
-	if s.lfd >= 0 {
-		_ = s.acc.r.SetInterest(s.lfd, reactor.InterestRead)
+	if s.lfd < 0 {
+		return
+	}
+	if err := s.acc.r.SetInterest(s.lfd, reactor.InterestRead); err != nil {
+		s.o.Logf("netio: resume accepting on %v: %v; retrying in %v", s.addr, err, fdLimitPause)
+		reactor.AfterTo(s.acc.r, fdLimitPause, resumeAccept, s, 0)
 	}
 }
 

@@ -17,14 +17,23 @@ const maxTimersPerIteration = 1024
 // iterate runs what is ready now, once: posted tasks, due timers, then the
 // engine's ready flows. It reports whether work is still ready.
 func (r *Reactor) iterate() bool {
-	for i := 0; i < maxInboxBatch; i++ {
+	r.m.iterations++
+	if r.manual {
+		r.m.now = r.virtual.Load() // the coarse clock (metrics.go) is the virtual one
+	}
+	if n := r.inbox.Len(); n > r.m.ringHigh {
+		r.m.ringHigh = n
+	}
+	i := 0
+	for ; i < maxInboxBatch; i++ {
 		t, ok := r.inbox.TryPop()
 		if !ok {
 			break
 		}
 		r.runTask(t, r.inbox.Consumed()-1)
 	}
-	if r.overflowActive.Load() {
+	r.m.tasks += uint64(i)
+	if r.overflow.active.Load() {
 		r.drainOverflow()
 	}
 	now := r.currentTick()
@@ -33,7 +42,7 @@ func (r *Reactor) iterate() bool {
 	if s := r.ext.Load(); s != nil && s.run != nil {
 		more = s.run()
 	}
-	if more || r.inbox.Len() > 0 || r.overflowActive.Load() {
+	if more || r.inbox.Len() > 0 || r.overflow.active.Load() {
 		return true
 	}
 	if next, ok := r.wheel.NextDeadline(); ok && next <= now {
@@ -47,13 +56,15 @@ func (r *Reactor) iterate() bool {
 // loop is a timer due now) must not keep the loop from posted tasks and
 // flows; the rest fires on the next iteration.
 func (r *Reactor) fireDue(now uint64) {
-	for i := 0; i < maxTimersPerIteration; i++ {
+	i := 0
+	for ; i < maxTimersPerIteration; i++ {
 		e, ok := r.wheel.Poll(now)
 		if !ok {
-			return
+			break
 		}
 		r.runEntry(e)
 	}
+	r.m.timers += uint64(i)
 }
 
 func (r *Reactor) runTask(t task, pos uint64) {
@@ -61,7 +72,7 @@ func (r *Reactor) runTask(t task, pos uint64) {
 		r.addRemoteTimer(t, pos)
 		return
 	}
-	if r.remotePending.Load() != 0 && r.takeCanceled(pos) {
+	if r.remote.pending.Load() != 0 && r.takeCanceled(pos) {
 		return
 	}
 	switch t.kind {
@@ -70,7 +81,7 @@ func (r *Reactor) runTask(t task, pos uint64) {
 	case taskCall:
 		r.safeCb(t.cb, t.arg, t.aux)
 	case taskCancelTimer:
-		r.wheel.Cancel(timerwheel.HandleOf(uint32(t.delay), t.aux))
+		r.wheel.Cancel(timerwheel.HandleOf(t.timerIdx, t.aux))
 		r.takeTimerCanceled(t.seq)
 	}
 }
@@ -80,7 +91,7 @@ func (r *Reactor) runEntry(e timerwheel.Entry) {
 		r.safeCb(e.Cb, e.Arg, e.Aux)
 		return
 	}
-	if r.timerPending.Load() != 0 && r.takeTimerCanceled(e.Aux) {
+	if r.remote.timerPending.Load() != 0 && r.takeTimerCanceled(e.Aux) {
 		return // canceled off the loop before it fired
 	}
 	r.safeCall(e.Fn)

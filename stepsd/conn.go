@@ -147,6 +147,7 @@ func (cn *conn) start(line []byte) {
 	}
 	cn.inflight++
 	cn.undone++
+	rq.root.SetFlowName(flowName(rq.op, rq.bad))
 	rq.root.Add(serveStep, serveError).Add(replyStep)
 	rq.root.Execute()
 }
