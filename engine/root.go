@@ -186,7 +186,7 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 	rt.built++
 	f.kind = kind
 	f.parent = parent
-	f.fl = nil // set by prepareStart, when the root has a flow
+	f.fl = nil // set when it is dequeued to run (attachFlow)
 	f.flags = fBuilt
 	f.setStatus(stQueued)
 	return f
@@ -294,6 +294,7 @@ func (e *engine) prepareStart(rt *root) bool {
 		return false // its context is done already: no step runs
 	}
 	if c := rt.Steps.dequeue(); c != nil {
+		c.fl = fl
 		fl.cur = c
 		e.ready(fl, actExec)
 		return true
@@ -302,10 +303,11 @@ func (e *engine) prepareStart(rt *root) bool {
 	return false
 }
 
-// attachFlow gives rt a flow from the loop's pool (or a new one) and points
-// the frames built before the start at it: the root-level steps and the
-// branches of root-level parallel steps, the only frames a root not yet
-// running can hold. Loop only.
+// attachFlow gives rt a flow from the loop's pool (or a new one). Frames
+// built before the start (root-level steps; the branches of a root-level
+// parallel step get their own flows when it starts) are pointed at it as
+// they are dequeued to run: a walk here would touch every one of them
+// once more. Loop only.
 func (e *engine) attachFlow(rt *root) *flow {
 	fl := rt.runFlow
 	if fl == nil {
@@ -322,14 +324,6 @@ func (e *engine) attachFlow(rt *root) *flow {
 		fl.root, fl.top = rt, &rt.Steps
 		rt.runFlow = fl
 		rt.Steps.fl = fl
-	}
-	for c := rt.Steps.head; c != nil; c = c.next {
-		c.fl = fl
-		if c.kind == kParallel {
-			for b := c.head; b != nil; b = b.next {
-				b.fl = fl
-			}
-		}
 	}
 	fl.clearArgs()
 	clear(fl.held)
