@@ -8,7 +8,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 )
@@ -69,13 +68,20 @@ func runABI(o *options, root string, cases []caseSpec, p *progress, rep *report)
 	return results
 }
 
-// goTool is the go command for the children: the one on PATH, else the
-// one of the toolchain that built this program.
+// goTool is the go command for the children: GOROOT/bin/go when the go
+// command that started `go run` set GOROOT, else the one on PATH.
 func goTool() string {
-	if _, err := exec.LookPath("go"); err == nil {
-		return "go"
+	if root := os.Getenv("GOROOT"); root != "" {
+		if g := filepath.Join(root, "bin", "go"); fileExists(g) {
+			return g
+		}
 	}
-	return filepath.Join(runtime.GOROOT(), "bin", "go")
+	return "go"
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }
 
 // failAll marks every implementation that has no run as failed with msg.

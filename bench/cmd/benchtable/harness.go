@@ -412,15 +412,3 @@ func relTo(root, path string) string {
 func rootName(root string) string {
 	return "the repository root, " + root
 }
-
-// rel shows path relative to the working directory when that is shorter.
-func rel(path string) string {
-	wd, err := os.Getwd()
-	if err != nil {
-		return path
-	}
-	if r, err := filepath.Rel(wd, path); err == nil && len(r) < len(path) {
-		return r
-	}
-	return path
-}
