@@ -329,7 +329,7 @@ func flagSet(name, value string) error { return flag.CommandLine.Set(name, value
 // and the program exits 2: a deadlock does not hang make bench.
 func runInProcess(name string, f func(*testing.B), timeout time.Duration, p *progress, partial func(io.Writer)) runResult {
 	watchdog := time.AfterFunc(timeout, func() {
-		p.printf("\nbenchtable: %s did not finish within %v: a deadlock? goroutines:\n\n", name, timeout)
+		p.printf("\nbenchtable: %s did not finish within %v: a deadlock, or a run far slower than the short run testing.Benchmark sized it by (raise -timeout to tell). goroutines:\n\n", name, timeout)
 		buf := make([]byte, 1<<20)
 		os.Stderr.Write(buf[:runtime.Stack(buf, true)])
 		fmt.Fprintln(os.Stderr)
