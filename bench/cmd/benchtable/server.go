@@ -11,8 +11,18 @@ import (
 	"strings"
 )
 
-// The servers of cmd/loadbench, ours first.
-var servers = []string{"stepsd", "gnet", "net"}
+// The servers of cmd/loadbench, ours first: stepsd placed by -pin, and
+// with -pin also stepsd as `make run` starts it (neither pinned nor
+// locked), since on shared CPUs the two differ most at low concurrency.
+func serverList(o *options) []string {
+	if o.pin {
+		return []string{"stepsd", "stepsd-unpinned", "gnet", "net"}
+	}
+	return []string{"stepsd", "gnet", "net"}
+}
+
+// isOurServer reports whether a cmd/loadbench server is ours.
+func isOurServer(s string) bool { return strings.HasPrefix(s, "stepsd") }
 
 // serverSteps is how many progress steps the server suite takes: a cell
 // per server, and two memory scenarios per server.
@@ -21,7 +31,7 @@ func serverSteps(o *options) int {
 	if o.quick {
 		cells = 3
 	}
-	return (cells + 2) * len(servers)
+	return (cells + 2) * len(serverList(o))
 }
 
 // loadCell mirrors the part of cmd/loadbench's JSON the table uses.
@@ -56,7 +66,8 @@ func runServer(o *options, root string, p *progress, rep *report) []*caseResult 
 		return serverFail(fmt.Sprintf("building cmd/loadbench: %v: %s", err, out), rep)
 	}
 	jsonPath := filepath.Join(tmp, "load.json")
-	args := []string{"-json", jsonPath, "-loops", strconv.Itoa(o.cpus), "-pin=" + strconv.FormatBool(o.pin)}
+	servers := serverList(o)
+	args := []string{"-json", jsonPath, "-loops", strconv.Itoa(o.cpus), "-pin=" + strconv.FormatBool(o.pin), "-servers", strings.Join(servers, ",")}
 	if o.quick {
 		args = append(args, "-quick")
 	}
@@ -106,13 +117,13 @@ func runServer(o *options, root string, p *progress, rep *report) []*caseResult 
 	if err := json.Unmarshal(data, &lr); err != nil {
 		return serverFail("cmd/loadbench's JSON: "+err.Error(), rep)
 	}
-	return serverCases(lr.Throughput)
+	return serverCases(lr.Throughput, servers)
 }
 
 // serverCases makes one case per cell, in the order of the report: ours
 // (stepsd) first, then gnet and net. Time per unit is the inverse of the
 // throughput over all connections.
-func serverCases(cells []loadCell) []*caseResult {
+func serverCases(cells []loadCell, servers []string) []*caseResult {
 	var results []*caseResult
 	find := map[string]*caseResult{}
 	for _, cell := range cells {
@@ -123,8 +134,8 @@ func serverCases(cells []loadCell) []*caseResult {
 			c.name = name
 			c.what = fmt.Sprintf("%d connections, each %d requests per write", cell.Conns, cell.Pipeline)
 			c.impls = nil
-			for i, s := range servers {
-				c.impls = append(c.impls, implSpec{name: s, ours: i == 0})
+			for _, s := range servers {
+				c.impls = append(c.impls, implSpec{name: s, ours: isOurServer(s)})
 			}
 			cr = newCaseResult(c)
 			find[name] = cr
@@ -167,6 +178,6 @@ func serverCases(cells []loadCell) []*caseResult {
 
 func serverFail(msg string, rep *report) []*caseResult {
 	c := serverCase
-	c.impls = []implSpec{{name: servers[0], ours: true}}
+	c.impls = []implSpec{{name: "stepsd", ours: true}}
 	return failAll([]*caseResult{newCaseResult(c)}, "server: "+msg, rep)
 }

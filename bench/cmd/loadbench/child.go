@@ -41,13 +41,15 @@ func runChild(server, addr string, loops int, lim limits) int {
 	)
 	switch server {
 	case serverStepsd:
-		bound, stop, err = startStepsd(addr, loops, lim)
+		bound, stop, err = startStepsd(addr, loops, lim, pinStepsd)
+	case serverStepsdFree:
+		bound, stop, err = startStepsd(addr, loops, lim, false)
 	case serverGnet:
 		bound, stop, err = netbench.StartGnet(addr, loops)
 	case serverNet:
 		bound, stop, err = netbench.StartNet(addr)
 	default:
-		err = fmt.Errorf("unknown server (want %s, %s or %s)", serverStepsd, serverGnet, serverNet)
+		err = fmt.Errorf("unknown server (want %s, %s, %s or %s)", serverStepsd, serverStepsdFree, serverGnet, serverNet)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "loadbench -serve=%s: %v\n", server, err)

@@ -50,8 +50,11 @@ import (
 // The servers, in the tables' order.
 const (
 	serverStepsd = "stepsd"
-	serverGnet   = "gnet"
-	serverNet    = "net"
+	// serverStepsdFree is stepsd as `make run` starts it, whatever -pin
+	// says: reactors neither pinned nor locked (stepsd's default).
+	serverStepsdFree = "stepsd-unpinned"
+	serverGnet       = "gnet"
+	serverNet        = "net"
 )
 
 // pinStepsd is -pin: stepsd's children pin their reactors.
@@ -78,7 +81,7 @@ func main() {
 	warmup := fs.Duration("warmup", 300*time.Millisecond, "time at the start of each cell that is not measured")
 	requests := fs.Int("requests", 2_000_000, "requests bound of each throughput cell")
 	quick := fs.Bool("quick", false, "a smoke run of about 15s: three cells of 300ms per server, short memory scenarios")
-	servers := fs.String("servers", strings.Join([]string{serverStepsd, serverGnet, serverNet}, ","), "servers to run, comma-separated, in the tables' order")
+	servers := fs.String("servers", strings.Join([]string{serverStepsd, serverGnet, serverNet}, ","), "servers to run, comma-separated, in the tables' order (also "+serverStepsdFree+": stepsd unpinned whatever -pin says)")
 	jsonPath := fs.String("json", "", "also write the results to this file, as JSON")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: loadbench [flags]\n")
@@ -115,7 +118,7 @@ func main() {
 	var list []string
 	for _, s := range strings.Split(*servers, ",") {
 		switch s = strings.TrimSpace(s); s {
-		case serverStepsd, serverGnet, serverNet:
+		case serverStepsd, serverStepsdFree, serverGnet, serverNet:
 			list = append(list, s)
 		default:
 			fmt.Fprintf(os.Stderr, "loadbench: -servers: unknown server %q\n", s)
@@ -362,7 +365,7 @@ func runOverload(rep *report, server string, loops int, p plan) {
 	fmt.Fprintf(os.Stderr, "%s: overload\n", server)
 	mem := memResult{Server: server, Scenario: scenarioOverload}
 	var extra []string
-	if server == serverStepsd {
+	if server == serverStepsd || server == serverStepsdFree {
 		extra = []string{fmt.Sprintf("-concurrent=%d", overloadLimits.concurrent), fmt.Sprintf("-queue=%d", overloadLimits.queue)}
 	}
 	cfg := p.overload
