@@ -18,6 +18,8 @@ type engine struct {
 	free      *Steps // frame free list
 	freeFlows *flow  // branch flow free list
 
+	freeRootFlows *flow // root flow free list (attachFlow), linked by nextBranch
+
 	readyHead, readyTail *flow
 	batchEnd             *flow // the last flow of runReady's batch, while it runs
 
@@ -61,7 +63,8 @@ type Stats struct {
 	FlowsLive     int // parallel branches running
 	RootsLive     int // roots handed out by New and not Released (counted on the loop and off it)
 	FramesFree    int // step frames in the loop's free list
-	Trimmed       int // frames and roots the idle pools gave back to the GC (trim.go)
+	Trimmed       int // frames, roots and root flows the idle pools gave back to the GC (trim.go)
+	RootFlowsFree int // root flows in the loop's pool: a root holds a flow only while it runs
 }
 
 // raise describes what the running callback asked the engine to do instead
@@ -391,8 +394,9 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 		e.loopNext(p)
 		return true
 	}
-	e.releaseFrame(f)
+	e.releasePlain(f)
 	if c := p.dequeue(); c != nil {
+		c.fl = fl // a root-level step built before the start has none yet
 		fl.cur = c
 		fl.action = actExec
 		return true
@@ -401,6 +405,36 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	fl.cur = p
 	fl.action = actDone
 	return true
+}
+
+// releasePlain is releaseFrame for a frame advanceFast vetted: no queued
+// sub-steps, no timer (fTimeout), no External (fArmed), so only what a
+// plain step can have touched is undone: its Stack memory, its binding,
+// and the fields every frame sets.
+func (e *engine) releasePlain(f *Steps) {
+	if !f.scope.Empty() {
+		e.ar.Release(&f.scope)
+		f.scope = arena.Scope{}
+	}
+	if f.bin != nil {
+		bridge.release(f.bin, true)
+		f.bin = nil
+	}
+	rt := f.fl.root
+	f.fl, f.parent, f.fn, f.onerr, f.x, f.xfn = nil, nil, nil, nil, nil, nil
+	f.n, f.kind, f.flags, f.st = 0, 0, 0, stFree
+	e.stats.FramesLive--
+	if rt.spareN < rt.spareCap {
+		f.next = rt.spare
+		rt.spare = f
+		rt.spareN++
+		return
+	}
+	f.next = e.free
+	e.free = f
+	if e.stats.FramesFree++; e.stats.FramesFree > trimFloor && !e.trim.armed {
+		e.armTrim()
+	}
 }
 
 // exec runs a queued frame and decides what follows from how its callback
@@ -523,6 +557,7 @@ func (e *engine) advance(fl *flow) {
 			return
 		}
 		if c := p.dequeue(); c != nil {
+			c.fl = fl // a root-level step built before the start has none yet
 			fl.cur = c
 			fl.action = actExec
 			return

@@ -54,7 +54,10 @@ func TestIdlePoolsShrinkAfterBurst(t *testing.T) {
 		r.Advance(time.Second + r.Tick())
 	}
 	st := engine.EngineStats(r)
-	if st.FramesFree > 512 || st.Trimmed < burst {
+	if peak.RootFlowsFree < burst {
+		t.Fatalf("after the burst: %+v, want at least %d free root flows", peak, burst)
+	}
+	if st.FramesFree > 512 || st.RootFlowsFree > 512 || st.Trimmed < 2*burst {
 		t.Fatalf("after idle GC cycles: %+v (peak %+v), want the pools trimmed", st, peak)
 	}
 	for i := 0; i < 100; i++ {

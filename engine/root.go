@@ -14,7 +14,12 @@ type root struct {
 	Steps
 	e     *engine
 	state State
-	fl    flow // the root's own flow
+	// fl is the root's own flow while it runs, from prepareStart to the
+	// end of the run, and nil otherwise: flows are pooled by the loop
+	// (attachFlow, detachFlow), so a root that is never Released leaves
+	// only its own small struct to the GC. Frames built before the start
+	// carry a nil fl, set by prepareStart.
+	fl *flow
 
 	// run is execGen<<1 | running: running between Execute and the end of
 	// the flow; execGen bumped by each Execute, so a Cancel or a start
@@ -136,10 +141,6 @@ func New(r *reactor.Reactor) *Steps {
 		rt = &root{e: e}
 		rt.Steps.e = e
 		rt.Steps.kind = kRoot // written once: a stale Cancel reads it from any goroutine
-		rt.fl.e = e
-		rt.fl.root = rt
-		rt.fl.top = &rt.Steps
-		rt.Steps.fl = &rt.fl
 	}
 	rt.Steps.setStatus(stIdle)
 	// Reset again: a stale holder may have written to the state of the
@@ -164,7 +165,7 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 		// On the loop: from the loop's free list, so that a root executed
 		// with more root-level steps than before allocates nothing. The
 		// frame is counted as built, like a spare one, until the start.
-		f = e.newFrame(kind, parent, &rt.fl)
+		f = e.newFrame(kind, parent, nil)
 		e.stats.FramesLive--
 	} else {
 		// Off the loop the free list is not ours: frames come in chunks
@@ -186,7 +187,7 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 	rt.built++
 	f.kind = kind
 	f.parent = parent
-	f.fl = &rt.fl
+	f.fl = nil // set when it is dequeued to run (attachFlow)
 	f.flags = fBuilt
 	f.setStatus(stQueued)
 	return f
@@ -277,11 +278,7 @@ func (e *engine) prepareStart(rt *root) bool {
 	e.stats.FramesCreated += rt.created
 	rt.spareCap = max(rt.spareCap, rt.built)
 	rt.built, rt.created = 0, 0
-	fl := &rt.fl
-	fl.clearArgs()
-	clear(fl.held)
-	fl.held = fl.held[:0]
-	fl.cur = &rt.Steps
+	fl := e.attachFlow(rt)
 	rt.Steps.setStatus(stActive)
 	if rt.misuse != "" {
 		info := rt.misuse
@@ -298,12 +295,68 @@ func (e *engine) prepareStart(rt *root) bool {
 		return false // its context is done already: no step runs
 	}
 	if c := rt.Steps.dequeue(); c != nil {
+		c.fl = fl
 		fl.cur = c
 		e.ready(fl, actExec)
 		return true
 	}
 	e.finishRoot(rt, "")
 	return false
+}
+
+// attachFlow gives rt a flow from the loop's pool (or a new one). Frames
+// built before the start (root-level steps; the branches of a root-level
+// parallel step get their own flows when it starts) are pointed at it as
+// they are dequeued to run: a walk here would touch every one of them
+// once more. Loop only.
+func (e *engine) attachFlow(rt *root) *flow {
+	fl := rt.fl
+	if fl == nil {
+		fl = e.freeRootFlows
+		if fl != nil {
+			e.freeRootFlows = fl.nextBranch
+			fl.nextBranch = nil
+			if e.stats.RootFlowsFree--; e.stats.RootFlowsFree < e.trim.flowsLow {
+				e.trim.flowsLow = e.stats.RootFlowsFree
+			}
+		} else {
+			fl = &flow{e: e}
+		}
+		fl.root, fl.top = rt, &rt.Steps
+		rt.fl = fl
+		rt.Steps.fl = fl
+	}
+	fl.clearArgs()
+	clear(fl.held)
+	fl.held = fl.held[:0]
+	fl.cur = &rt.Steps
+	return fl
+}
+
+// detachFlow gives rt's flow back to the loop's pool at the end of a run.
+// Loop only; a root that never started has no flow.
+func (e *engine) detachFlow(rt *root) {
+	fl := rt.fl
+	if fl == nil {
+		return
+	}
+	if fl.owned && fl.args.hasOwned() {
+		// The flow's last values hold a bridge's owned values: the root
+		// keeps them (and so its flow) until it is released or run again,
+		// since a Promise may still read them.
+		return
+	}
+	rt.fl, rt.Steps.fl = nil, nil
+	fl.clearArgs()
+	clear(fl.held)
+	fl.held = fl.held[:0]
+	fl.root, fl.top, fl.cur = nil, nil, nil
+	fl.action = actNone
+	fl.nextBranch = e.freeRootFlows
+	e.freeRootFlows = fl
+	if e.stats.RootFlowsFree++; e.stats.RootFlowsFree > trimFloor && !e.trim.armed {
+		e.armTrim()
+	}
 }
 
 // finishRoot ends the root's flow: success when code is "", else failure.
@@ -318,11 +371,12 @@ func (e *engine) finishRoot(rt *root, code string) {
 	}
 	rt.prevRun, rt.nextRun = nil, nil
 	rt.started, rt.cancelPending = false, false
-	fl := &rt.fl
-	e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
+	if fl := rt.fl; fl != nil {
+		e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
+		fl.cur = &rt.Steps
+		fl.action = actNone
+	}
 	e.discardQueued(&rt.Steps)
-	fl.cur = &rt.Steps
-	fl.action = actNone
 	rt.Steps.setStatus(stIdle)
 	e.flowEnded(rt, code)
 	if rt.stopCtx != nil {
@@ -351,11 +405,12 @@ func (rt *root) endRunWith(code string) {
 	rt.promise = nil
 	if p != nil {
 		if code == "" {
-			p.args = rt.fl.args
+			p.args = rt.fl.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
 		} else {
 			p.err = &Error{Code: code, Info: rt.state.ErrorInfo}
 		}
 	}
+	rt.e.detachFlow(rt) // before running clears: then the holder may build the root again
 	rt.endRun()
 	if p != nil {
 		close(p.done)
@@ -509,7 +564,9 @@ func (rt *root) release() {
 	rt.name, rt.ctx = nil, nil
 	rt.promise = nil
 	rt.state.reset()
-	rt.fl.clearArgs()
+	if rt.fl != nil {
+		rt.fl.clearArgs() // the values detachFlow left with the root
+	}
 	e := rt.e
 	if e.r.IsSameThread() && e.rootLocal.n < maxRootLocal {
 		e.rootLocal.push(rt)
