@@ -92,6 +92,7 @@ func TestContextOutlivedByFlow(t *testing.T) {
 	}
 	cancel()
 	// Untie it: the canceled context no longer ends the next run.
+	//lint:ignore SA1012 nil unties the root, as SetContext documents
 	root.SetContext(nil)
 	root.Add(func(as *engine.Steps) { as.Success() })
 	_, err := realWait(t, root.Promise(), "untied")
@@ -149,6 +150,9 @@ func TestContextDefault(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	root.SetContext(ctx)
+	if root.Context() != ctx {
+		t.Error("a root's Context is not the one set")
+	}
 	root.Add(func(as *engine.Steps) { inStep = as.Context() })
 	_, err := realWait(t, root.Promise(), "run")
 	wantNoErr(t, err)

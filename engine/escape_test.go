@@ -4,10 +4,10 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,7 +55,10 @@ func TestAllocEscapes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the compiler")
 	}
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goCmd := "go" // the go command that runs this test, from PATH or GOROOT
+	if root := os.Getenv("GOROOT"); root != "" {
+		goCmd = filepath.Join(root, "bin", "go")
+	}
 	out, err := exec.Command(goCmd, "build", "-gcflags=-m", "-o", "/dev/null", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build -gcflags=-m: %v\n%s", err, out)

@@ -127,10 +127,24 @@ func (as *Steps) SetFlowName(n *Name) {
 // FlowName returns the name of the flow as belongs to (any accessor of the
 // flow, or the root), or nil.
 func (as *Steps) FlowName() *Name {
-	if as == nil || as.fl == nil || as.fl.root == nil {
-		return nil
+	if rt := rootOfFlow(as); rt != nil {
+		return rt.name
 	}
-	return as.fl.root.name
+	return nil
+}
+
+// rootOfFlow is the root of as's flow: as itself for a root (whose flow is
+// attached only while it runs), its flow's root for a step; nil otherwise.
+func rootOfFlow(as *Steps) *root {
+	switch {
+	case as == nil:
+		return nil
+	case as.kind == kRoot:
+		return rootOf(as)
+	case as.fl != nil:
+		return as.fl.root
+	}
+	return nil
 }
 
 // setLabel makes the loop's goroutine carry n's pprof label (none for nil).
