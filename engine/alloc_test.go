@@ -109,7 +109,7 @@ func TestZeroAllocs(t *testing.T) {
 		loopRoot.Cancel()
 		r.RunUntilIdle()
 	}
-	st := EngineStats(r)
+	st := StatsOf(r)
 	if st.FramesLive != 0 || st.FlowsLive != 0 {
 		t.Fatalf("after all flows ended: %+v, want no live frames or flows", st)
 	}

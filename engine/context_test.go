@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
+	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 // A flow tied to a context: canceling the context cancels the flow (cancel
@@ -36,7 +38,7 @@ func TestContextTiesFlow(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			r := startRealReactor(t)
+			r := reactortest.Start(t, reactor.Options{CPU: -1})
 			ctx, cancel := c.ctx()
 			defer cancel()
 			waiting := make(chan struct{})
@@ -78,7 +80,7 @@ func TestContextTiesFlow(t *testing.T) {
 // A flow that ends before its context is done is not touched by it later,
 // and the root runs again under the same context.
 func TestContextOutlivedByFlow(t *testing.T) {
-	r := startRealReactor(t)
+	r := reactortest.Start(t, reactor.Options{CPU: -1})
 	ctx, cancel := context.WithCancel(context.Background())
 	root := engine.New(r)
 	root.SetContext(ctx)
@@ -92,7 +94,7 @@ func TestContextOutlivedByFlow(t *testing.T) {
 	}
 	cancel()
 	// Untie it: the canceled context no longer ends the next run.
-	//lint:ignore SA1012 nil unties the root, as SetContext documents
+	//lint:ignore SA1012 nil is SetContext's documented "no context": the root is untied
 	root.SetContext(nil)
 	root.Add(func(as *engine.Steps) { as.Success() })
 	_, err := realWait(t, root.Promise(), "untied")
@@ -104,7 +106,7 @@ type ctxKey struct{}
 // AwaitFunc's context derives from the flow's: values reach fn, and the
 // flow's cancellation reaches it.
 func TestContextAwaitFuncDerives(t *testing.T) {
-	r := startRealReactor(t)
+	r := reactortest.Start(t, reactor.Options{CPU: -1})
 	ctx, cancel := context.WithCancel(context.WithValue(context.Background(), ctxKey{}, "v"))
 	defer cancel()
 	started := make(chan struct{})
@@ -133,7 +135,7 @@ func TestContextAwaitFuncDerives(t *testing.T) {
 		if !errors.Is(err, context.Canceled) {
 			t.Errorf("AwaitFunc's context ended with %v", err)
 		}
-	case <-time.After(realHang):
+	case <-time.After(reactortest.Hang):
 		t.Error("AwaitFunc's context was not canceled")
 	}
 }
@@ -141,7 +143,7 @@ func TestContextAwaitFuncDerives(t *testing.T) {
 // Context without SetContext is Background; SetContext on an executing root
 // is a misuse (dropped off the loop: the running flow keeps its context).
 func TestContextDefault(t *testing.T) {
-	r := startRealReactor(t)
+	r := reactortest.Start(t, reactor.Options{CPU: -1})
 	root := engine.New(r)
 	if root.Context() != context.Background() {
 		t.Error("Context without SetContext is not Background")
@@ -164,7 +166,7 @@ func TestContextDefault(t *testing.T) {
 // WaitContext gives up when its context is done, leaving the flow running,
 // and returns the flow's result otherwise.
 func TestPromiseWaitContext(t *testing.T) {
-	r := startRealReactor(t)
+	r := reactortest.Start(t, reactor.Options{CPU: -1})
 	root := engine.New(r)
 	var ext engine.External
 	waiting := make(chan struct{})

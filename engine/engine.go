@@ -169,8 +169,14 @@ func (e *engine) closeAll() {
 	e.readyHead, e.readyTail = nil, nil
 }
 
-// Stats returns the engine's counters for r. Loop only (or while no loop runs).
-func EngineStats(r *reactor.Reactor) Stats {
+// EngineStats is StatsOf under its first name.
+//
+// Deprecated: use StatsOf (engine.EngineStats stuttered).
+func EngineStats(r *reactor.Reactor) Stats { return StatsOf(r) }
+
+// StatsOf returns the engine's counters for r. Loop only (or while no loop
+// runs).
+func StatsOf(r *reactor.Reactor) Stats {
 	e := engineOf(r)
 	s := e.stats
 	e.rootMu.Lock()

@@ -2,9 +2,9 @@ package engine
 
 import (
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
-	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -55,10 +55,7 @@ func TestAllocEscapes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the compiler")
 	}
-	goCmd := "go" // the go command that runs this test, from PATH or GOROOT
-	if root := os.Getenv("GOROOT"); root != "" {
-		goCmd = filepath.Join(root, "bin", "go")
-	}
+	goCmd := filepath.Join(build.Default.GOROOT, "bin", "go") // the toolchain that built this test
 	out, err := exec.Command(goCmd, "build", "-gcflags=-m", "-o", "/dev/null", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build -gcflags=-m: %v\n%s", err, out)

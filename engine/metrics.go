@@ -30,7 +30,7 @@ type Metrics struct {
 	FlowsCanceled  uint64 // canceled: Cancel, Release, a context, reactor close
 	FlowsTimedOut  uint64 // of FlowsFailed: ended with Timeout
 	FlowsRunning   int    // root flows between start and end now
-	Stats          Stats  // occupancy (EngineStats)
+	Stats          Stats  // occupancy (StatsOf)
 
 	// ByName has the counters of named flows (SetName), one entry per name
 	// this reactor has started a flow of.
@@ -172,7 +172,7 @@ func ReadMetrics(ctx context.Context, r *reactor.Reactor) (Metrics, error) {
 	e := engineOf(r)
 	if r.IsLoopGoroutine() {
 		m := e.snapshot()
-		m.Stats = EngineStats(r)
+		m.Stats = StatsOf(r)
 		return m, nil
 	}
 	req := &metricsRequest{e: e, done: make(chan struct{})}

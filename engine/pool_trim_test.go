@@ -35,7 +35,7 @@ func TestIdlePoolsShrinkAfterBurst(t *testing.T) {
 		root.Release()
 	}
 	roots, xs = nil, nil
-	peak := engine.EngineStats(r)
+	peak := engine.StatsOf(r)
 	if peak.FramesFree < burst {
 		t.Fatalf("after the burst: %+v, want at least %d free frames", peak, burst)
 	}
@@ -53,7 +53,7 @@ func TestIdlePoolsShrinkAfterBurst(t *testing.T) {
 		waitGC(t)
 		r.Advance(time.Second + r.Tick())
 	}
-	st := engine.EngineStats(r)
+	st := engine.StatsOf(r)
 	if peak.RootFlowsFree < burst {
 		t.Fatalf("after the burst: %+v, want at least %d free root flows", peak, burst)
 	}
@@ -63,7 +63,7 @@ func TestIdlePoolsShrinkAfterBurst(t *testing.T) {
 	for i := 0; i < 100; i++ {
 		steady()
 	}
-	if s := engine.EngineStats(r); s.FramesLive != 0 || s.RootsLive != 0 {
+	if s := engine.StatsOf(r); s.FramesLive != 0 || s.RootsLive != 0 {
 		t.Fatalf("steady state after trimming: %+v", s)
 	}
 }

@@ -90,7 +90,7 @@ func TestAllocRootGrowth(t *testing.T) {
 	if want := 1 + 7.0; offLoop > want {
 		t.Errorf("off the loop: %v allocs per new root with %d steps, want at most %v", offLoop, n, want)
 	}
-	if st := EngineStats(r); st.FramesLive != 0 {
+	if st := StatsOf(r); st.FramesLive != 0 {
 		t.Errorf("FramesLive = %d after every flow ended", st.FramesLive)
 	}
 }

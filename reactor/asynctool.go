@@ -73,25 +73,25 @@ func (r *Reactor) Cancel(h Handle) {
 		// loop looks before it runs a user timer, so that a task whose
 		// Cancel returned never runs, without waiting for a loop that may
 		// be busy; the loop then removes it from the wheel.
-		r.remoteMu.Lock()
-		if r.timerCanceled == nil {
-			r.timerCanceled = make(map[uint64]struct{})
+		r.remote.mu.Lock()
+		if r.remote.timerCanceled == nil {
+			r.remote.timerCanceled = make(map[uint64]struct{})
 		}
-		r.timerCanceled[h.pos] = struct{}{}
-		r.timerPending.Add(1)
-		r.remoteMu.Unlock()
+		r.remote.timerCanceled[h.pos] = struct{}{}
+		r.remote.timerPending.Add(1)
+		r.remote.mu.Unlock()
 		r.push(timerTask(h.t, h.pos))
 	case handleRemote:
-		r.remoteMu.Lock()
+		r.remote.mu.Lock()
 		if r.pending(h.pos) {
 			r.markRemoteCanceled(h.pos)
 		}
-		r.remoteMu.Unlock()
+		r.remote.mu.Unlock()
 	case handleRemoteDeferred:
-		r.remoteMu.Lock()
-		if th, ok := r.remoteTimers[h.pos]; ok {
-			delete(r.remoteTimers, h.pos)
-			delete(r.remoteFns, h.pos)
+		r.remote.mu.Lock()
+		if th, ok := r.remote.timers[h.pos]; ok {
+			delete(r.remote.timers, h.pos)
+			delete(r.remote.fns, h.pos)
 			if r.IsSameThread() {
 				r.wheel.Cancel(th)
 			}
@@ -102,7 +102,7 @@ func (r *Reactor) Cancel(h Handle) {
 			// loop and about to be added, which checks this mark.
 			r.markRemoteCanceled(h.pos)
 		}
-		r.remoteMu.Unlock()
+		r.remote.mu.Unlock()
 	}
 }
 
@@ -115,31 +115,31 @@ func (r *Reactor) IsValid(h Handle) bool {
 		if r.IsSameThread() {
 			return r.wheel.Valid(h.t)
 		}
-		if r.timerPending.Load() != 0 {
-			r.remoteMu.Lock()
-			_, canceled := r.timerCanceled[h.pos]
-			r.remoteMu.Unlock()
+		if r.remote.timerPending.Load() != 0 {
+			r.remote.mu.Lock()
+			_, canceled := r.remote.timerCanceled[h.pos]
+			r.remote.mu.Unlock()
 			if canceled {
 				return false
 			}
 		}
 		return r.offLoopTimerValid(h.t)
 	case handleRemote:
-		r.remoteMu.Lock()
-		defer r.remoteMu.Unlock()
+		r.remote.mu.Lock()
+		defer r.remote.mu.Unlock()
 		if r.pending(h.pos) {
-			_, canceled := r.remoteCanceled[h.pos]
+			_, canceled := r.remote.canceled[h.pos]
 			return !canceled && !r.closed.Load()
 		}
 		return false
 	case handleRemoteDeferred:
-		r.remoteMu.Lock()
-		defer r.remoteMu.Unlock()
-		if _, ok := r.remoteTimers[h.pos]; ok {
+		r.remote.mu.Lock()
+		defer r.remote.mu.Unlock()
+		if _, ok := r.remote.timers[h.pos]; ok {
 			return true
 		}
 		if !r.settled(h.pos) {
-			_, canceled := r.remoteCanceled[h.pos]
+			_, canceled := r.remote.canceled[h.pos]
 			return !canceled && !r.closed.Load()
 		}
 		return false

@@ -30,7 +30,7 @@ func (r *Reactor) iterate() bool {
 	if i > r.m.ringHigh {
 		r.m.ringHigh = i // what was waiting, give or take what came meanwhile
 	}
-	if r.overflowActive.Load() {
+	if r.overflow.active.Load() {
 		r.drainOverflow()
 	}
 	now := r.currentTick()
@@ -39,7 +39,7 @@ func (r *Reactor) iterate() bool {
 	if s := r.ext.Load(); s != nil && s.run != nil {
 		more = s.run()
 	}
-	if more || r.inbox.Len() > 0 || r.overflowActive.Load() {
+	if more || r.inbox.Len() > 0 || r.overflow.active.Load() {
 		return true
 	}
 	if next, ok := r.wheel.NextDeadline(); ok && next <= now {
@@ -69,7 +69,7 @@ func (r *Reactor) runTask(t task, pos uint64) {
 		r.addRemoteTimer(t, pos)
 		return
 	}
-	if r.remotePending.Load() != 0 && r.takeCanceled(pos) {
+	if r.remote.pending.Load() != 0 && r.takeCanceled(pos) {
 		return
 	}
 	switch t.kind {
@@ -88,7 +88,7 @@ func (r *Reactor) runEntry(e timerwheel.Entry) {
 		r.safeCb(e.Cb, e.Arg, e.Aux)
 		return
 	}
-	if r.timerPending.Load() != 0 && r.takeTimerCanceled(e.Aux) {
+	if r.remote.timerPending.Load() != 0 && r.takeTimerCanceled(e.Aux) {
 		return // canceled off the loop before it fired
 	}
 	r.safeCall(e.Fn)

@@ -344,7 +344,7 @@ func (r *Reactor) turn() (more bool, err error) {
 	if r.spin > 0 {
 		deadline := nanotime() + int64(r.spin)
 		for i := 1; ; i++ {
-			if r.inbox.Len() > 0 || r.overflowActive.Load() {
+			if r.inbox.Len() > 0 || r.overflow.active.Load() {
 				return true, nil
 			}
 			if i%32 == 0 && nanotime() >= deadline {
@@ -379,7 +379,7 @@ func (r *Reactor) turn() (more bool, err error) {
 
 // hasReadyWork reports whether anything is ready now, without running it.
 func (r *Reactor) hasReadyWork() bool {
-	if r.inbox.Len() > 0 || r.overflowActive.Load() {
+	if r.inbox.Len() > 0 || r.overflow.active.Load() {
 		return true
 	}
 	if next, ok := r.wheel.NextDeadline(); ok && next <= r.currentTick() {
@@ -441,7 +441,7 @@ func (r *Reactor) shutdown() {
 		}
 		r.runTask(t, r.inbox.Consumed()-1)
 	}
-	if r.overflowActive.Load() {
+	if r.overflow.active.Load() {
 		r.drainOverflow() // accepted too: Post returned true for each
 	}
 	// Timers already due were accepted work too (a loop-side Immediate is

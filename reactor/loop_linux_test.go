@@ -14,7 +14,7 @@ import (
 // A producer that wins the sleeping CAS but writes the eventfd only after
 // the loop drained it and went back to sleep must not leave the eventfd
 // readable forever: the loop would spin on it (found in review).
-func TestRegressLateKickDoesNotSpin(t *testing.T) {
+func TestLateKickDoesNotSpin(t *testing.T) {
 	r, err := New(Options{CPU: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +50,7 @@ func TestRegressLateKickDoesNotSpin(t *testing.T) {
 // An event read in the same epoll_wait batch as the callback that
 // unwatched its descriptor goes nowhere, even when the number was reused
 // by a new watch meanwhile.
-func TestRegressStaleEventAfterFDReuse(t *testing.T) {
+func TestStaleEventAfterFDReuseIsDropped(t *testing.T) {
 	r, err := New(Options{CPU: -1})
 	if err != nil {
 		t.Fatal(err)
