@@ -413,6 +413,35 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	return true
 }
 
+// reuseIteration starts loop L's next iteration on f, the iteration that
+// just completed, when f holds nothing to release but a spent External (a
+// loop that waits for an event each time): releaseFrame and newFrame
+// would hand back the same memory anyway, the free list being LIFO. A
+// stale External of f stays stale: the next External() bumps the
+// generation, and until then ctl is disarmed. It reports false, having
+// done nothing, when L is done or f needs the full release.
+func (e *engine) reuseIteration(fl *flow, f, L *Steps) bool {
+	const spent = fSucceeded | fWait | fArmed
+	ls := L.loop()
+	if f.flags&^spent != 0 || f.head != nil || f.oncancel != nil || !f.scope.Empty() || f.bin != nil ||
+		ls.kind != loopForever && ls.i+1 >= ls.n {
+		return false
+	}
+	if f.ctl.Load()&xMask != xNone {
+		f.releaseClaim()
+	}
+	ls.i++
+	if fl.owned {
+		fl.dropArgs(nil)
+	}
+	fl.args.reset()
+	f.flags = 0
+	f.setStatus(stQueued)
+	fl.cur = f
+	fl.action = actExec
+	return true
+}
+
 // releasePlain is releaseFrame for a frame advanceFast vetted: no queued
 // sub-steps, no timer (fTimeout), no External (fArmed), so only what a
 // plain step can have touched is undone: its Stack memory, its binding,
@@ -556,6 +585,9 @@ func (e *engine) advance(fl *flow) {
 			return
 		}
 		p := f.parent
+		if p.kind == kLoop && e.reuseIteration(fl, f, p) {
+			return
+		}
 		e.releaseFrame(f)
 		if p.kind == kLoop {
 			p.loop().i++
