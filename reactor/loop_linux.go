@@ -224,9 +224,19 @@ const maxIterPerTurn = 64
 // descriptor, then a turn. Work left keeps efd readable, so the next turn
 // comes at once.
 func (r *Reactor) onEvent(fd int, ev netpoll.IOEvent, _ netpoll.IOFlags) error {
-	r.m.now = nanotime()
+	// Metrics: Polling's wait is not ours to time, so the time between
+	// the end of one callback and the start of the next counts as polling
+	// and each callback as a wake-up.
+	now := nanotime()
+	if r.m.lastEnd != 0 {
+		r.m.pollNanos += now - r.m.lastEnd
+	}
+	r.m.now = now
+	r.m.wakeups++
 	r.dispatch(fd, ev, r.os.genOf(fd))
 	more, err := r.turn()
+	r.m.lastEnd = nanotime()
+	r.m.runNanos += r.m.lastEnd - now
 	if more && !r.os.efdHot {
 		r.kick()
 		r.os.efdHot = true
