@@ -22,7 +22,12 @@ import (
 // loop's labels back before it returns, so reactor work between turns (I/O,
 // timers) is not charged to the last flow. With no names at all, the check
 // is one pointer comparison per flow turn. Measured in profiles/README.md
-// ("Flow labels and trace").
+// ("Flow labels, tracing and metrics").
+//
+// The loop's goroutine carries no labels of its own between flows: a label
+// set on it before Run (pprof.Do around Run) is replaced at the first named
+// flow, since the runtime offers no way to read a goroutine's labels back.
+// Name the flows instead.
 
 // Name is an interned flow name and its precomputed pprof label context.
 // The same string always gives the same *Name. Safe from any goroutine.
