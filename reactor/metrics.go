@@ -14,7 +14,7 @@ type Metrics struct {
 	Iterations    uint64        // loop iterations: posted tasks, due timers, ready flows
 	TasksRun      uint64        // tasks taken from the cross-goroutine ring (and its overflow)
 	TimersFired   uint64        // timer-wheel entries fired: Deferred, After, and Immediate or Post made on the loop
-	Wakeups       uint64        // real loops: times the loop woke up after blocking in epoll_wait (gnet's Polling fallback: callbacks)
+	Wakeups       uint64        // real loops: times the loop woke up after blocking in epoll_wait (gnet's Polling fallback: callbacks after an idle turn)
 	RingHighWater int           // the most tasks one iteration took from the ring: its depth high-water mark, to within what arrived while it drained (at most 1024, the per-iteration batch)
 	RingSize      int           // the ring's capacity, for RingHighWater
 	PollTime      time.Duration // real loops: time spent in epoll_wait, blocked or not (the fallback: between callbacks)
@@ -27,7 +27,6 @@ type loopCounters struct {
 	ringHigh                           int
 	pollNanos, runNanos                int64
 	now                                int64 // CoarseNow
-	lastEnd                            int64 // the fallback loop: when its last callback ended
 }
 
 // CoarseNow is the loop's coarse clock, in nanoseconds from an arbitrary
