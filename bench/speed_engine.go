@@ -59,7 +59,6 @@ type strIntFixture struct {
 	root *engine.Steps
 	step engine.ExecFunc
 	last int64
-	str  string
 }
 
 const strIntPayload = "payload"

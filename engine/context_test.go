@@ -94,6 +94,7 @@ func TestContextOutlivedByFlow(t *testing.T) {
 	}
 	cancel()
 	// Untie it: the canceled context no longer ends the next run.
+	//lint:ignore SA1012 nil is SetContext's documented "no context": the root is untied
 	root.SetContext(nil)
 	root.Add(func(as *engine.Steps) { as.Success() })
 	_, err := realWait(t, root.Promise(), "untied")

@@ -2,12 +2,12 @@ package engine
 
 import (
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -55,7 +55,7 @@ func TestAllocEscapes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the compiler")
 	}
-	goCmd := filepath.Join(runtime.GOROOT(), "bin", "go")
+	goCmd := filepath.Join(build.Default.GOROOT, "bin", "go") // the toolchain that built this test
 	out, err := exec.Command(goCmd, "build", "-gcflags=-m", "-o", "/dev/null", ".").CombinedOutput()
 	if err != nil {
 		t.Fatalf("go build -gcflags=-m: %v\n%s", err, out)

@@ -11,15 +11,14 @@ import (
 // root is a root AsyncSteps object: the *Steps handed to the user is its
 // first field, so a root frame converts to its root by pointer cast.
 type root struct {
-	Steps
-	e     *engine
+	Steps // Steps.e is the root's engine, fixed for the life of the memory
 	state State
-	// fl is the root's own flow while it runs, from prepareStart to the
+	// runFlow is the root's own flow while it runs, from prepareStart to the
 	// end of the run, and nil otherwise: flows are pooled by the loop
 	// (attachFlow, detachFlow), so a root that is never Released leaves
 	// only its own small struct to the GC. Frames built before the start
 	// carry a nil fl, set by prepareStart.
-	fl *flow
+	runFlow *flow
 
 	// run is execGen<<1 | running: running between Execute and the end of
 	// the flow; execGen bumped by each Execute, so a Cancel or a start
@@ -145,7 +144,7 @@ func New(r *reactor.Reactor) *Steps {
 		e.rootMu.Unlock()
 	}
 	if rt == nil {
-		rt = &root{e: e}
+		rt = &root{}
 		rt.Steps.e = e
 		rt.Steps.kind = kRoot // written once: a stale Cancel reads it from any goroutine
 	} else {
@@ -322,7 +321,7 @@ func (e *engine) prepareStart(rt *root) bool {
 // they are dequeued to run: a walk here would touch every one of them
 // once more. Loop only.
 func (e *engine) attachFlow(rt *root) *flow {
-	fl := rt.fl
+	fl := rt.runFlow
 	if fl == nil {
 		fl = e.freeRootFlows
 		if fl != nil {
@@ -335,7 +334,7 @@ func (e *engine) attachFlow(rt *root) *flow {
 			fl = &flow{e: e}
 		}
 		fl.root, fl.top = rt, &rt.Steps
-		rt.fl = fl
+		rt.runFlow = fl
 		rt.Steps.fl = fl
 	} else {
 		// Kept from the last run (detachFlow): pooled flows are clean.
@@ -350,7 +349,7 @@ func (e *engine) attachFlow(rt *root) *flow {
 // detachFlow gives rt's flow back to the loop's pool at the end of a run.
 // Loop only; a root that never started has no flow.
 func (e *engine) detachFlow(rt *root) {
-	fl := rt.fl
+	fl := rt.runFlow
 	if fl == nil {
 		return
 	}
@@ -361,7 +360,7 @@ func (e *engine) detachFlow(rt *root) {
 		// Promise may still read them.
 		return
 	}
-	rt.fl, rt.Steps.fl = nil, nil
+	rt.runFlow, rt.Steps.fl = nil, nil
 	fl.clearArgs()
 	clear(fl.held)
 	fl.held = fl.held[:0]
@@ -386,7 +385,7 @@ func (e *engine) finishRoot(rt *root, code string) {
 	}
 	rt.prevRun, rt.nextRun = nil, nil
 	rt.started, rt.cancelPending = false, false
-	if fl := rt.fl; fl != nil {
+	if fl := rt.runFlow; fl != nil {
 		e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
 		fl.cur = &rt.Steps
 		fl.action = actNone
@@ -420,7 +419,7 @@ func (rt *root) endRunWith(code string) {
 	rt.promise = nil
 	if p != nil {
 		if code == "" {
-			p.args = rt.fl.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
+			p.args = rt.runFlow.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
 		} else {
 			p.err = &Error{Code: code, Info: rt.state.ErrorInfo}
 		}
@@ -579,8 +578,8 @@ func (rt *root) release() {
 	rt.name, rt.ctx = nil, nil
 	rt.promise = nil
 	rt.state.reset()
-	if rt.fl != nil {
-		rt.fl.clearArgs() // the values detachFlow left with the root
+	if rt.runFlow != nil {
+		rt.runFlow.clearArgs() // the values detachFlow left with the root
 	}
 	e := rt.e
 	if e.r.IsSameThread() && e.rootLocal.n < maxRootLocal {

@@ -48,6 +48,10 @@ type osLoop struct {
 	efdHot    bool  // the loop left efd readable (it has work)
 	fastPath  bool  // Run waits in our own epoll_wait (poll); set before the loop starts
 	polling   bool  // Run fell back to gnet's Polling; set before the loop starts
+	// Polling fallback only, for the metrics (onEvent): when the last
+	// callback returned, and whether its turn left the loop idle.
+	lastReturn int64
+	idle       bool
 	// freshPending: a clearFresh chore is queued in gnet's Poller (Polling
 	// fallback only; see ioWatch.fresh).
 	freshPending bool
@@ -223,14 +227,30 @@ const maxIterPerTurn = 64
 // onEvent is gnet Polling's callback (the fallback loop): one ready
 // descriptor, then a turn. Work left keeps efd readable, so the next turn
 // comes at once.
+//
+// Metrics under Polling are taken between callbacks, since gnet's wait is
+// not ours: the time since the last callback returned counts as poll time
+// (gnet's own work between callbacks of a batch included), and a callback
+// after a turn that found nothing to do is a wake-up.
 func (r *Reactor) onEvent(fd int, ev netpoll.IOEvent, _ netpoll.IOFlags) error {
-	r.m.now = nanotime()
-	r.dispatch(fd, ev, r.os.genOf(fd))
-	more, err := r.turn()
-	if more && !r.os.efdHot {
-		r.kick()
-		r.os.efdHot = true
+	l := r.os
+	t1 := nanotime()
+	if l.lastReturn != 0 {
+		r.m.pollNanos += t1 - l.lastReturn
 	}
+	if l.idle {
+		r.m.wakeups++
+	}
+	r.m.now = t1
+	r.dispatch(fd, ev, l.genOf(fd))
+	more, err := r.turn()
+	if more && !l.efdHot {
+		r.kick()
+		l.efdHot = true
+	}
+	l.lastReturn = nanotime()
+	r.m.runNanos += l.lastReturn - t1
+	l.idle = !more
 	if err == errStopped {
 		return gerrors.ErrEngineShutdown // Polling returns it without complaint
 	}
