@@ -17,7 +17,7 @@ type root struct {
 	// end of the run, and nil otherwise: flows are pooled by the loop
 	// (attachFlow, detachFlow), so a root that is never Released leaves
 	// only its own small struct to the GC. Frames built before the start
-	// carry a nil fl, set by prepareStart.
+	// carry a nil fl, set when they are dequeued to run.
 	runFlow *flow
 
 	// run is execGen<<1 | running: running between Execute and the end of
