@@ -96,7 +96,7 @@ ctest-asan:
 # bench: the benchmark harness (bench/cmd/benchtable): every scenario of the
 # engine, the reactor, syncprim, abi and the server beside its Go peer, real
 # reactors pinned one per CPU, as one table; the runs are saved as
-# profiles/bench-<time>.txt (benchstat) and .json. About 5 minutes on 2 CPUs.
+# profiles/bench-<time>.txt (benchstat) and .json. 4-5 minutes on 2 CPUs.
 # Flags: make bench BENCHFLAGS='-scenarios engine/ -count 5' (-h lists them);
 # make bench BENCHFLAGS=-quick is a CI-sized run (about a minute).
 BENCHFLAGS ?=
