@@ -16,6 +16,7 @@ const (
 	handleTimer
 	handleRemote         // Immediate from another goroutine: pos is its ring position
 	handleRemoteDeferred // Deferred from another goroutine: pos is its ring position
+	handleLocal          // Immediate queued on the loop's local queue: pos is localBit|its sequence
 )
 
 // IsZero reports whether h is the zero Handle.

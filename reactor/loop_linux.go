@@ -414,6 +414,7 @@ func (r *Reactor) shutdown() {
 	// one); bounded, so a callback that keeps rescheduling itself cannot
 	// hold the shutdown.
 	r.fireDue(r.currentTick())
+	r.runLocal()
 	r.runShutdownHooks()
 	if s := r.ext.Load(); s != nil && s.close != nil {
 		r.safeCall(s.close)

@@ -86,6 +86,8 @@ type Reactor struct {
 	timerPending    atomic.Int32                 // len(timerCanceled), read without the lock
 	timerSeq        uint64                       // loop-owned: sequence of user timers made on the loop
 
+	local localQueue // loop-owned: Immediate and Post made on the loop (local.go)
+
 	hooks []hook // AtShutdown's; under extMu
 
 	// spin is how long a real loop that ran out of work keeps looking for

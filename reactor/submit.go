@@ -34,6 +34,7 @@ const (
 	taskDeferred
 	taskCall
 	taskCancelTimer // cancel the loop-side timer th
+	taskForgetLocal // forget the off-loop cancel mark of local task seq, canceling it if still queued
 )
 
 // push hands t to the loop through the ring. When the ring is full a real
