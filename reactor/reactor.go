@@ -56,7 +56,11 @@ type Reactor struct {
 	os       *osLoop     // real reactors only: poller, eventfd, timerfd
 	started  atomic.Bool // Run was called (or Close made it impossible)
 	sleeping atomic.Bool // the loop may be blocked in the poller: wake it
-	pushing  atomic.Int32
+	// pushing counts the goroutines writing the eventfd (wakeLoop, Close),
+	// and fdsClosing stops new ones, so shutdown never closes it under a
+	// write.
+	pushing    atomic.Int32
+	fdsClosing atomic.Bool
 	done     chan struct{} // closed when a real loop has shut down
 
 	closed atomic.Bool
