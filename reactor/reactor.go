@@ -61,7 +61,7 @@ type Reactor struct {
 	// write.
 	pushing    atomic.Int32
 	fdsClosing atomic.Bool
-	done     chan struct{} // closed when a real loop has shut down
+	done       chan struct{} // closed when a real loop has shut down
 
 	closed atomic.Bool
 	inbox  *ring.MPSC[task]
