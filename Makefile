@@ -5,23 +5,39 @@ GO       ?= go
 PKGS     := ./...
 BENCHPKG := ./bench
 
-.PHONY: all test vet race allocs benchcompile abi cabi ctest bench run profile fmt clean fuzz soak
+.PHONY: all test vet lint race fallback allocs benchcompile abi cabi ctest bench run profile fmt clean fuzz soak
+
+# STATICCHECK is run through go run at a pinned version, so a fresh machine
+# needs nothing installed: the first run downloads and builds it (once,
+# then cached). v0.8.2 is the latest release; it supports Go 1.26.
+STATICCHECK ?= honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 all: test
 
 # test: vet, the race-enabled test suite, the allocation tests again without
 # the race detector (it makes sync.Pool drop items on purpose), and every
 # benchmark once so that they keep compiling and running.
-test: vet race allocs benchcompile abi ctest ctest-asan
+test: vet lint race fallback allocs benchcompile abi ctest ctest-asan
 
 vet:
 	$(GO) vet $(PKGS)
 	cd bench && $(GO) vet ./...
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files need formatting'; exit 1; }
 
+lint:
+	$(GO) run $(STATICCHECK) $(PKGS)
+	cd bench && $(GO) run $(STATICCHECK) ./...
+
 race:
 	$(GO) test -race -count=1 $(PKGS)
 	cd bench && $(GO) test -race -count=1 ./...
+
+# fallback: the real-reactor suites again with every loop forced through
+# gnet's Polling (the asyncsteps_polling build tag), the path a gnet
+# upgrade that moved the Poller's private epoll field would select; the
+# default build's TestRunTakesTheFastPath fails in that case.
+fallback:
+	$(GO) test -tags asyncsteps_polling -count=1 ./reactor ./engine ./netio ./stepsd ./syncprim
 
 allocs:
 	$(GO) test -count=1 -run 'Alloc' $(PKGS)

@@ -84,7 +84,7 @@ func (h *harness) release() {
 
 func checkStats(t *testing.T, r *reactor.Reactor) {
 	t.Helper()
-	st := engine.EngineStats(r)
+	st := engine.StatsOf(r)
 	if st.FramesLive != 0 || st.FlowsLive != 0 || st.RootsLive != 0 {
 		t.Fatalf("engine stats after the flows ended and roots were released: %+v, want no live frames, flows or roots", st)
 	}

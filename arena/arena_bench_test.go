@@ -7,7 +7,7 @@ import (
 
 // frame is a pointer-holding value of the size of a small step frame.
 type frame struct {
-	next  *frame
+	_     *frame // a free-list link, as a real frame has
 	data  *payload
 	state [4]uint64
 }

@@ -13,8 +13,8 @@ import (
 // Types used across the tests. Each comment says where Alloc must put it.
 type (
 	withFloat struct { // bytes, class 16, align 8
-		b byte
-		f float64
+		_ byte
+		_ float64
 	}
 	bigBytes [5000]byte // pointer-free but larger than MaxClassSize: typed
 	withPtr  struct {   // typed

@@ -4,8 +4,10 @@
 // The engine creates one [Arena] per reactor. Each step owns a [Scope]
 // embedded in its frame; [Alloc] returns memory owned by that scope and
 // [Arena.Release] frees everything the scope owns when the step is
-// destroyed. The engine's own structures (frames, flows) come from [Pool],
-// a typed free-list pool.
+// destroyed. [Pool] is a typed free-list pool for fixed-type objects that
+// belong to one goroutine, as the Example shows; the engine keeps its own
+// frames and flows in free lists of its own, which link through the
+// frames themselves.
 //
 // # Threading
 //

@@ -32,9 +32,11 @@ func ExampleAlloc() {
 	c.reads++
 	req := arena.Alloc[request](a, &st.scope)
 	req.path = "/index.html"
+	req.header = map[string]string{"Accept": "text/html"}
+	c.writes += uint64(len(req.header))
 
 	s := a.Stats()
-	fmt.Printf("%s: reads=%d path=%s\n", st.name, c.reads, req.path)
+	fmt.Printf("%s: reads=%d writes=%d path=%s\n", st.name, c.reads, c.writes, req.path)
 	fmt.Printf("in use: objects=%d bytes=%d typed=%d\n", s.ObjectsInUse, s.BytesInUse, s.TypedInUse)
 
 	// Destroying the step: c and req must not be used after this.
@@ -44,7 +46,7 @@ func ExampleAlloc() {
 	s = a.Stats()
 	fmt.Printf("in use: objects=%d bytes=%d typed=%d frames=%d\n", s.ObjectsInUse, s.BytesInUse, s.TypedInUse, frames.InUse())
 	// Output:
-	// fetch: reads=1 path=/index.html
+	// fetch: reads=1 writes=1 path=/index.html
 	// in use: objects=2 bytes=16 typed=1
 	// in use: objects=0 bytes=0 typed=0 frames=0
 }

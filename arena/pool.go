@@ -19,8 +19,8 @@ func chunkLen(size uintptr) int {
 	return int(n)
 }
 
-// Pool is a typed free-list pool for the engine's own structures (frames,
-// flows).
+// Pool is a typed free-list pool of fixed-type objects owned by one
+// goroutine (the arena's allocation records are kept in one).
 //
 // Memory is carved from chunks of []T, which are ordinary GC-visible typed
 // memory, so T may hold Go pointers. Unlike sync.Pool, elements are never

@@ -309,7 +309,7 @@ func (p *parallelFixture) batch(n int) error {
 		}
 	}
 	p.r.RunUntilIdle()
-	if st := engine.EngineStats(p.r); st.FramesLive != 0 {
+	if st := engine.StatsOf(p.r); st.FramesLive != 0 {
 		return fmt.Errorf("Parallel: %d step frames still live after all %d flows were completed", st.FramesLive, n)
 	}
 	for _, root := range p.roots {
@@ -441,7 +441,7 @@ func (w *waitLoopFixture) close() error {
 	if err := w.round(len(w.slots)); err != nil {
 		return err
 	}
-	if st := engine.EngineStats(w.r); st.FramesLive != 0 {
+	if st := engine.StatsOf(w.r); st.FramesLive != 0 {
 		return fmt.Errorf("ParallelWaitLoop: %d step frames still live after every loop broke", st.FramesLive)
 	}
 	for _, root := range w.roots {
@@ -532,7 +532,7 @@ func (t *timeoutFixture) check() error {
 	if err := t.root.State().LastException; err != nil {
 		return fmt.Errorf("Timeout: the flow failed: %v", err)
 	}
-	if st := engine.EngineStats(t.r); st.FramesLive != 0 {
+	if st := engine.StatsOf(t.r); st.FramesLive != 0 {
 		return fmt.Errorf("Timeout: %d step frames still live after the flow ended", st.FramesLive)
 	}
 	return nil

@@ -112,6 +112,24 @@ var Scenarios = []Scenario{
 		MaxNs: 40, ZeroAllocs: true,
 	},
 	{
+		Name: "SimpleUnreleased", Unit: "op",
+		What:     "Simple with the root never Released: New, one empty step, Execute, run until idle, dropped",
+		OursLoop: SimpleUnreleasedOnLoop, Ours: SimpleUnreleased, Peer: SimpleGoroutines,
+		MaxNs: 140, // and at most one allocation (issue 11); Scenario has no allocation bound but zero
+	},
+	{
+		Name: "SequentialStrInt", Unit: "step",
+		What:     "one step of a 1024-step flow passing a Str and an Int to the next",
+		OursLoop: SequentialStrIntOnLoop, Ours: SequentialStrInt, Peer: SequentialStrIntGoroutines,
+		MaxNs: 15, ZeroAllocs: true,
+	},
+	{
+		Name: "RepeatEmpty", Unit: "iter",
+		What:     "one iteration of a Repeat with an empty body",
+		OursLoop: RepeatEmptyOnLoop, Ours: RepeatEmpty, Peer: RepeatEmptyGoroutines,
+		MaxNs: 8, ZeroAllocs: true,
+	},
+	{
 		Name: "Timeout", Unit: "op",
 		What:     "a step with a 1s timeout completed externally before it expires",
 		OursLoop: TimeoutOnLoop, Ours: Timeout, Peer: TimeoutGoroutines,

@@ -15,6 +15,9 @@ func BenchmarkSequential(b *testing.B)       { runScenario(b, "Sequential") }
 func BenchmarkParallel(b *testing.B)         { runScenario(b, "Parallel") }
 func BenchmarkParallelWaitLoop(b *testing.B) { runScenario(b, "ParallelWaitLoop") }
 func BenchmarkTimeout(b *testing.B)          { runScenario(b, "Timeout") }
+func BenchmarkSimpleUnreleased(b *testing.B) { runScenario(b, "SimpleUnreleased") }
+func BenchmarkSequentialStrInt(b *testing.B) { runScenario(b, "SequentialStrInt") }
+func BenchmarkRepeatEmpty(b *testing.B)      { runScenario(b, "RepeatEmpty") }
 
 func runScenario(b *testing.B, name string) {
 	s, ok := Lookup(name)
@@ -44,7 +47,7 @@ func TestScenarioTable(t *testing.T) {
 			t.Errorf("scenario %s has no target", s.Name)
 		}
 	}
-	for _, name := range []string{"Turn", "Simple", "MutexSection", "Sequential", "Parallel", "ParallelWaitLoop", "Timeout"} {
+	for _, name := range []string{"Turn", "Simple", "MutexSection", "Sequential", "Parallel", "ParallelWaitLoop", "Timeout", "SimpleUnreleased", "SequentialStrInt", "RepeatEmpty"} {
 		if !seen[name] {
 			t.Errorf("BenchmarkX for %s has no scenario", name)
 		}

@@ -109,11 +109,11 @@ func TestZeroAllocs(t *testing.T) {
 		loopRoot.Cancel()
 		r.RunUntilIdle()
 	}
-	st := EngineStats(r)
+	st := StatsOf(r)
 	if st.FramesLive != 0 || st.FlowsLive != 0 {
 		t.Fatalf("after all flows ended: %+v, want no live frames or flows", st)
 	}
-	if a := r.Arena().Stats(); a.ObjectsInUse != 0 {
+	if a := engineOf(r).ar.Stats(); a.ObjectsInUse != 0 {
 		t.Fatalf("arena still holds %d objects", a.ObjectsInUse)
 	}
 }

@@ -7,8 +7,9 @@ import (
 
 // AwaitFunc adds a step that runs fn on its own goroutine when the step is
 // reached and succeeds with the Value it returns (spec 1.13, the Go way).
-// The context is canceled when the step is canceled (flow cancel, enclosing
-// timeout). A returned *Error keeps its Code and Info; an error for which
+// The context derives from the flow's (SetContext; context.Background
+// without one) and is canceled when the step is canceled (flow cancel,
+// enclosing timeout). A returned *Error keeps its Code and Info; an error for which
 // errors.Is(err, context.DeadlineExceeded) fails with Timeout; any other
 // error with InternalError. ErrorInfo is the error's text and LastException
 // the error itself.
@@ -21,7 +22,8 @@ func AwaitFunc(as *Steps, fn func(ctx context.Context) (Value, error), onerror .
 		return as
 	}
 	return as.Add(func(as *Steps) {
-		ctx, cancel := context.WithCancel(context.Background())
+		fctx := as.Context()
+		ctx, cancel := context.WithCancel(fctx)
 		ext := as.External()
 		as.SetCancel(func(*Steps) { cancel() })
 		go func() {
@@ -29,6 +31,13 @@ func AwaitFunc(as *Steps, fn func(ctx context.Context) (Value, error), onerror .
 			v, err := runAwait(ctx, fn)
 			if err == nil {
 				ext.Success(v)
+				return
+			}
+			if fctx.Err() != nil {
+				// The flow's context is done: its watch ends the whole
+				// flow (Canceled, or Timeout past error handlers), which
+				// fn's error, likely that very cancellation, must not
+				// turn into this step's failure first.
 				return
 			}
 			code, info := InternalError, err.Error()

@@ -128,6 +128,9 @@ func OnEnd(root *Steps, fn func(root *Steps, code string)) {
 
 // Root returns the root of as's flow, or nil for a foreign or nil accessor.
 func Root(as *Steps) *Steps {
+	if rt := as.builtRoot(); rt != nil {
+		return &rt.Steps
+	}
 	if as == nil || as.fl == nil || as.kind == kForeign {
 		return nil
 	}

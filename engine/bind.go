@@ -1,6 +1,10 @@
 package engine
 
-import "unsafe"
+import (
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/internal/cast"
+)
 
 // AddWith adds a step like Add, binding v to it: the step calls f(as, v).
 // It is how library code (sync objects, protocol handlers) gives a step its
@@ -20,7 +24,7 @@ func AddWith[T any](as *Steps, f func(as *Steps, v *T), v *T, onerror ...ErrorFu
 	}
 	if c := as.addFrame(kStep, "AddWith"); c != nil {
 		c.fn = callBound
-		c.xfn = *(*unsafe.Pointer)(unsafe.Pointer(&f))
+		c.xfn = cast.FuncPtr(f)
 		c.x = unsafe.Pointer(v)
 		if len(onerror) == 1 {
 			c.onerr = onerror[0]
@@ -46,8 +50,7 @@ func addWithForeign[T any](as *Steps, f func(as *Steps, v *T), v *T, onerror Err
 // would be cleaner but is not free: as a func value inside generic code it
 // becomes a closure over the type dictionary, allocated on every AddWith.
 func callBound(as *Steps) {
-	f := *(*func(*Steps, unsafe.Pointer))(unsafe.Pointer(&as.xfn))
-	f(as, as.x)
+	cast.Func[func(*Steps, unsafe.Pointer)](as.xfn)(as, as.x)
 }
 
 // Bound returns the value AddWith bound to as's step (nil if as is not an

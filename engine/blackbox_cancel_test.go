@@ -4,11 +4,14 @@ package engine_test
 // (1.3, 1.4, 2.2.3; API.md "Cancel handlers and unwinding").
 
 import (
+	"errors"
 	"sort"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -485,5 +488,94 @@ func TestTimeoutCancelsParallelBranches(t *testing.T) {
 	l := log.lines
 	if len(l) != 3 || l[2] != "handler Timeout" || indexOf(l, "cancel b1 inner") < 0 || indexOf(l, "cancel b2") < 0 {
 		t.Fatalf("log %q: want both branches' cancel handlers, then only the timed-out step's handler", l)
+	}
+}
+
+// A Cancel that reaches the loop before the start of an Execute made off
+// the loop cancels that run: its step never runs, and a later run is clean.
+func TestCancelBeforeStartCancelsThatRun(t *testing.T) {
+	r := reactor.NewManual()
+	root := engine.New(r)
+	firstRan := false
+	root.Add(func(as *engine.Steps) { firstRan = true })
+	// Cancel on the loop ahead of the start task in the ring: another
+	// goroutine executes the root while the loop runs, behind more than
+	// one iteration's worth of ring tasks, and the loop's own Cancel (the
+	// local queue) runs before the ring reaches the start.
+	var p1 *engine.Promise
+	r.Immediate(func() {
+		posted := make(chan struct{})
+		go func() {
+			for i := 0; i < 1100; i++ {
+				r.Immediate(func() {})
+			}
+			p1 = root.Promise()
+			close(posted)
+		}()
+		<-posted
+		root.Cancel()
+	})
+	r.RunUntilIdle()
+	_, err := p1.Wait()
+	var fe *engine.Error
+	if !errors.As(err, &fe) || fe.Code != engine.Canceled || firstRan {
+		t.Fatalf("first run: err=%v ran=%v; want Canceled, not run", err, firstRan)
+	}
+	secondRan := false
+	root.Add(func(as *engine.Steps) { secondRan = true })
+	p2 := root.Promise()
+	r.RunUntilIdle()
+	if _, err := p2.Wait(); err != nil || !secondRan {
+		t.Fatalf("second run: err=%v ran=%v", err, secondRan)
+	}
+	if st := engine.StatsOf(r); st.FramesLive != 0 {
+		t.Fatalf("stats %+v", st)
+	}
+}
+
+// Execute off the loop, Cancel from other goroutines, Release: no hang, no leak.
+func TestExecuteCancelReleaseFromOtherGoroutines(t *testing.T) {
+	r, _ := reactortest.StartRun(t, reactor.Options{CPU: -1, RingSize: 8})
+	defer r.Close()
+	var wg sync.WaitGroup
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ {
+				root := engine.New(r)
+				root.Add(func(as *engine.Steps) {
+					as.SetCancel(func(*engine.Steps) {})
+					as.SetTimeout(time.Millisecond)
+				}, func(as *engine.Steps, code string) {})
+				p := root.Promise()
+				c := make(chan struct{})
+				go func() { root.Cancel(); close(c) }()
+				if i%3 == 0 {
+					root.Cancel()
+				}
+				select {
+				case <-p.Done():
+				case <-time.After(5 * time.Second):
+					t.Error("hang")
+					return
+				}
+				<-c
+				if i%2 == 0 {
+					root.Add(func(*engine.Steps) {})
+					p2 := root.Promise()
+					root.Cancel()
+					<-p2.Done()
+				}
+				root.Release()
+			}
+		}()
+	}
+	wg.Wait()
+	st := make(chan engine.Stats)
+	r.Immediate(func() { st <- engine.StatsOf(r) })
+	s := <-st
+	if s.FramesLive != 0 || s.RootsLive != 0 || s.FlowsLive != 0 {
+		t.Fatalf("%+v", s)
 	}
 }

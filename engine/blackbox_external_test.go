@@ -356,8 +356,9 @@ func TestManyFlowsExternalFromGoroutines(t *testing.T) {
 
 // awaitFlow runs a root with one AwaitFunc step (fn gated by release until
 // the step's callback has returned) and returns the Promise result and the
-// state seen by the AwaitFunc step's error handler.
-func awaitFlow(t *testing.T, fn func(ctx context.Context) (engine.Value, error)) (args *engine.Args, err error, info string, le error, next engine.Value) {
+// state seen by the AwaitFunc step's error handler (info, le) and the value
+// the next step received.
+func awaitFlow(t *testing.T, fn func(ctx context.Context) (engine.Value, error)) (args *engine.Args, info string, le error, next engine.Value, err error) {
 	t.Helper()
 	r := reactor.NewManual()
 	root := engine.New(r)
@@ -378,7 +379,7 @@ func awaitFlow(t *testing.T, fn func(ctx context.Context) (engine.Value, error))
 }
 
 func TestAwaitFuncSuccess(t *testing.T) {
-	args, err, _, _, next := awaitFlow(t, func(ctx context.Context) (engine.Value, error) {
+	args, _, _, next, err := awaitFlow(t, func(ctx context.Context) (engine.Value, error) {
 		return engine.Str("result"), nil
 	})
 	wantNoErr(t, err)
@@ -431,7 +432,7 @@ func TestAwaitFuncErrors(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err, info, le, _ := awaitFlow(t, func(ctx context.Context) (engine.Value, error) {
+			_, info, le, _, err := awaitFlow(t, func(ctx context.Context) (engine.Value, error) {
 				return engine.Value{}, c.err
 			})
 			wantCode(t, err, c.code)
@@ -954,5 +955,106 @@ func TestBuildRootThroughParallelAccessorOffLoop(t *testing.T) {
 	for _, root := range roots {
 		_, err := runFlow(t, r, root)
 		wantNoErr(t, err)
+	}
+}
+
+// Completing the step's own External in its callback after adding
+// sub-steps is a misuse, and no frame is lost.
+func TestExternalSuccessAfterAddIsAMisuse(t *testing.T) {
+	r := reactor.NewManual()
+	root := engine.New(r)
+	root.Add(func(as *engine.Steps) {
+		ext := as.External()
+		as.Add(func(*engine.Steps) {})
+		ext.Success()
+	})
+	p := root.Promise()
+	r.RunUntilIdle()
+	_, err := p.Wait()
+	var fe *engine.Error
+	if !errors.As(err, &fe) || fe.Code != engine.InternalError {
+		t.Fatalf("err=%v, want InternalError", err)
+	}
+	if st := engine.StatsOf(r); st.FramesLive != 0 {
+		t.Fatalf("frames leaked: %+v", st)
+	}
+}
+
+// A step that took an External and then added sub-steps is ended by its
+// sub-steps: its External goes stale and cannot clobber their values.
+func TestExternalGoesStaleWhenSubStepsAreAdded(t *testing.T) {
+	r := reactor.NewManual()
+	root := engine.New(r)
+	var extP, extC engine.External
+	var got engine.Value
+	root.Add(func(as *engine.Steps) {
+		extP = as.External()
+		as.Add(func(as *engine.Steps) { extC = as.External() })
+		as.Add(func(as *engine.Steps) { got = as.Arg(0) })
+	})
+	p := root.Promise()
+	r.RunUntilIdle()
+	okC := extC.Success(engine.Int(1))
+	okP := extP.Success(engine.Int(99))
+	r.RunUntilIdle()
+	if _, err := p.Wait(); err != nil || !okC || okP || got.Int() != 1 {
+		t.Fatalf("okC=%v okP=%v got=%d err=%v; want true false 1 nil", okC, okP, got.Int(), err)
+	}
+}
+
+// An External error unwinds through its step like Error does: the step's
+// cancel handler runs before the error handler, on and off the loop.
+func TestExternalErrorRunsCancelHandler(t *testing.T) {
+	for _, offLoop := range []bool{false, true} {
+		r := reactor.NewManual()
+		root := engine.New(r)
+		var log []string
+		var ext engine.External
+		root.Add(func(as *engine.Steps) {
+			ext = as.External()
+			as.SetCancel(func(*engine.Steps) { log = append(log, "cancel") })
+		}, func(as *engine.Steps, code string) { log = append(log, "error "+code) })
+		p := root.Promise()
+		r.RunUntilIdle()
+		if offLoop {
+			ext.Error("Boom")
+		} else {
+			r.Immediate(func() { ext.Error("Boom") })
+		}
+		r.RunUntilIdle()
+		p.Wait()
+		if len(log) != 2 || log[0] != "cancel" || log[1] != "error Boom" {
+			t.Fatalf("offLoop=%v: %v", offLoop, log)
+		}
+	}
+}
+
+// External claimed off the loop during the callback, then the step adds
+// sub-steps: Error reported accepted (true) but silently dropped; on the
+// loop the same sequence fails the flow.
+func TestClaimedExternalErrorIsNotDroppedBySubSteps(t *testing.T) {
+	for _, off := range []bool{true, false} {
+		r := reactor.NewManual()
+		root := engine.New(r)
+		var ok bool
+		root.Add(func(as *engine.Steps) {
+			ext := as.External()
+			if off {
+				var wg sync.WaitGroup
+				wg.Add(1)
+				go func() { ok = ext.Error("Boom"); wg.Done() }()
+				wg.Wait()
+			} else {
+				ok = ext.Error("Boom")
+			}
+			as.Add(func(as *engine.Steps) {})
+		})
+		p := root.Promise()
+		r.RunUntilIdle()
+		_, err := p.Wait()
+		var fe *engine.Error
+		if !ok || !errors.As(err, &fe) || fe.Code != "Boom" {
+			t.Fatalf("off=%v: Error()=%v, flow err=%v; want true and Boom either way", off, ok, err)
+		}
 	}
 }

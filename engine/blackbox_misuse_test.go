@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -313,6 +314,39 @@ func TestMisuseManyFlowsSurvive(t *testing.T) {
 			}
 		} else {
 			wantCode(t, err, engine.InternalError)
+		}
+	}
+}
+
+// A live accessor used off the loop, while its step runs: the call is
+// dropped (the step goes on) without reading loop state such as e.cur.
+// The step waits for the call, so the frame cannot be recycled under it: a
+// stale accessor used from another goroutine reads memory the loop reuses,
+// like any use after free, and is not covered.
+func TestOffLoopAccessorCallIsDropped(t *testing.T) {
+	r, _ := reactortest.StartRun(t, reactor.Options{CPU: -1})
+	defer r.Close()
+	for _, op := range []string{"Add", "Arg", "Args"} {
+		root := engine.New(r)
+		done := make(chan struct{})
+		root.Add(func(as *engine.Steps) {
+			go func() {
+				defer close(done)
+				switch op {
+				case "Add":
+					as.Add(func(*engine.Steps) {})
+				case "Arg":
+					as.Arg(0)
+				case "Args":
+					as.Args()
+				}
+			}()
+			<-done
+		})
+		root.Repeat(100, func(as *engine.Steps, i int) {})
+		p := root.Promise()
+		if _, err := p.Wait(); err != nil {
+			t.Errorf("%s off the loop failed the flow: %v", op, err)
 		}
 	}
 }

@@ -331,3 +331,19 @@ func TestParallelOnRootWithExternalFromGoroutines(t *testing.T) {
 		}
 	}
 }
+
+// Spec 1.2.1: an error handler accepts Add as implicit success, also the
+// handler of a parallel step at level 0 of a root.
+func TestParallelHandlerAtLevel0MayAddSteps(t *testing.T) {
+	r := reactor.NewManual()
+	root := engine.New(r)
+	recovered := false
+	root.Parallel(func(as *engine.Steps, code string) {
+		as.Add(func(as *engine.Steps) { recovered = true })
+	}).Add(func(as *engine.Steps) { as.Error("Boom") })
+	p := root.Promise()
+	r.RunUntilIdle()
+	if _, err := p.Wait(); err != nil || !recovered {
+		t.Fatalf("recovered=%v err=%v", recovered, err)
+	}
+}

@@ -60,18 +60,52 @@
 // callback does the same with a *PanicError in LastException. Neither
 // crashes the process nor touches another flow.
 //
+// # Names, contexts and metrics
+//
+// A root may carry a name (SetName: the kind of flow, such as a request's
+// command). While its steps run, the loop's goroutine carries the pprof
+// label flow=<name>, so a CPU profile splits by kind of flow
+// (go tool pprof -tags, -tagfocus=flow=GET); under runtime/trace each run
+// is a trace task named after the flow, with a region per step. A root may
+// be tied to a context.Context (SetContext): its cancellation cancels the
+// flow, its deadline fails the flow with Timeout, AwaitFunc's functions
+// get a context derived from it, and Promise.WaitContext waits under one.
+// ReadMetrics takes a snapshot of a reactor's counters (steps, flows by
+// result and by name, and the loop's own) from any goroutine; the counters
+// cost the step path no atomic instruction.
+//
 // # Cost
 //
 // Steps run from pooled frames: once warm, a flow allocates nothing per step
 // (Add, Success with scalar or string Values, SetTimeout, External,
-// Stack, loops). The engine's own invariants:
+// Stack, loops).
 //
-//   - A frame's status (st) is owned by the loop; only ctl, the External
-//     state word, is shared, and it is touched only when External is used.
-//   - A frame whose ctl is xWriting is never read or recycled by the loop:
-//     an External on another goroutine is writing its flow's mailbox.
-//   - A flow's cur is its deepest live frame: every frame between it and
-//     the flow's top is stActive (or the parallel step a branch waits on).
-//   - A flow runs only from the ready queue or from the task that starts or
-//     resumes it, never inside another flow's callback.
+// # Writing a Sync object
+//
+// Steps.Sync(obj, f, onerror) calls obj.Sync(as, f, onerror) at once: the
+// object adds the steps that wait, enter and leave (syncprim's Mutex,
+// Throttle and Limiter are written this way). The engine gives such
+// objects a small kit, so that a critical section costs no closure and no
+// allocation per call:
+//
+//   - AddWith(as, f, v) adds a step that calls f(as, v): f a top-level
+//     function, v the object's per-call state. Bound[T](as) finds v again
+//     from the step's cancel or error handler; Rebind replaces it for the
+//     running step (per-run state, while the value given to AddWith stays
+//     shared by copies of the step).
+//   - Local[T](as) is zeroed memory that lives as long as as's step: where
+//     Sync keeps the per-call state it binds.
+//   - Hold, Holds and Unhold record which objects a flow is inside, for
+//     reentrance: a nested Sync on an object the flow holds passes through.
+//     Parallel branches are flows of their own and inherit nothing.
+//   - ForwardArgs makes the step's first sub-step receive the values the
+//     step received, so a section can stand between two steps without
+//     changing what flows from one to the other; Pass ends a step keeping
+//     its values (a wait step whose External.Pass lets it in).
+//   - SetFinally(h) runs h once when the step ends, however it ends:
+//     success (after its sub-steps), error (after its handler) or cancel.
+//     An object leaves there, with no step of its own after the section.
+//
+// Example_writingASyncObject is a complete one: a gate that lets a number
+// of flows in and rejects the rest.
 package engine

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"runtime/trace"
 	"sync"
 	"unsafe"
 
@@ -17,6 +18,8 @@ type engine struct {
 	free      *Steps // frame free list
 	freeFlows *flow  // branch flow free list
 
+	freeRootFlows *flow // root flow free list (attachFlow), linked by nextBranch
+
 	readyHead, readyTail *flow
 	batchEnd             *flow // the last flow of runReady's batch, while it runs
 
@@ -30,6 +33,15 @@ type engine struct {
 	raised raise
 
 	stats Stats
+	m     counters // Metrics (metrics.go)
+
+	// label is the flow name whose pprof label the loop's goroutine
+	// carries now (label.go); region is the trace region of the step
+	// running, and tracing whether runtime/trace was on when the turn
+	// began.
+	label   *Name
+	region  *trace.Region
+	tracing bool
 
 	rootLocal rootList // roots released on the loop, for New on the loop: no lock
 
@@ -51,7 +63,8 @@ type Stats struct {
 	FlowsLive     int // parallel branches running
 	RootsLive     int // roots handed out by New and not Released (counted on the loop and off it)
 	FramesFree    int // step frames in the loop's free list
-	Trimmed       int // frames and roots the idle pools gave back to the GC (trim.go)
+	Trimmed       int // frames, roots and root flows the idle pools gave back to the GC (trim.go)
+	RootFlowsFree int // root flows in the loop's pool: a root holds a flow only while it runs
 }
 
 // raise describes what the running callback asked the engine to do instead
@@ -76,6 +89,12 @@ var raiseSignal = new(int)
 
 // flow is one sequential thread of a root: the root's own, or one branch
 // of a parallel step.
+//
+// Invariants:
+//   - cur is the flow's deepest live frame: every frame between it and top
+//     is stActive (or the parallel step a branch waits on).
+//   - A flow runs only from the ready queue (runReady) or from the task
+//     that starts or resumes it, never inside another flow's callback.
 type flow struct {
 	e    *engine
 	root *root
@@ -127,7 +146,7 @@ const (
 
 func engineOf(r *reactor.Reactor) *engine {
 	return r.ExtOrInit(func() reactor.Ext {
-		e := &engine{r: r, ar: r.Arena()}
+		e := &engine{r: r, ar: arena.New()} // the engine's own: frames and Stack memory
 		return reactor.Ext{
 			Value: e,
 			Run:   e.runReady,
@@ -150,8 +169,14 @@ func (e *engine) closeAll() {
 	e.readyHead, e.readyTail = nil, nil
 }
 
-// Stats returns the engine's counters for r. Loop only (or while no loop runs).
-func EngineStats(r *reactor.Reactor) Stats {
+// EngineStats is StatsOf under its first name.
+//
+// Deprecated: use StatsOf (engine.EngineStats stuttered).
+func EngineStats(r *reactor.Reactor) Stats { return StatsOf(r) }
+
+// StatsOf returns the engine's counters for r. Loop only (or while no loop
+// runs).
+func StatsOf(r *reactor.Reactor) Stats {
 	e := engineOf(r)
 	s := e.stats
 	e.rootMu.Lock()
@@ -213,6 +238,7 @@ func (e *engine) runReady() bool {
 		// run when the outer drive goes on.
 		return false
 	}
+	e.tracing = trace.IsEnabled()
 	e.batchEnd = e.readyTail
 	for e.batchEnd != nil {
 		fl := e.readyHead
@@ -227,7 +253,13 @@ func (e *engine) runReady() bool {
 		}
 		fl.nextReady = nil
 		fl.queued = false
+		if n := fl.root.name; n != e.label {
+			e.setLabel(n) // a switch between differently named flows
+		}
 		e.drive(fl)
+	}
+	if e.label != nil {
+		e.setLabel(nil) // the loop's own work is no flow's
 	}
 	return e.readyHead != nil
 }
@@ -245,10 +277,11 @@ func (e *engine) drive(fl *flow) {
 	for {
 		done, f := e.drive1(fl, &budget)
 		if done {
-			return
+			break
 		}
 		e.settle(f)
 	}
+	e.m.steps += uint64(turnBudget - budget) // every step run took one from the budget
 }
 
 // drive1 is the protected part of drive. It returns done=false and the frame
@@ -261,6 +294,9 @@ func (e *engine) drive1(fl *flow, budget *int) (done bool, raisedAt *Steps) {
 		v := recover()
 		raisedAt = e.cur
 		e.cur = nil
+		if e.region != nil {
+			e.endRegion()
+		}
 		if v != raiseSignal {
 			e.raised = raise{kind: raiseError, code: InternalError}
 			e.recordPanic(raisedAt, v)
@@ -280,7 +316,33 @@ func (e *engine) run(fl *flow, budget *int) {
 				return
 			}
 			*budget--
-			e.exec(fl.cur)
+			f := fl.cur
+			if e.tracing {
+				e.execTraced(f) // one predictable branch while tracing is off
+				continue
+			}
+			if f.kind != kStep && f.kind != kBody {
+				e.exec(f)
+				continue
+			}
+			// A step or a loop iteration, run here rather than through
+			// exec so that the common outcome (success, nothing armed)
+			// advances to the successor without going round the switch.
+			f.setStatus(stRunning)
+			e.cur = f
+			if f.kind == kStep {
+				f.fn(f)
+			} else {
+				f.parent.loop().call(f)
+			}
+			e.cur = nil
+			if e.raised.kind != raiseNone {
+				e.settle(f) // the callback recovered our panic itself; the raise still stands
+				continue
+			}
+			if !e.advanceFast(fl, f) {
+				e.afterCallback(f)
+			}
 		case actDone:
 			e.advance(fl)
 		case actFail:
@@ -294,6 +356,60 @@ func (e *engine) run(fl *flow, budget *int) {
 			return
 		}
 	}
+}
+
+// plainDone is what a completed frame may carry and still take
+// advanceFast: Success called (or not), built off the loop (or not).
+const plainDone = fSucceeded | fBuilt
+
+// advanceFast advances fl past f, whose callback just returned, when f
+// succeeded plainly: no sub-steps, nothing armed or waited for, no cancel
+// or finally handler, not the flow's top. It reports false, having done
+// nothing, for anything else: afterCallback and advance decide then. An
+// iteration of a loop reuses its own frame for the next iteration when the
+// callback left nothing in it to release (no Stack memory, no binding):
+// releaseFrame followed by newFrame would hand back the same memory anyway,
+// since the free list is LIFO.
+func (e *engine) advanceFast(fl *flow, f *Steps) bool {
+	if f.flags&^plainDone != 0 || f.head != nil || f.oncancel != nil || f == fl.top {
+		return false
+	}
+	if f.flags&fSucceeded == 0 {
+		// Implicit success (spec 1.6): the next step gets no values.
+		if fl.owned {
+			fl.dropArgs(nil)
+		}
+		fl.args.reset()
+	}
+	p := f.parent
+	if p.kind == kLoop {
+		ls := p.loop()
+		ls.i++
+		if f.scope.Empty() && f.bin == nil && (ls.kind == loopForever || ls.i < ls.n) {
+			// The next iteration starts with no values (loopNext).
+			if fl.owned {
+				fl.dropArgs(nil)
+			}
+			fl.args.reset()
+			f.flags = 0
+			f.setStatus(stQueued)
+			fl.action = actExec
+			return true
+		}
+		e.releaseFrame(f)
+		e.loopNext(p)
+		return true
+	}
+	e.releaseFrame(f)
+	if c := p.dequeue(); c != nil {
+		fl.cur = c
+		fl.action = actExec
+		return true
+	}
+	// p's sub-steps are all done: p completes with the last one's values.
+	fl.cur = p
+	fl.action = actDone
+	return true
 }
 
 // exec runs a queued frame and decides what follows from how its callback

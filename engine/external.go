@@ -80,6 +80,7 @@ func (x External) finish(args []Value, code, info string, err error) bool {
 	e := f.e
 	armed := x.gen<<xBits | xArmed
 	if e.r.IsSameThread() {
+		//lint:ignore SA4016 xNone is 0; or-ing it names the state the word moves to
 		if !f.ctl.CompareAndSwap(armed, x.gen<<xBits|xNone) {
 			return false
 		}
@@ -118,6 +119,7 @@ func finishForeign(impl Foreign, args []Value, code, info string) bool {
 // xClaimed away first).
 func deliverClaimed(arg unsafe.Pointer, gen uint64) {
 	f := (*Steps)(arg)
+	//lint:ignore SA4016 xNone is 0; or-ing it names the state the word moves to
 	if !f.ctl.CompareAndSwap(gen<<xBits|xClaimed, gen<<xBits|xNone) {
 		return
 	}

@@ -154,7 +154,7 @@ func TestFaultPanicInEveryKindOfCallback(t *testing.T) {
 			if s := m.Stats(); s.Holders != 0 || s.Queued != 0 {
 				t.Fatalf("mutex not released: %+v", s)
 			}
-			if st := engine.EngineStats(r); st.FramesLive != 0 || st.FlowsLive != 0 {
+			if st := engine.StatsOf(r); st.FramesLive != 0 || st.FlowsLive != 0 {
 				t.Fatalf("%+v", st)
 			}
 		})
@@ -204,7 +204,7 @@ func TestFaultExternalAfterTimeoutAndCancel(t *testing.T) {
 				if _, after := p.Wait(); after.Error() != before.Error() {
 					t.Fatalf("result changed from %v to %v", before, after)
 				}
-				if st := engine.EngineStats(r); st.FramesLive != 0 {
+				if st := engine.StatsOf(r); st.FramesLive != 0 {
 					t.Fatalf("%+v", st)
 				}
 			}
@@ -277,7 +277,7 @@ func TestFaultCompletionsRaceCancelOnRealReactors(t *testing.T) {
 	}
 	for _, r := range g.Reactors() {
 		done := make(chan engine.Stats)
-		r.Immediate(func() { done <- engine.EngineStats(r) })
+		r.Immediate(func() { done <- engine.StatsOf(r) })
 		if st := <-done; st.FramesLive != 0 || st.FlowsLive != 0 {
 			t.Fatalf("after every flow ended: %+v", st)
 		}

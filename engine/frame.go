@@ -7,6 +7,12 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
+// A *Steps is two things, and its methods say which by their receiver's
+// name: as, the accessor a user's callback holds (the public API, which
+// checks that it is used by the running step), and f, the frame the engine
+// schedules (internal methods, which trust their caller). This file holds
+// the frame's life: its status, its External state, its pool.
+
 func (f *Steps) status() uint8      { return f.st }
 func (f *Steps) setStatus(st uint8) { f.st = st }
 

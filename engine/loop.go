@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/arena"
+	"github.com/asyncsteps/asyncsteps/internal/cast"
 )
 
 // loopState is the state of a Loop, Repeat or ForEach step, allocated with
@@ -141,7 +142,7 @@ func (as *Steps) Loop(body ExecFunc, label ...string) {
 	}
 	if ls != nil {
 		ls.body = body
-		ls.pc = funcPC(*(*unsafe.Pointer)(unsafe.Pointer(&body)))
+		ls.pc = cast.PCOf(body)
 	}
 }
 
@@ -161,7 +162,7 @@ func (as *Steps) Repeat(count int, body func(as *Steps, i int), label ...string)
 	if ls != nil {
 		ls.rbody = body
 		ls.n = count
-		ls.pc = funcPC(*(*unsafe.Pointer)(unsafe.Pointer(&body)))
+		ls.pc = cast.PCOf(body)
 	}
 }
 
@@ -197,7 +198,7 @@ func ForEach[T any](as *Steps, items []T, body func(as *Steps, i int, v T), labe
 	ls.data = unsafe.Pointer(st)
 	ls.iter = forEachIter[T]
 	ls.n = len(items)
-	ls.pc = funcPC(*(*unsafe.Pointer)(unsafe.Pointer(&body)))
+	ls.pc = cast.PCOf(body)
 }
 
 type forEachMapState[K cmp.Ordered, V any] struct {
@@ -248,7 +249,7 @@ func ForEachMap[K cmp.Ordered, V any](as *Steps, m map[K]V, body func(as *Steps,
 	ls.data = unsafe.Pointer(st)
 	ls.iter = forEachMapIter[K, V]
 	ls.n = len(st.keys)
-	ls.pc = funcPC(*(*unsafe.Pointer)(unsafe.Pointer(&body)))
+	ls.pc = cast.PCOf(body)
 }
 
 // optLabel returns the optional label, or "".

@@ -219,16 +219,16 @@ func runOnEngineWith(t testing.TB, p *refsteps.Program, inject func(root, n int)
 			t.Fatalf("root %d: error %v of type %T", i, err, err)
 		}
 	}
-	if st := engine.EngineStats(r); st.FramesLive != 0 || st.FlowsLive != 0 {
+	if st := engine.StatsOf(r); st.FramesLive != 0 || st.FlowsLive != 0 {
 		t.Fatalf("after every flow ended: %+v, want no live frame or flow", st)
 	}
 	for _, root := range roots {
 		root.Release()
 	}
-	if st := engine.EngineStats(r); st.RootsLive != 0 {
+	if st := engine.StatsOf(r); st.RootsLive != 0 {
 		t.Fatalf("after Release: %+v, want no live root", st)
 	}
-	if a := r.Arena().Stats(); a.ObjectsInUse != 0 {
+	if a := engine.ArenaStats(r); a.ObjectsInUse != 0 {
 		t.Fatalf("arena holds %d objects", a.ObjectsInUse)
 	}
 	return logs

@@ -29,7 +29,7 @@ func (e *engine) releaseFlow(fl *flow) {
 	e.stats.FlowsLive--
 }
 
-func (p *Steps) branches() *flow { return (*flow)(p.x) }
+func (f *Steps) branches() *flow { return (*flow)(f.x) }
 
 // startParallel turns each queued branch of p into its own flow, started in
 // the order added; p's flow waits until they all end (spec 1.4).

@@ -35,7 +35,7 @@ func TestIdlePoolsShrinkAfterBurst(t *testing.T) {
 		root.Release()
 	}
 	roots, xs = nil, nil
-	peak := engine.EngineStats(r)
+	peak := engine.StatsOf(r)
 	if peak.FramesFree < burst {
 		t.Fatalf("after the burst: %+v, want at least %d free frames", peak, burst)
 	}
@@ -53,14 +53,17 @@ func TestIdlePoolsShrinkAfterBurst(t *testing.T) {
 		waitGC(t)
 		r.Advance(time.Second + r.Tick())
 	}
-	st := engine.EngineStats(r)
-	if st.FramesFree > 512 || st.Trimmed < burst {
+	st := engine.StatsOf(r)
+	if peak.RootFlowsFree < burst {
+		t.Fatalf("after the burst: %+v, want at least %d free root flows", peak, burst)
+	}
+	if st.FramesFree > 512 || st.RootFlowsFree > 512 || st.Trimmed < 2*burst {
 		t.Fatalf("after idle GC cycles: %+v (peak %+v), want the pools trimmed", st, peak)
 	}
 	for i := 0; i < 100; i++ {
 		steady()
 	}
-	if s := engine.EngineStats(r); s.FramesLive != 0 || s.RootsLive != 0 {
+	if s := engine.StatsOf(r); s.FramesLive != 0 || s.RootsLive != 0 {
 		t.Fatalf("steady state after trimming: %+v", s)
 	}
 }

@@ -28,30 +28,13 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 // realFlows is the number of concurrent flows of the parallel scenarios,
 // as in BenchmarkParallelExternal and BenchmarkParallelWaitLoop.
 const realFlows = 30000
-
-// startPinned runs a real reactor pinned to CPU 0 for the rest of b.
-func startPinned(b *testing.B) *reactor.Reactor {
-	b.Helper()
-	r, err := reactor.New(reactor.Options{CPU: 0, Pin: true})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ran := make(chan error, 1)
-	go func() { ran <- r.Run() }()
-	b.Cleanup(func() {
-		_ = r.Close()
-		if err := <-ran; err != nil {
-			b.Errorf("Run: %v", err)
-		}
-	})
-	return r
-}
 
 // signal is a cache line of its own, advanced on the loop and polled by
 // the benchmark goroutine.
@@ -112,7 +95,7 @@ const spinFor = 50 * time.Microsecond
 // allocates the Promise and its channel.
 func BenchmarkRealSimple(b *testing.B) {
 	b.Run("wait=post", func(b *testing.B) {
-		r := startPinned(b)
+		r := reactortest.Start(b, reactor.Options{CPU: 0, Pin: true})
 		sig := new(signal)
 		arg := unsafe.Pointer(sig)
 		step := func(as *Steps) { r.Post(signalCb, arg, 0) }
@@ -134,7 +117,7 @@ func BenchmarkRealSimple(b *testing.B) {
 		}
 	})
 	b.Run("wait=promise", func(b *testing.B) {
-		r := startPinned(b)
+		r := reactortest.Start(b, reactor.Options{CPU: 0, Pin: true})
 		op := func() {
 			root := New(r)
 			root.Add(emptyStep)
@@ -202,7 +185,7 @@ func (br *barrier) run(b *testing.B) {
 // caller says how many it still holds.)
 func checkIdle(b *testing.B, r *reactor.Reactor, frames, roots int) {
 	ch := make(chan Stats, 1)
-	r.Immediate(func() { ch <- EngineStats(r) })
+	r.Immediate(func() { ch <- StatsOf(r) })
 	if s := <-ch; s.FramesLive != frames || s.FlowsLive != 0 || s.RootsLive != roots {
 		b.Fatalf("engine not idle: %+v, want %d frames live, %d roots live", s, frames, roots)
 	}
@@ -214,7 +197,7 @@ func checkIdle(b *testing.B, r *reactor.Reactor, frames, roots int) {
 // flow (as in BenchmarkParallelExternal, b.N is rounded up to whole rounds
 // of 30,000; ns/flow divides by the flows actually run).
 func BenchmarkRealParallel(b *testing.B) {
-	r := startPinned(b)
+	r := reactortest.Start(b, reactor.Options{CPU: 0, Pin: true})
 	x := &externals{ext: make([]External, realFlows)}
 	step := x.take
 	roots := make([]*Steps, realFlows)
@@ -254,7 +237,7 @@ func BenchmarkRealParallel(b *testing.B) {
 // ns/iter are per iteration (b.N rounded up to whole rounds, as in
 // BenchmarkParallelWaitLoop; ns/iter divides by the iterations run).
 func BenchmarkRealParallelWaitLoop(b *testing.B) {
-	r := startPinned(b)
+	r := reactortest.Start(b, reactor.Options{CPU: 0, Pin: true})
 	x := &externals{ext: make([]External, realFlows)}
 	body := x.take
 	for i := 0; i < realFlows; i++ {

@@ -22,43 +22,16 @@ import (
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
-
-const realHang = 15 * time.Second
-
-// startRealReactor runs a real reactor on its own goroutine; cleanup closes
-// it and checks that Run returned nil.
-func startRealReactor(t *testing.T) *reactor.Reactor {
-	t.Helper()
-	r, err := reactor.New(reactor.Options{CPU: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	runErr := make(chan error, 1)
-	go func() { runErr <- r.Run() }()
-	t.Cleanup(func() {
-		if err := r.Close(); err != nil {
-			t.Errorf("Close: %v", err)
-		}
-		select {
-		case err := <-runErr:
-			if err != nil {
-				t.Errorf("Run: %v", err)
-			}
-		case <-time.After(realHang):
-			t.Error("Run did not return after Close")
-		}
-	})
-	return r
-}
 
 // realWait waits for p with a hang guard and returns its result.
 func realWait(t *testing.T, p *engine.Promise, what string) (*engine.Args, error) {
 	t.Helper()
 	select {
 	case <-p.Done():
-	case <-time.After(realHang):
+	case <-time.After(reactortest.Hang):
 		t.Fatalf("%s: flow did not end (deadlock or lost wake-up?)", what)
 	}
 	return p.Wait()
@@ -79,7 +52,7 @@ func onRealLoop(t *testing.T, r *reactor.Reactor, fn func()) {
 	r.Immediate(func() { defer close(done); fn() })
 	select {
 	case <-done:
-	case <-time.After(realHang):
+	case <-time.After(reactortest.Hang):
 		t.Fatal("callback did not run")
 	}
 }
@@ -89,7 +62,7 @@ func onRealLoop(t *testing.T, r *reactor.Reactor, fn func()) {
 // Roots created, built, executed and awaited on many goroutines at once,
 // none of them the loop; values flow from step to step.
 func TestRealFlowsFromOtherGoroutines(t *testing.T) {
-	r := startRealReactor(t)
+	r := reactortest.Start(t, reactor.Options{CPU: -1})
 	const goroutines, per = 8, 200
 	var wg sync.WaitGroup
 	errs := make(chan string, goroutines)
@@ -112,7 +85,7 @@ func TestRealFlowsFromOtherGoroutines(t *testing.T) {
 				p := root.Promise()
 				select {
 				case <-p.Done():
-				case <-time.After(realHang):
+				case <-time.After(reactortest.Hang):
 					errs <- "flow did not end"
 					return
 				}
@@ -143,7 +116,7 @@ func TestRealFlowsFromOtherGoroutines(t *testing.T) {
 		t.Error(e)
 	}
 	var st engine.Stats
-	onRealLoop(t, r, func() { st = engine.EngineStats(r) })
+	onRealLoop(t, r, func() { st = engine.StatsOf(r) })
 	if st.FramesLive != 0 || st.FlowsLive != 0 || st.RootsLive != 0 {
 		t.Fatalf("after every flow ended and was released: %+v", st)
 	}
@@ -152,7 +125,7 @@ func TestRealFlowsFromOtherGoroutines(t *testing.T) {
 // Roots executed from one goroutine start in the order of their Execute
 // calls.
 func TestRealExecuteOrderFromOneGoroutine(t *testing.T) {
-	r := startRealReactor(t)
+	r := reactortest.Start(t, reactor.Options{CPU: -1})
 	const n = 2000
 	var order []int // loop-owned
 	ps := make([]*engine.Promise, n)
@@ -179,13 +152,13 @@ func TestRealExecuteOrderFromOneGoroutine(t *testing.T) {
 // ------------------------------------------------------------------ External
 
 func TestRealExternalFromOtherGoroutines(t *testing.T) {
-	r := startRealReactor(t)
+	r := reactortest.Start(t, reactor.Options{CPU: -1})
 	const n = 500
 	type res struct {
-		p            *engine.Promise
-		handler      string // loop-owned until p is done
-		gotOK, gotEr bool
-		second       atomic.Int32 // completions that reported true
+		p       *engine.Promise
+		handler string // loop-owned until p is done
+		gotOK   bool
+		second  atomic.Int32 // completions that reported true
 	}
 	rs := make([]*res, n)
 	var finishers sync.WaitGroup
@@ -246,7 +219,7 @@ func TestRealExternalFromOtherGoroutines(t *testing.T) {
 // ------------------------------------------------------------------- Cancel
 
 func TestRealCancelFromOtherGoroutines(t *testing.T) {
-	r := startRealReactor(t)
+	r := reactortest.Start(t, reactor.Options{CPU: -1})
 	const n = 300
 	type res struct {
 		p        *engine.Promise
@@ -276,7 +249,7 @@ func TestRealCancelFromOtherGoroutines(t *testing.T) {
 	for _, x := range rs {
 		select {
 		case <-x.started:
-		case <-time.After(realHang):
+		case <-time.After(reactortest.Hang):
 			t.Fatal("flow did not start")
 		}
 		wg.Add(1)
@@ -298,7 +271,7 @@ func TestRealCancelFromOtherGoroutines(t *testing.T) {
 // Cancel and External.Success race from two goroutines: the flow ends one
 // way or the other, and the cancel handler runs exactly when it was canceled.
 func TestRealCancelRacesExternal(t *testing.T) {
-	r := startRealReactor(t)
+	r := reactortest.Start(t, reactor.Options{CPU: -1})
 	const n = 500
 	canceled, succeeded := 0, 0
 	for i := 0; i < n; i++ {
@@ -352,7 +325,7 @@ func TestRealCancelRacesExternal(t *testing.T) {
 // their error handlers are not called; a step that finishes in time does
 // not time out.
 func TestRealSetTimeoutNeverEarly(t *testing.T) {
-	r := startRealReactor(t)
+	r := reactortest.Start(t, reactor.Options{CPU: -1})
 	const n = 200
 	rng := rand.New(rand.NewPCG(5, 6))
 	type res struct {
@@ -419,7 +392,7 @@ func TestRealSetTimeoutNeverEarly(t *testing.T) {
 // ---------------------------------------------------------- parallel, loops
 
 func TestRealParallel(t *testing.T) {
-	r := startRealReactor(t)
+	r := reactortest.Start(t, reactor.Options{CPU: -1})
 	t.Run("allBranchesFromGoroutines", func(t *testing.T) {
 		const branches = 16
 		var log []string // loop-owned
@@ -490,7 +463,7 @@ func TestRealParallel(t *testing.T) {
 }
 
 func TestRealLoops(t *testing.T) {
-	r := startRealReactor(t)
+	r := reactortest.Start(t, reactor.Options{CPU: -1})
 	var log []string // loop-owned
 	var sum int
 	root := engine.New(r)
@@ -624,7 +597,7 @@ func TestRealSameTraceAsManual(t *testing.T) {
 	margs, merr := waitDone(t, mp)
 
 	// Real: completions come from other goroutines.
-	r := startRealReactor(t)
+	r := reactortest.Start(t, reactor.Options{CPU: -1})
 	var realLog []string
 	rargs, rerr := realWait(t, build(r, &realLog, func(f func()) { go f() }).Promise(), "flow")
 
@@ -701,7 +674,7 @@ func TestRealManyFlowsOnGroup(t *testing.T) {
 			for i, p := range ps {
 				select {
 				case <-p.Done():
-				case <-time.After(realHang):
+				case <-time.After(reactortest.Hang):
 					errs <- "flow did not end"
 					return
 				}
@@ -726,7 +699,7 @@ func TestRealManyFlowsOnGroup(t *testing.T) {
 		t.Fatalf("Group.Close = %v", err)
 	}
 	for i, r := range rs {
-		if st := engine.EngineStats(r); st.FramesLive != 0 || st.FlowsLive != 0 {
+		if st := engine.StatsOf(r); st.FramesLive != 0 || st.FlowsLive != 0 {
 			t.Fatalf("reactor %d after every flow ended: %+v", i, st)
 		}
 	}
@@ -798,7 +771,7 @@ func TestRealCloseEndsRunningFlows(t *testing.T) {
 	for _, x := range rs {
 		select {
 		case <-x.started:
-		case <-time.After(realHang):
+		case <-time.After(reactortest.Hang):
 			t.Fatal("flow did not start")
 		}
 	}
@@ -832,7 +805,7 @@ func TestRealCloseEndsRunningFlows(t *testing.T) {
 	if info := errInfo(err); info != "reactor closed" {
 		t.Fatalf("Execute after Close: info %q", info)
 	}
-	if st := engine.EngineStats(r); st.FramesLive != 0 || st.FlowsLive != 0 {
+	if st := engine.StatsOf(r); st.FramesLive != 0 || st.FlowsLive != 0 {
 		t.Fatalf("after Close: %+v", st)
 	}
 }

@@ -25,7 +25,7 @@ func TestReleaseAtEndFireAndForget(t *testing.T) {
 		root.ReleaseAtEnd()
 	}
 	r.RunUntilIdle()
-	if st := engine.EngineStats(r); st.RootsLive != 100 {
+	if st := engine.StatsOf(r); st.RootsLive != 100 {
 		t.Fatalf("RootsLive %d while the flows run, want 100", st.RootsLive)
 	}
 	for _, x := range xs {
@@ -35,7 +35,7 @@ func TestReleaseAtEndFireAndForget(t *testing.T) {
 	if finished != 100 {
 		t.Fatalf("%d flows finished, want 100", finished)
 	}
-	if st := engine.EngineStats(r); st.RootsLive != 0 || st.FramesLive != 0 {
+	if st := engine.StatsOf(r); st.RootsLive != 0 || st.FramesLive != 0 {
 		t.Fatalf("after the flows ended: %+v, want every root and frame back", st)
 	}
 	// The recycled roots serve New again without growing the pool.
@@ -46,7 +46,7 @@ func TestReleaseAtEndFireAndForget(t *testing.T) {
 		root.ReleaseAtEnd()
 		r.RunUntilIdle()
 	}
-	if st := engine.EngineStats(r); st.RootsLive != 0 {
+	if st := engine.StatsOf(r); st.RootsLive != 0 {
 		t.Fatalf("RootsLive %d after 1000 fire-and-forget flows", st.RootsLive)
 	}
 }
@@ -96,7 +96,7 @@ func TestReleaseAtEndEveryEnd(t *testing.T) {
 				}
 				r.RunUntilIdle()
 			}
-			if st := engine.EngineStats(r); st.RootsLive != 0 || st.FramesLive != 0 {
+			if st := engine.StatsOf(r); st.RootsLive != 0 || st.FramesLive != 0 {
 				t.Fatalf("%+v, want the root and its frames back", st)
 			}
 			if root.Valid() {
@@ -132,7 +132,7 @@ func TestReleaseAtEndRacesEnd(t *testing.T) {
 	done := make(chan engine.Stats)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		r.Immediate(func() { done <- engine.EngineStats(r) })
+		r.Immediate(func() { done <- engine.StatsOf(r) })
 		st := <-done
 		if st.RootsLive == 0 && st.FramesLive == 0 {
 			break

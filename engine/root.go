@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"sync/atomic"
 	"unsafe"
 
@@ -10,10 +11,14 @@ import (
 // root is a root AsyncSteps object: the *Steps handed to the user is its
 // first field, so a root frame converts to its root by pointer cast.
 type root struct {
-	Steps
-	e     *engine
+	Steps // Steps.e is the root's engine, fixed for the life of the memory
 	state State
-	fl    flow // the root's own flow
+	// runFlow is the root's own flow while it runs, from prepareStart to the
+	// end of the run, and nil otherwise: flows are pooled by the loop
+	// (attachFlow, detachFlow), so a root that is never Released leaves
+	// only its own small struct to the GC. Frames built before the start
+	// carry a nil fl, set by prepareStart.
+	runFlow *flow
 
 	// run is execGen<<1 | running: running between Execute and the end of
 	// the flow; execGen bumped by each Execute, so a Cancel or a start
@@ -40,6 +45,12 @@ type root struct {
 	promise *Promise
 	onEnd   func(root *Steps, code string) // OnEnd's
 	misuse  string                         // the first misuse made while building off the loop
+
+	name    *Name           // SetName: the flow's pprof label, trace task and metrics (label.go)
+	ctx     context.Context // SetContext: cancels and bounds each run (context.go)
+	stopCtx func() bool     // the run's context watch; loop-owned while running
+	trace   *traceTask      // the run's trace task while runtime/trace is on (label.go)
+	startAt int64           // the run's start on the reactor's CoarseNow, for named flows (metrics.go)
 
 	// spare holds frames this root's flows gave back, so that building
 	// the root again off the loop takes frames without a lock. Owned by the
@@ -126,13 +137,9 @@ func New(r *reactor.Reactor) *Steps {
 		e.rootMu.Unlock()
 	}
 	if rt == nil {
-		rt = &root{e: e}
+		rt = &root{}
 		rt.Steps.e = e
 		rt.Steps.kind = kRoot // written once: a stale Cancel reads it from any goroutine
-		rt.fl.e = e
-		rt.fl.root = rt
-		rt.fl.top = &rt.Steps
-		rt.Steps.fl = &rt.fl
 	}
 	rt.Steps.setStatus(stIdle)
 	// Reset again: a stale holder may have written to the state of the
@@ -142,6 +149,10 @@ func New(r *reactor.Reactor) *Steps {
 	return &rt.Steps
 }
 
+// buildChunk is the most frames a root being built off the loop allocates
+// at once when it has no spare left (a fresh root takes 1, then 1, 2, 4...).
+const buildChunk = 16
+
 // buildFrame takes a frame for a step added to a root that is not running.
 func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 	f := rt.spare
@@ -149,14 +160,33 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 		rt.spare = f.next
 		rt.spareN--
 		f.next = nil
+	} else if e := rt.e; e.r.IsSameThread() {
+		// On the loop: from the loop's free list, so that a root executed
+		// with more root-level steps than before allocates nothing. The
+		// frame is counted as built, like a spare one, until the start.
+		f = e.newFrame(kind, parent, nil)
+		e.stats.FramesLive--
 	} else {
-		f = &Steps{e: rt.e}
-		rt.created++
+		// Off the loop the free list is not ours: frames come in chunks
+		// that double with the root's size up to buildChunk, the rest kept
+		// as spares, so a root that grows costs a few allocations, not one
+		// per step, and a fresh root with one step allocates one frame.
+		chunk := make([]Steps, min(max(rt.built, 1), buildChunk))
+		for i := range chunk {
+			chunk[i].e = e
+		}
+		for i := 1; i < len(chunk); i++ {
+			chunk[i].next = rt.spare
+			rt.spare = &chunk[i]
+		}
+		rt.spareN += len(chunk) - 1
+		rt.created += len(chunk)
+		f = &chunk[0]
 	}
 	rt.built++
 	f.kind = kind
 	f.parent = parent
-	f.fl = &rt.fl
+	f.fl = nil // set by prepareStart, when the root has a flow
 	f.flags = fBuilt
 	f.setStatus(stQueued)
 	return f
@@ -237,6 +267,7 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 // built, ends here.
 func (e *engine) prepareStart(rt *root) bool {
 	rt.started = true
+	e.flowStarted(rt)
 	rt.nextRun = e.runHead
 	if e.runHead != nil {
 		e.runHead.prevRun = rt
@@ -246,11 +277,7 @@ func (e *engine) prepareStart(rt *root) bool {
 	e.stats.FramesCreated += rt.created
 	rt.spareCap = max(rt.spareCap, rt.built)
 	rt.built, rt.created = 0, 0
-	fl := &rt.fl
-	fl.clearArgs()
-	clear(fl.held)
-	fl.held = fl.held[:0]
-	fl.cur = &rt.Steps
+	fl := e.attachFlow(rt)
 	rt.Steps.setStatus(stActive)
 	if rt.misuse != "" {
 		info := rt.misuse
@@ -263,6 +290,9 @@ func (e *engine) prepareStart(rt *root) bool {
 		e.finishRoot(rt, Canceled) // canceled before it could start: no step runs
 		return false
 	}
+	if rt.ctx != nil && !e.watchContext(rt) {
+		return false // its context is done already: no step runs
+	}
 	if c := rt.Steps.dequeue(); c != nil {
 		fl.cur = c
 		e.ready(fl, actExec)
@@ -270,6 +300,68 @@ func (e *engine) prepareStart(rt *root) bool {
 	}
 	e.finishRoot(rt, "")
 	return false
+}
+
+// attachFlow gives rt a flow from the loop's pool (or a new one) and points
+// the frames built before the start at it: the root-level steps and the
+// branches of root-level parallel steps, the only frames a root not yet
+// running can hold. Loop only.
+func (e *engine) attachFlow(rt *root) *flow {
+	fl := rt.runFlow
+	if fl == nil {
+		fl = e.freeRootFlows
+		if fl != nil {
+			e.freeRootFlows = fl.nextBranch
+			fl.nextBranch = nil
+			if e.stats.RootFlowsFree--; e.stats.RootFlowsFree < e.trim.flowsLow {
+				e.trim.flowsLow = e.stats.RootFlowsFree
+			}
+		} else {
+			fl = &flow{e: e}
+		}
+		fl.root, fl.top = rt, &rt.Steps
+		rt.runFlow = fl
+		rt.Steps.fl = fl
+	}
+	for c := rt.Steps.head; c != nil; c = c.next {
+		c.fl = fl
+		if c.kind == kParallel {
+			for b := c.head; b != nil; b = b.next {
+				b.fl = fl
+			}
+		}
+	}
+	fl.clearArgs()
+	clear(fl.held)
+	fl.held = fl.held[:0]
+	fl.cur = &rt.Steps
+	return fl
+}
+
+// detachFlow gives rt's flow back to the loop's pool at the end of a run.
+// Loop only; a root that never started has no flow.
+func (e *engine) detachFlow(rt *root) {
+	fl := rt.runFlow
+	if fl == nil {
+		return
+	}
+	if fl.owned && fl.args.hasOwned() {
+		// The flow's last values hold a bridge's owned values: the root
+		// keeps them (and so its flow) until it is released or run again,
+		// since a Promise may still read them.
+		return
+	}
+	rt.runFlow, rt.Steps.fl = nil, nil
+	fl.clearArgs()
+	clear(fl.held)
+	fl.held = fl.held[:0]
+	fl.root, fl.top, fl.cur = nil, nil, nil
+	fl.action = actNone
+	fl.nextBranch = e.freeRootFlows
+	e.freeRootFlows = fl
+	if e.stats.RootFlowsFree++; e.stats.RootFlowsFree > trimFloor && !e.trim.armed {
+		e.armTrim()
+	}
 }
 
 // finishRoot ends the root's flow: success when code is "", else failure.
@@ -284,12 +376,20 @@ func (e *engine) finishRoot(rt *root, code string) {
 	}
 	rt.prevRun, rt.nextRun = nil, nil
 	rt.started, rt.cancelPending = false, false
-	fl := &rt.fl
-	e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
+	if fl := rt.runFlow; fl != nil {
+		e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
+		fl.cur = &rt.Steps
+		fl.action = actNone
+	}
 	e.discardQueued(&rt.Steps)
-	fl.cur = &rt.Steps
-	fl.action = actNone
 	rt.Steps.setStatus(stIdle)
+	e.flowEnded(rt, code)
+	if rt.stopCtx != nil {
+		rt.unwatchContext()
+	}
+	if rt.trace != nil {
+		rt.endTrace(code)
+	}
 	if fn := rt.onEnd; fn != nil {
 		// Before the run ends: until then the holder cannot release or
 		// reuse the root under fn (a Release from fn waits for the end).
@@ -310,11 +410,12 @@ func (rt *root) endRunWith(code string) {
 	rt.promise = nil
 	if p != nil {
 		if code == "" {
-			p.args = rt.fl.args
+			p.args = rt.runFlow.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
 		} else {
 			p.err = &Error{Code: code, Info: rt.state.ErrorInfo}
 		}
 	}
+	rt.e.detachFlow(rt) // before running clears: then the holder may build the root again
 	rt.endRun()
 	if p != nil {
 		close(p.done)
@@ -465,9 +566,12 @@ func (rt *root) release() {
 	rt.released.Store(true)
 	rt.onEnd = nil
 	rt.misuse = ""
+	rt.name, rt.ctx = nil, nil
 	rt.promise = nil
 	rt.state.reset()
-	rt.fl.clearArgs()
+	if rt.runFlow != nil {
+		rt.runFlow.clearArgs() // the values detachFlow left with the root
+	}
 	e := rt.e
 	if e.r.IsSameThread() && e.rootLocal.n < maxRootLocal {
 		e.rootLocal.push(rt)

@@ -73,7 +73,7 @@ const (
 const (
 	xNone    = iota // no External can finish the step
 	xArmed          // External() was called: a result may arrive
-	xWriting        // an External on another goroutine is writing the result
+	xWriting        // an External on another goroutine is writing the result: the loop neither reads nor recycles the frame meanwhile
 	xClaimed        // that result is written and posted to the loop
 	xBits    = 2
 	xMask    = 1<<xBits - 1
@@ -314,6 +314,9 @@ func (as *Steps) SuccessStep(args ...Value) *Steps {
 
 // State returns the flow's state: one *State per root. Nil for a nil accessor.
 func (as *Steps) State() *State {
+	if rt := as.builtRoot(); rt != nil {
+		return &rt.state
+	}
 	if as == nil || as.fl == nil {
 		if as.isForeign() {
 			return as.foreign().State()
@@ -455,7 +458,33 @@ func (as *Steps) RootID() uintptr {
 	if as.kind == kForeign {
 		return as.foreign().RootID()
 	}
+	if rt := as.builtRoot(); rt != nil {
+		return uintptr(unsafe.Pointer(rt))
+	}
+	if as.fl == nil {
+		return 0
+	}
+	if as.fl.par == nil {
+		// A root's flow is pooled, so the root itself names it: the same
+		// value from the root and from any of its steps, run after run.
+		return uintptr(unsafe.Pointer(as.fl.root))
+	}
 	return uintptr(unsafe.Pointer(as.fl))
+}
+
+// builtRoot returns the root of an accessor that may have no flow: the
+// root itself (its flow is attached only while it runs), or a parallel
+// step added to it and not started. Nil for anything else.
+func (as *Steps) builtRoot() *root {
+	switch {
+	case as == nil || as.e == nil:
+		return nil
+	case as.kind == kRoot:
+		return rootOf(as)
+	case as.fl == nil && as.parent != nil && as.parent.kind == kRoot:
+		return rootOf(as.parent)
+	}
+	return nil
 }
 
 // Success completes the running step with up to four values for the next

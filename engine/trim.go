@@ -27,9 +27,10 @@ const trimEvery = time.Second
 
 // trimState is the loop's trimming state. Loop-owned.
 type trimState struct {
-	freeLow int    // the fewest free frames since the last trim
-	armed   bool   // trimTick is scheduled
-	epoch   uint64 // gcepoch.Epoch() at the last trim
+	freeLow  int    // the fewest free frames since the last trim
+	flowsLow int    // the fewest free root flows since the last trim
+	armed    bool   // trimTick is scheduled
+	epoch    uint64 // gcepoch.Epoch() at the last trim
 }
 
 func (e *engine) armTrim() {
@@ -48,7 +49,7 @@ func trimTick(arg unsafe.Pointer, _ uint64) {
 	e.rootMu.Lock()
 	shared := e.rootFree.n
 	e.rootMu.Unlock()
-	if e.stats.FramesFree > trimFloor || e.rootLocal.n > trimFloor || shared > trimFloor {
+	if e.stats.FramesFree > trimFloor || e.rootLocal.n > trimFloor || shared > trimFloor || e.stats.RootFlowsFree > trimFloor {
 		e.armTrim()
 		return
 	}
@@ -72,6 +73,15 @@ func (e *engine) trimPools() {
 		e.stats.Trimmed += k
 	}
 	e.trim.freeLow = e.stats.FramesFree
+	for k := e.trim.flowsLow; k > 0 && e.freeRootFlows != nil; k-- {
+		// Root flows nobody took since the last trim.
+		fl := e.freeRootFlows
+		e.freeRootFlows = fl.nextBranch
+		fl.nextBranch = nil
+		e.stats.RootFlowsFree--
+		e.stats.Trimmed++
+	}
+	e.trim.flowsLow = e.stats.RootFlowsFree
 	e.stats.Trimmed += e.rootLocal.trim()
 	e.rootMu.Lock()
 	e.stats.Trimmed += e.rootFree.trim()

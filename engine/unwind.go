@@ -2,8 +2,8 @@ package engine
 
 import (
 	"fmt"
-	"unsafe"
 
+	"github.com/asyncsteps/asyncsteps/internal/cast"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -54,23 +54,13 @@ func (e *engine) captureStack(f *Steps, st *State) {
 	st.AsyncStack = s
 }
 
-// funcPC is the entry PC of a func value, as reflect.ValueOf(f).Pointer()
-// reports it: a func value points to a closure record whose first word is
-// the code pointer.
-func funcPC(fn unsafe.Pointer) uintptr {
-	if fn == nil {
-		return 0
-	}
-	return *(*uintptr)(fn)
-}
-
 func (f *Steps) pc() uintptr {
 	switch f.kind {
 	case kStep:
 		if f.xfn != nil {
-			return funcPC(f.xfn) // AddWith: the user's function, not the trampoline
+			return cast.FuncPC(f.xfn) // AddWith: the user's function, not the trampoline
 		}
-		return funcPC(*(*unsafe.Pointer)(unsafe.Pointer(&f.fn)))
+		return cast.PCOf(f.fn)
 	case kBody:
 		return f.parent.loop().pc
 	}

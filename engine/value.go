@@ -298,6 +298,7 @@ func (a *Args) At(i int) Value {
 // success copies 32 bytes, not 128.
 func (a *Args) set(vals []Value) {
 	old := a.Len()
+	//lint:ignore S1001 copy of a pointer-holding type is a runtime call (typedslicecopy); for 1 to 4 Values the loop is inlined
 	for i := range vals {
 		a.v[i] = vals[i]
 	}

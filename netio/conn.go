@@ -2,10 +2,10 @@ package netio
 
 import (
 	"net"
-	"unsafe"
 
 	"github.com/valyala/bytebufferpool"
 
+	"github.com/asyncsteps/asyncsteps/internal/cast"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -101,7 +101,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 
 // WriteString is Write for a string, without converting it.
 func (c *Conn) WriteString(s string) (int, error) {
-	return c.Write(unsafe.Slice(unsafe.StringData(s), len(s)))
+	return c.Write(cast.StringBytes(s))
 }
 
 func (c *Conn) writable() error {
@@ -163,7 +163,7 @@ func (c *Conn) ResumeRead() {
 	c.updateInterest()
 	// Posted even with no input kept yet: called from inside OnData on a
 	// fresh read, the rest is kept only once OnData returns.
-	if c.state&stRedeliver == 0 && c.l.r.Post(redeliver, unsafe.Pointer(c), 0) {
+	if c.state&stRedeliver == 0 && reactor.PostTo(c.l.r, redeliver, c, 0) {
 		c.state |= stRedeliver
 	}
 }
@@ -197,7 +197,7 @@ func (c *Conn) Close() error {
 		c.finish(nil)
 		return nil
 	}
-	c.linger = c.l.r.After(c.l.s.o.Linger, lingerExpired, unsafe.Pointer(c), 0)
+	c.linger = reactor.AfterTo(c.l.r, c.l.s.o.Linger, lingerExpired, c, 0)
 	return nil
 }
 
@@ -211,15 +211,13 @@ func (c *Conn) Abort() error {
 	return nil
 }
 
-func lingerExpired(arg unsafe.Pointer, _ uint64) {
-	c := (*Conn)(arg)
+func lingerExpired(c *Conn, _ uint64) {
 	c.linger = reactor.Timer{}
 	c.finish(ErrLinger)
 }
 
 // onConnIO is every connection's poller callback.
-func onConnIO(arg unsafe.Pointer, _ int, ev reactor.Event) {
-	c := (*Conn)(arg)
+func onConnIO(c *Conn, _ int, ev reactor.Event) {
 	if ev&(reactor.EventWrite|reactor.EventError) != 0 && c.state&stWBlocked != 0 {
 		c.state &^= stWBlocked
 		c.flush()
@@ -286,8 +284,7 @@ func (c *Conn) checkInput() {
 	}
 }
 
-func redeliver(arg unsafe.Pointer, _ uint64) {
-	c := (*Conn)(arg)
+func redeliver(c *Conn, _ uint64) {
 	c.state &^= stRedeliver
 	if c.state&(stClosed|stPaused) != 0 {
 		return

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -62,12 +63,7 @@ func FuzzFraming(f *testing.F) {
 	// One real reactor for every input: pausing and resuming change the
 	// poller's interest in a real descriptor (one end of a socketpair that
 	// is never written to: the harness delivers the chunks itself).
-	r, err := reactor.New(reactor.Options{CPU: -1})
-	if err != nil {
-		f.Fatal(err)
-	}
-	go func() { _ = r.Run() }()
-	defer r.Close()
+	r := reactortest.Start(f, reactor.Options{CPU: -1})
 	f.Fuzz(func(t *testing.T, data, splits []byte) {
 		const maxInput = 32
 		h := &frameHandler{}

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/asyncsteps/asyncsteps/internal/leakcheck"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -189,16 +190,6 @@ func serve(t *testing.T, h Handler, o Options) (*Server, *reactor.Group) {
 		}
 	})
 	return s, g
-}
-
-// onLoop runs fn on r's loop and waits for it.
-func onLoop(t *testing.T, r *reactor.Reactor, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	if r.Immediate(func() { defer close(done); fn() }).IsZero() {
-		t.Fatal("reactor closed")
-	}
-	<-done
 }
 
 func dial(t *testing.T, s *Server) *net.TCPConn {
@@ -469,7 +460,7 @@ func TestSlowReaderBackpressure(t *testing.T) {
 	// full, and consumed no line since the last look.
 	last := int64(-1)
 	stalled := func() (ok bool) {
-		onLoop(t, sc.Reactor(), func() {
+		reactortest.OnLoop(t, sc.Reactor(), func() {
 			ok = sc.state&(stOutFull|stWBlocked) == stOutFull|stWBlocked && sc.in&reactor.InterestRead == 0
 		})
 		n := h.lines.Load()
@@ -503,7 +494,7 @@ func TestSlowReaderBackpressure(t *testing.T) {
 	buf := make([]byte, replyLen)
 	for i := 0; i < nLines; i++ {
 		if _, err := io.ReadFull(c, buf); err != nil {
-			onLoop(t, sc.Reactor(), func() {
+			reactortest.OnLoop(t, sc.Reactor(), func() {
 				outq, _ := unix.IoctlGetInt(sc.fd, unix.SIOCOUTQ)
 				inq, _ := unix.IoctlGetInt(sc.fd, unix.SIOCINQ)
 				kept := -1
@@ -631,7 +622,7 @@ func TestMaxInput(t *testing.T) {
 			}
 			leakcheck.Until(t, "all input offered", func() bool { return kept.Load() == int64(tc.send) })
 			var closed bool
-			onLoop(t, sc.Reactor(), func() { closed = sc.Closed() }) // after the read's checks
+			reactortest.OnLoop(t, sc.Reactor(), func() { closed = sc.Closed() }) // after the read's checks
 			if closed || h.closed.Load() != 0 {
 				t.Fatalf("closed with %d bytes kept, MaxInput %d", tc.send, max)
 			}
@@ -711,7 +702,7 @@ func TestPauseResume(t *testing.T) {
 				t.Fatalf("got %q", got)
 			}
 			var kept int
-			onLoop(t, sc.Reactor(), func() {
+			reactortest.OnLoop(t, sc.Reactor(), func() {
 				if sc.input != nil {
 					kept = len(sc.input.B)
 				}
@@ -726,7 +717,7 @@ func TestPauseResume(t *testing.T) {
 			// The new bytes (and FIN) are in the server's socket before it
 			// resumes: the kept input must still come first.
 			leakcheck.Until(t, "new input at the server", func() (ok bool) {
-				onLoop(t, sc.Reactor(), func() {
+				reactortest.OnLoop(t, sc.Reactor(), func() {
 					n, err := unix.IoctlGetInt(sc.fd, unix.SIOCINQ)
 					ok = err == nil && n == len(later) &&
 						(!tc.halfClose || tcpState(sc.fd) == unix.BPF_TCP_CLOSE_WAIT)
@@ -793,7 +784,7 @@ func TestPauseResumeInOnData(t *testing.T) {
 				write(t, c, p)
 				if i < len(tc.sends)-1 {
 					leakcheck.Until(t, "the partial line kept", func() (ok bool) {
-						onLoop(t, sc.Reactor(), func() { ok = sc.input != nil && len(sc.input.B) == len(p) })
+						reactortest.OnLoop(t, sc.Reactor(), func() { ok = sc.input != nil && len(sc.input.B) == len(p) })
 						return ok
 					})
 				}
@@ -954,7 +945,7 @@ func TestShutdownWhileClosing(t *testing.T) {
 	sc := h.nextConn(t)
 	write(t, c, "go\n") // and never read
 	leakcheck.Until(t, "Close with output queued", func() (ok bool) {
-		onLoop(t, sc.Reactor(), func() { ok = sc.state&stClosing != 0 && sc.Buffered() > 0 })
+		reactortest.OnLoop(t, sc.Reactor(), func() { ok = sc.state&stClosing != 0 && sc.Buffered() > 0 })
 		return ok
 	})
 	if err := s.Shutdown(5 * time.Second); err != nil {
@@ -1018,7 +1009,7 @@ func TestConnMethodsOffLoopAndAfterClose(t *testing.T) {
 	sc.PauseRead() // ignored off the loop: the echo below goes on
 	echoCheck(t, c, "still echoing\n")
 
-	onLoop(t, sc.Reactor(), func() {
+	reactortest.OnLoop(t, sc.Reactor(), func() {
 		if err := sc.Close(); err != nil {
 			t.Errorf("Close: %v", err)
 		}
@@ -1043,7 +1034,7 @@ func TestConnMethodsOffLoopAndAfterClose(t *testing.T) {
 	if _, err := sc.Write([]byte("x")); !errors.Is(err, ErrWrongThread) {
 		t.Errorf("Write off the loop after OnClose: %v", err)
 	}
-	onLoop(t, sc.Reactor(), func() { // a flow answering after the peer left
+	reactortest.OnLoop(t, sc.Reactor(), func() { // a flow answering after the peer left
 		if _, err := sc.WriteString("late"); !errors.Is(err, ErrClosed) {
 			t.Errorf("Write after OnClose: %v", err)
 		}

@@ -6,7 +6,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
-	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
@@ -65,14 +64,14 @@ func Listen(g *reactor.Group, addr string, h Handler, o Options) (*Server, error
 	for _, r := range g.Reactors() {
 		l := &loop{s: s, r: r, scratch: make([]byte, o.ReadSize), sweep: o.sweepEvery()}
 		s.loops = append(s.loops, l)
-		r.AtShutdown(loopShutdown, unsafe.Pointer(l), 0)
+		reactor.AtShutdownTo(r, loopShutdown, l, 0)
 		if l.sweep > 0 {
-			r.Post(sweepLoop, unsafe.Pointer(l), 0)
+			reactor.PostTo(r, sweepLoop, l, 0)
 		}
 	}
 	s.acc = s.loops[0]
 	s.started = make(chan error, 1)
-	if !s.acc.r.Post(startAccept, unsafe.Pointer(s), 0) {
+	if !reactor.PostTo(s.acc.r, startAccept, s, 0) {
 		_ = sysClose(fd)
 		s.dropHooks()
 		return nil, reactor.ErrClosed
@@ -88,14 +87,13 @@ func Listen(g *reactor.Group, addr string, h Handler, o Options) (*Server, error
 // longer owns descriptors, so a long-lived group does not keep it.
 func (s *Server) dropHooks() {
 	for _, l := range s.loops {
-		l.r.RemoveAtShutdown(unsafe.Pointer(l))
+		reactor.RemoveAtShutdownOf(l.r, l)
 	}
 }
 
 // startAccept runs on the accepting loop: it watches the listener.
-func startAccept(arg unsafe.Pointer, _ uint64) {
-	s := (*Server)(arg)
-	err := s.acc.r.Watch(s.lfd, reactor.InterestRead, onAcceptable, arg)
+func startAccept(s *Server, _ uint64) {
+	err := reactor.WatchTo(s.acc.r, s.lfd, reactor.InterestRead, onAcceptable, s)
 	if err != nil {
 		s.closeListener()
 	}
@@ -129,8 +127,7 @@ func (s *Server) refuse(fd int) {
 // sweepLoop closes the loop's connections that are over a time limit, then
 // runs again; it stops once the server has shut down and its connections
 // are gone.
-func sweepLoop(arg unsafe.Pointer, _ uint64) {
-	l := (*loop)(arg)
+func sweepLoop(l *loop, _ uint64) {
 	o, t := &l.s.o, now()
 	for c := l.head; c != nil; {
 		next := c.next // finish unlinks c
@@ -149,7 +146,7 @@ func sweepLoop(arg unsafe.Pointer, _ uint64) {
 	if l.s.shutdown.Load() && l.head == nil {
 		return
 	}
-	l.r.After(l.sweep, sweepLoop, arg, 0)
+	reactor.AfterTo(l.r, l.sweep, sweepLoop, l, 0)
 }
 
 // acceptBatch bounds the connections taken per readiness event, so a flood
@@ -160,14 +157,17 @@ const acceptBatch = 64
 // descriptors: the listener is level-triggered, so retrying at once spins.
 const fdLimitPause = 10 * time.Millisecond
 
-func onAcceptable(arg unsafe.Pointer, lfd int, _ reactor.Event) {
-	s := (*Server)(arg)
+func onAcceptable(s *Server, lfd int, _ reactor.Event) {
 	for i := 0; i < acceptBatch && s.lfd >= 0; i++ {
 		fd, ra, err := accept(lfd, s.o.Nagle)
 		if err != nil {
 			if isFDLimit(err) {
-				_ = s.acc.r.SetInterest(lfd, 0)
-				s.acc.r.After(fdLimitPause, resumeAccept, arg, 0)
+				if err := s.acc.r.SetInterest(lfd, 0); err != nil {
+					// Still polled: the loop spins on the listener until
+					// descriptors free up. Worth a line in the log.
+					s.o.Logf("netio: pause accepting on %v: %v", s.addr, err)
+				}
+				reactor.AfterTo(s.acc.r, fdLimitPause, resumeAccept, s, 0)
 			}
 			return
 		}
@@ -187,22 +187,27 @@ func onAcceptable(arg unsafe.Pointer, lfd int, _ reactor.Event) {
 			continue
 		}
 		c := &Conn{fd: fd, l: l, remote: ra}
-		if !l.r.Post(openPosted, unsafe.Pointer(c), 0) {
+		if !reactor.PostTo(l.r, openPosted, c, 0) {
 			_ = sysClose(fd)
 			s.connGone()
 		}
 	}
 }
 
-func resumeAccept(arg unsafe.Pointer, _ uint64) {
-	s := (*Server)(arg)
-	if s.lfd >= 0 {
-		_ = s.acc.r.SetInterest(s.lfd, reactor.InterestRead)
+// resumeAccept polls the listener again after fdLimitPause. If that fails
+// the listener is not polled and nothing would ever accept again: the
+// failure is logged and retried after another pause.
+func resumeAccept(s *Server, _ uint64) {
+	if s.lfd < 0 {
+		return
+	}
+	if err := s.acc.r.SetInterest(s.lfd, reactor.InterestRead); err != nil {
+		s.o.Logf("netio: resume accepting on %v: %v; retrying in %v", s.addr, err, fdLimitPause)
+		reactor.AfterTo(s.acc.r, fdLimitPause, resumeAccept, s, 0)
 	}
 }
 
-func openPosted(arg unsafe.Pointer, _ uint64) {
-	c := (*Conn)(arg)
+func openPosted(c *Conn, _ uint64) {
 	c.l.openConn(c)
 }
 
@@ -243,11 +248,11 @@ func (s *Server) Shutdown(grace time.Duration) error {
 	if !s.shutdown.Swap(true) {
 		s.stopping.Store(true)
 		defer s.dropHooks()
-		if s.acc.r.Post(stopListener, unsafe.Pointer(s), 0) {
+		if reactor.PostTo(s.acc.r, stopListener, s, 0) {
 			<-s.lclosed
 		}
 		for _, l := range s.loops {
-			l.r.Post(drainLoop, unsafe.Pointer(l), 0)
+			reactor.PostTo(l.r, drainLoop, l, 0)
 		}
 		if s.live.Load() == 0 {
 			s.signalIdle()
@@ -264,7 +269,7 @@ func (s *Server) Shutdown(grace time.Duration) error {
 	}
 	for _, l := range s.loops {
 		// false: a closed reactor aborted its connections at its shutdown.
-		l.r.Post(abortLoop, unsafe.Pointer(l), 0)
+		reactor.PostTo(l.r, abortLoop, l, 0)
 	}
 	<-s.idle
 	return nil
@@ -274,10 +279,9 @@ func (s *Server) Shutdown(grace time.Duration) error {
 // also when a Shutdown with a longer grace is under way.
 func (s *Server) Close() error { return s.Shutdown(0) }
 
-func stopListener(arg unsafe.Pointer, _ uint64) { (*Server)(arg).closeListener() }
+func stopListener(s *Server, _ uint64) { s.closeListener() }
 
-func drainLoop(arg unsafe.Pointer, _ uint64) {
-	l := (*loop)(arg)
+func drainLoop(l *loop, _ uint64) {
 	// A snapshot: OnEOF may close any connection, not only its own, so
 	// the list cannot be walked while it runs.
 	var conns []*Conn
@@ -289,8 +293,7 @@ func drainLoop(arg unsafe.Pointer, _ uint64) {
 	}
 }
 
-func abortLoop(arg unsafe.Pointer, _ uint64) {
-	l := (*loop)(arg)
+func abortLoop(l *loop, _ uint64) {
 	for l.head != nil {
 		l.head.finish(ErrShutdown)
 	}
@@ -298,8 +301,7 @@ func abortLoop(arg unsafe.Pointer, _ uint64) {
 
 // loopShutdown runs when a reactor shuts down: its connections (and, on
 // the accepting reactor, the listener) close with it.
-func loopShutdown(arg unsafe.Pointer, _ uint64) {
-	l := (*loop)(arg)
+func loopShutdown(l *loop, _ uint64) {
 	s := l.s
 	s.stopping.Store(true)
 	if l == s.acc {
@@ -320,7 +322,7 @@ func (l *loop) open(fd int, ra net.Addr) {
 
 // openConn registers c with the loop and calls OnOpen.
 func (l *loop) openConn(c *Conn) {
-	if err := l.r.Watch(c.fd, reactor.InterestRead, onConnIO, unsafe.Pointer(c)); err != nil {
+	if err := reactor.WatchTo(l.r, c.fd, reactor.InterestRead, onConnIO, c); err != nil {
 		_ = sysClose(c.fd)
 		l.s.connGone()
 		return
@@ -345,13 +347,12 @@ func (l *loop) queueFlush(c *Conn) {
 	l.flushQ = append(l.flushQ, c)
 	if !l.posted {
 		l.posted = true
-		l.r.Post(flushLoop, unsafe.Pointer(l), 0)
+		reactor.PostTo(l.r, flushLoop, l, 0)
 	}
 }
 
 // flushLoop writes the output every connection queued since the last one.
-func flushLoop(arg unsafe.Pointer, _ uint64) {
-	l := (*loop)(arg)
+func flushLoop(l *loop, _ uint64) {
 	l.posted = false
 	q := l.flushQ
 	l.flushQ, l.spareQ = l.spareQ[:0], nil

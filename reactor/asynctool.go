@@ -44,8 +44,8 @@ func (r *Reactor) Deferred(d time.Duration, fn func()) Handle {
 		return Handle{t: r.wheel.Add(r.deadlineTick(d), timerwheel.Entry{Fn: fn, Aux: r.timerSeq}), pos: r.timerSeq, kind: handleTimer}
 	}
 	// The deadline counts from this call, not from when the loop takes
-	// the task: delay carries it as time since epoch.
-	pos, ok := r.push(task{fn: fn, delay: r.elapsed() + max(d, 0), kind: taskDeferred})
+	// the task: deadline carries it as time since epoch.
+	pos, ok := r.push(task{fn: fn, deadline: r.elapsed() + max(d, 0), kind: taskDeferred})
 	if !ok {
 		return Handle{}
 	}
@@ -82,16 +82,16 @@ func (r *Reactor) Cancel(h Handle) {
 	case handleLocal:
 		r.cancelLocal(h)
 	case handleRemote:
-		r.remoteMu.Lock()
+		r.remote.mu.Lock()
 		if r.pending(h.pos) {
 			r.markRemoteCanceled(h.pos)
 		}
-		r.remoteMu.Unlock()
+		r.remote.mu.Unlock()
 	case handleRemoteDeferred:
-		r.remoteMu.Lock()
-		if th, ok := r.remoteTimers[h.pos]; ok {
-			delete(r.remoteTimers, h.pos)
-			delete(r.remoteFns, h.pos)
+		r.remote.mu.Lock()
+		if th, ok := r.remote.timers[h.pos]; ok {
+			delete(r.remote.timers, h.pos)
+			delete(r.remote.fns, h.pos)
 			if r.IsSameThread() {
 				r.wheel.Cancel(th)
 			}
@@ -102,22 +102,22 @@ func (r *Reactor) Cancel(h Handle) {
 			// loop and about to be added, which checks this mark.
 			r.markRemoteCanceled(h.pos)
 		}
-		r.remoteMu.Unlock()
+		r.remote.mu.Unlock()
 	}
 }
 
 // markTimerCanceled records an off-loop cancel of the loop-side task with
 // sequence seq (a wheel timer's, or a local task's with localBit).
 func (r *Reactor) markTimerCanceled(seq uint64) {
-	r.remoteMu.Lock()
-	if r.timerCanceled == nil {
-		r.timerCanceled = make(map[uint64]struct{})
+	r.remote.mu.Lock()
+	if r.remote.timerCanceled == nil {
+		r.remote.timerCanceled = make(map[uint64]struct{})
 	}
-	if _, dup := r.timerCanceled[seq]; !dup {
-		r.timerCanceled[seq] = struct{}{}
-		r.timerPending.Add(1)
+	if _, dup := r.remote.timerCanceled[seq]; !dup {
+		r.remote.timerCanceled[seq] = struct{}{}
+		r.remote.timerPending.Add(1)
 	}
-	r.remoteMu.Unlock()
+	r.remote.mu.Unlock()
 }
 
 // IsValid reports whether h still refers to a task that has not run and was
@@ -129,10 +129,10 @@ func (r *Reactor) IsValid(h Handle) bool {
 		if r.IsSameThread() {
 			return r.wheel.Valid(h.t)
 		}
-		if r.timerPending.Load() != 0 {
-			r.remoteMu.Lock()
-			_, canceled := r.timerCanceled[h.pos]
-			r.remoteMu.Unlock()
+		if r.remote.timerPending.Load() != 0 {
+			r.remote.mu.Lock()
+			_, canceled := r.remote.timerCanceled[h.pos]
+			r.remote.mu.Unlock()
 			if canceled {
 				return false
 			}
@@ -141,21 +141,21 @@ func (r *Reactor) IsValid(h Handle) bool {
 	case handleLocal:
 		return r.localValid(h)
 	case handleRemote:
-		r.remoteMu.Lock()
-		defer r.remoteMu.Unlock()
+		r.remote.mu.Lock()
+		defer r.remote.mu.Unlock()
 		if r.pending(h.pos) {
-			_, canceled := r.remoteCanceled[h.pos]
+			_, canceled := r.remote.canceled[h.pos]
 			return !canceled && !r.closed.Load()
 		}
 		return false
 	case handleRemoteDeferred:
-		r.remoteMu.Lock()
-		defer r.remoteMu.Unlock()
-		if _, ok := r.remoteTimers[h.pos]; ok {
+		r.remote.mu.Lock()
+		defer r.remote.mu.Unlock()
+		if _, ok := r.remote.timers[h.pos]; ok {
 			return true
 		}
 		if !r.settled(h.pos) {
-			_, canceled := r.remoteCanceled[h.pos]
+			_, canceled := r.remote.canceled[h.pos]
 			return !canceled && !r.closed.Load()
 		}
 		return false

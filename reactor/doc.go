@@ -13,15 +13,15 @@
 //     it, nothing posted is waiting) takes the loop's role for the moment
 //     and queues locally instead: on a manual reactor the goroutine that
 //     drives it is usually the only one;
-//   - from the engine: a Runner hook (SetRunner) that the loop calls on every
-//     iteration, so the engine can run its own ready queue of flows without
-//     a task per step.
+//   - from the engine: the Run hook of the Ext it attaches with ExtOrInit,
+//     which the loop calls on every iteration, so the engine can run its own
+//     ready queue of flows without a task per step.
 //
 // # Contract between the loop and the engine
 //
 // The engine relies on exactly these guarantees:
 //
-//   - Post(cb, arg, aux) is safe from any goroutine, never allocates while
+//   - Post(cb, arg, aux) (PostTo for a typed arg) is safe from any goroutine, never allocates while
 //     the ring has room, never drops work and never spins forever: when the
 //     ring is full an ordinary goroutine waits (yielding, then sleeping with
 //     backoff) until the loop frees a slot, which is backpressure rather
@@ -30,7 +30,7 @@
 //     reactor queue the task in a locked overflow list instead, which the
 //     loop drains keeping each producer's order. After Close it reports
 //     false and does nothing.
-//   - After, Stop and the Runner are called on the loop only.
+//   - After, Stop and the Ext's Run are called on the loop only.
 //   - Callbacks run on the loop, one at a time, never re-entrantly: a
 //     callback that posts more work sees it run after it returns.
 //   - Callbacks posted from one goroutine run in the order posted; timers
@@ -39,7 +39,7 @@
 //
 // # Contract between the loop and the I/O layer (package netio)
 //
-//   - Watch(fd, interest, cb, arg) registers fd with the loop's gnet
+//   - Watch(fd, interest, cb, arg) (WatchTo for a typed arg) registers fd with the loop's gnet
 //     Poller; cb(arg, fd, ev) runs on the loop while fd is ready for what
 //     SetInterest last asked (level-triggered). Unwatch before closing fd.
 //     An event read in the same epoll_wait batch as the Unwatch of its fd
@@ -54,7 +54,11 @@
 // one wait per batch of ready descriptors, one turn (tasks, due timers,
 // engine flows) per batch, and it blocks only when the turn found nothing
 // left (loop_linux.go says how the eventfd and timerfd are shared with
-// producers). Run locks its goroutine to an OS thread, pinned to
+// producers). It finds that epoll instance in a private field of gnet's
+// Poller; if a gnet release moves it, the loop falls back to gnet's
+// Polling, about three times slower per round trip, and
+// TestRunTakesTheFastPath fails (the asyncsteps_polling build tag runs the
+// suites through that fallback on purpose). Run locks its goroutine to an OS thread, pinned to
 // Options.CPU when Options.Pin is set (the zero Options pins nothing); an
 // unpinned loop may run Unlocked.
 //
@@ -69,6 +73,26 @@
 // NewManual returns a reactor with no thread and a virtual clock, for
 // deterministic tests: "the loop" is whoever calls Iterate, RunUntilIdle or
 // Advance, and the clock moves only in Advance.
+//
+// # Metrics
+//
+// The loop counts its iterations, the tasks and timers it ran, its
+// wake-ups, the ring's high-water mark and its time in epoll_wait against
+// its time running work, in plain loop-owned fields updated once per
+// iteration or wait (LoopMetrics, loop only; engine.ReadMetrics takes the
+// snapshot on the loop for any goroutine).
+//
+// # Where things are
+//
+// reactor.go: the Reactor and its clock; options.go: Options; asynctool.go:
+// Immediate, Deferred, Cancel, IsValid; callback.go and typed.go: the
+// allocation-free Post, After, Stop and their typed forms; submit.go: the
+// ring and overflow list other goroutines submit through; remote.go: the
+// bookkeeping of their handles and timers; iterate.go: one iteration of
+// the loop; manual.go: NewManual and its drive; lifecycle.go: Close and
+// shutdown hooks; ext.go: the engine's attachment; loop_linux.go: the real
+// loop; watch_linux.go: descriptor registration; group.go: reactors per
+// core; metrics.go: the loop's counters.
 //
 // # Panics
 //

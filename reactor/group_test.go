@@ -3,6 +3,7 @@
 package reactor_test
 
 import (
+	"fmt"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -12,116 +13,118 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/asyncsteps/asyncsteps/internal/leakcheck"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-func TestGroupRoundRobinCurrentClose(t *testing.T) {
+// TestGroup walks one group through its life; each subtest needs the ones
+// before it (a started group, then a closed one).
+func TestGroup(t *testing.T) {
 	g0 := runtime.NumGoroutine()
 	fd0 := leakcheck.FDs(t)
 	g, err := reactor.NewGroup(2, reactor.Options{CPU: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if g.Len() != 2 || len(g.Reactors()) != 2 {
-		t.Fatalf("Len %d, Reactors %d; want 2", g.Len(), len(g.Reactors()))
-	}
 	rs := g.Reactors()
-	if rs[0] == rs[1] || rs[0] == nil || rs[1] == nil {
-		t.Fatal("group reactors not distinct")
-	}
+	t.Run("two distinct members", func(t *testing.T) {
+		if g.Len() != 2 || len(rs) != 2 {
+			t.Fatalf("Len %d, Reactors %d; want 2", g.Len(), len(rs))
+		}
+		if rs[0] == rs[1] || rs[0] == nil || rs[1] == nil {
+			t.Fatal("group reactors not distinct")
+		}
+	})
 	g.Start()
 
-	// Next: round-robin over both, from many goroutines at once.
-	var counts [2]atomic.Int32
-	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := 0; j < 1000; j++ {
-				switch g.Next() {
-				case rs[0]:
-					counts[0].Add(1)
-				case rs[1]:
-					counts[1].Add(1)
-				default:
-					t.Error("Next returned a reactor outside the group")
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	if counts[0].Load() != 4000 || counts[1].Load() != 4000 {
-		t.Fatalf("Next spread %d/%d over 8000 calls, want 4000/4000", counts[0].Load(), counts[1].Load())
-	}
-	a, b, c := g.Next(), g.Next(), g.Next()
-	if a == b || a != c {
-		t.Fatal("Next does not alternate between the two reactors")
-	}
-
-	// Current: the reactor whose loop calls it; nil elsewhere.
-	if g.Current() != nil {
-		t.Fatal("Current on the test goroutine is not nil")
-	}
-	for i, r := range rs {
-		got := make(chan *reactor.Reactor, 2)
-		r.Immediate(func() {
-			got <- g.Current()
-			go func() { got <- g.Current() }()
-		})
-		r.Deferred(time.Millisecond, func() { got <- g.Current() })
-		for k := 0; k < 3; k++ {
-			select {
-			case c := <-got:
-				if k == 1 || k == 2 {
-					// order of the goroutine's and the timer's answers varies
-					if c != nil && c != r {
-						t.Fatalf("reactor %d: Current = another reactor", i)
+	t.Run("Next is round-robin from many goroutines", func(t *testing.T) {
+		var counts [2]atomic.Int32
+		var wg sync.WaitGroup
+		for i := 0; i < 8; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := 0; j < 1000; j++ {
+					switch g.Next() {
+					case rs[0]:
+						counts[0].Add(1)
+					case rs[1]:
+						counts[1].Add(1)
+					default:
+						t.Error("Next returned a reactor outside the group")
 					}
-					continue
 				}
-				if c != r {
-					t.Fatalf("reactor %d: Current inside its callback = %p, want %p", i, c, r)
-				}
-			case <-time.After(hangTimeout):
-				t.Fatalf("reactor %d: callbacks did not run", i)
-			}
+			}()
 		}
-	}
-	// Precisely: a goroutine started by a callback is not the loop.
+		wg.Wait()
+		if counts[0].Load() != 4000 || counts[1].Load() != 4000 {
+			t.Fatalf("Next spread %d/%d over 8000 calls, want 4000/4000", counts[0].Load(), counts[1].Load())
+		}
+	})
+	t.Run("Next alternates", func(t *testing.T) {
+		a, b, c := g.Next(), g.Next(), g.Next()
+		if a == b || a != c {
+			t.Fatal("Next does not alternate between the two reactors")
+		}
+	})
+	t.Run("Current off every loop is nil", func(t *testing.T) {
+		if c := g.Current(); c != nil {
+			t.Fatalf("Current on the test goroutine = %p, want nil", c)
+		}
+	})
 	for i, r := range rs {
-		in, out := make(chan *reactor.Reactor, 1), make(chan *reactor.Reactor, 1)
-		r.Immediate(func() {
-			in <- g.Current()
-			ch := make(chan *reactor.Reactor)
-			go func() { ch <- g.Current() }()
-			out <- <-ch
+		t.Run(fmt.Sprintf("Current in reactor %d's callback and timer is that reactor", i), func(t *testing.T) {
+			inCallback, inTimer := make(chan *reactor.Reactor, 1), make(chan *reactor.Reactor, 1)
+			r.Immediate(func() { inCallback <- g.Current() })
+			r.Deferred(time.Millisecond, func() { inTimer <- g.Current() })
+			for what, ch := range map[string]chan *reactor.Reactor{"callback": inCallback, "timer": inTimer} {
+				select {
+				case c := <-ch:
+					if c != r {
+						t.Errorf("Current in a %s = %p, want %p", what, c, r)
+					}
+				case <-time.After(reactortest.Hang):
+					t.Fatalf("the %s did not run", what)
+				}
+			}
 		})
-		if c := <-in; c != r {
-			t.Fatalf("reactor %d: Current inside callback wrong", i)
-		}
-		if c := <-out; c != nil {
-			t.Fatalf("reactor %d: Current on a goroutine started by a callback = %p, want nil", i, c)
-		}
+		t.Run(fmt.Sprintf("Current on a goroutine started by reactor %d's callback is nil", i), func(t *testing.T) {
+			out := make(chan *reactor.Reactor, 1)
+			r.Immediate(func() { go func() { out <- g.Current() }() })
+			select {
+			case c := <-out:
+				if c != nil {
+					t.Fatalf("Current = %p, want nil", c)
+				}
+			case <-time.After(reactortest.Hang):
+				t.Fatal("the callback did not run")
+			}
+		})
 	}
 
-	if err := g.Close(); err != nil {
-		t.Fatalf("Group.Close = %v", err)
-	}
-	for i, r := range rs {
-		if !r.Closed() {
-			t.Fatalf("reactor %d not closed", i)
+	t.Run("Close closes every member", func(t *testing.T) {
+		if err := g.Close(); err != nil {
+			t.Fatalf("Group.Close = %v", err)
 		}
-		if h := r.Immediate(func() {}); !h.IsZero() {
-			t.Fatalf("reactor %d accepts work after Group.Close", i)
+		for i, r := range rs {
+			if !r.Closed() {
+				t.Fatalf("reactor %d not closed", i)
+			}
+			if h := r.Immediate(func() {}); !h.IsZero() {
+				t.Fatalf("reactor %d accepts work after Group.Close", i)
+			}
 		}
-	}
-	if err := g.Close(); err != nil {
-		t.Fatalf("second Group.Close = %v", err)
-	}
-	if g.Current() != nil {
-		t.Fatal("Current after Close is not nil")
-	}
+	})
+	t.Run("Close again is nil", func(t *testing.T) {
+		if err := g.Close(); err != nil {
+			t.Fatalf("second Group.Close = %v", err)
+		}
+	})
+	t.Run("Current after Close is nil", func(t *testing.T) {
+		if c := g.Current(); c != nil {
+			t.Fatalf("Current after Close = %p, want nil", c)
+		}
+	})
 	assertNoLeaks(t, fd0, g0)
 }
 
@@ -138,7 +141,7 @@ func TestGroupCloseWithoutStart(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Close without Start = %v", err)
 		}
-	case <-time.After(hangTimeout):
+	case <-time.After(reactortest.Hang):
 		t.Fatal("Close without Start blocked")
 	}
 	if fd := leakcheck.FDs(t); fd != fd0 {
@@ -170,7 +173,7 @@ func TestGroupPinsEachReactor(t *testing.T) {
 			if s.Count() != 1 || !s.IsSet(want) {
 				t.Fatalf("reactor %d: affinity has %d CPUs, CPU %d set = %v; want only CPU %d", i, s.Count(), want, s.IsSet(want), want)
 			}
-		case <-time.After(hangTimeout):
+		case <-time.After(reactortest.Hang):
 			t.Fatal("callback did not run")
 		}
 	}
@@ -212,7 +215,7 @@ func TestRealCloseRacingRun(t *testing.T) {
 			if err != nil {
 				t.Fatalf("round %d: Run = %v after a Close that raced it", i, err)
 			}
-		case <-time.After(hangTimeout):
+		case <-time.After(reactortest.Hang):
 			t.Fatal("Run did not return")
 		}
 	}

@@ -6,17 +6,22 @@ import "github.com/asyncsteps/asyncsteps/timerwheel"
 // comparable value. The zero Handle is never valid, and a Handle whose task
 // has run or was canceled stays invalid even when its storage is reused.
 type Handle struct {
-	t    timerwheel.Handle // kind == handleTimer
-	pos  uint64            // kind == handleRemote: position in the MPSC ring
+	t timerwheel.Handle // handleTimer: the wheel entry
+	// pos depends on kind. handleTimer: the timer's sequence number on its
+	// loop (Reactor.timerSeq), the key of an off-loop cancel mark.
+	// handleRemote, handleRemoteDeferred: the task's position among
+	// submissions, a ring position, or overflowBit | its place in the
+	// overflow list (submit.go); each is used once per reactor.
+	pos  uint64
 	kind uint8
 }
 
 const (
-	handleNone uint8 = iota
-	handleTimer
-	handleRemote         // Immediate from another goroutine: pos is its ring position
-	handleRemoteDeferred // Deferred from another goroutine: pos is its ring position
-	handleLocal          // Immediate queued on the loop's local queue: pos is localBit|its sequence
+	handleNone           uint8 = iota
+	handleTimer                // made on the loop: a wheel entry
+	handleRemote               // Immediate from another goroutine: pos is its submission position
+	handleRemoteDeferred       // Deferred from another goroutine: pos as for handleRemote
+	handleLocal                // Immediate or Post made on the loop: pos is localBit|its local sequence
 )
 
 // IsZero reports whether h is the zero Handle.

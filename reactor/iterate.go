@@ -17,16 +17,23 @@ const maxTimersPerIteration = 1024
 // iterate runs what is ready now, once: the local queue, posted tasks, due
 // timers, then the engine's ready flows. It reports whether work is still ready.
 func (r *Reactor) iterate() bool {
+	r.m.iterations++
+	if r.manual {
+		r.m.now = r.virtual.Load() // the coarse clock (metrics.go) is the virtual one
+	}
 	// Local work first: a goroutine that queued locally on an idle manual
 	// reactor and then, finding it driven, posted through the ring, sees
 	// its tasks run in its order (takeLoop keeps the converse).
 	if !r.local.empty() {
 		r.runLocal()
 	}
-	if r.inbox.Len() > 0 { // two loads: cheaper than a pop that finds nothing
+	if n := r.inbox.Len(); n > 0 { // two loads: cheaper than a pop that finds nothing
+		if n > r.m.ringHigh {
+			r.m.ringHigh = n
+		}
 		r.drainInbox()
 	}
-	if r.overflowActive.Load() {
+	if r.overflow.active.Load() {
 		r.drainOverflow()
 	}
 	// The clock is read once, and only when a timer is pending: an
@@ -46,7 +53,7 @@ func (r *Reactor) iterate() bool {
 	if s := r.ext.Load(); s != nil && s.run != nil {
 		more = s.run()
 	}
-	if more || !r.local.empty() || r.inbox.Len() > 0 || r.overflowActive.Load() {
+	if more || !r.local.empty() || r.inbox.Len() > 0 || r.overflow.active.Load() {
 		return true
 	}
 	if next, ok := r.wheel.NextDeadline(); ok {
@@ -60,13 +67,15 @@ func (r *Reactor) iterate() bool {
 
 // drainInbox runs the tasks posted through the ring, at most maxInboxBatch.
 func (r *Reactor) drainInbox() {
-	for i := 0; i < maxInboxBatch; i++ {
+	i := 0
+	for ; i < maxInboxBatch; i++ {
 		t, ok := r.inbox.TryPop()
 		if !ok {
 			break
 		}
 		r.runTask(t, r.inbox.Consumed()-1)
 	}
+	r.m.tasks += uint64(i)
 }
 
 // fireDue runs the timers due at tick now, at most maxTimersPerIteration:
@@ -74,13 +83,15 @@ func (r *Reactor) drainInbox() {
 // loop is a timer due now) must not keep the loop from posted tasks and
 // flows; the rest fires on the next iteration.
 func (r *Reactor) fireDue(now uint64) {
-	for i := 0; i < maxTimersPerIteration; i++ {
+	i := 0
+	for ; i < maxTimersPerIteration; i++ {
 		e, ok := r.wheel.Poll(now)
 		if !ok {
-			return
+			break
 		}
 		r.runEntry(e)
 	}
+	r.m.timers += uint64(i)
 }
 
 func (r *Reactor) runTask(t task, pos uint64) {
@@ -88,7 +99,7 @@ func (r *Reactor) runTask(t task, pos uint64) {
 		r.addRemoteTimer(t, pos)
 		return
 	}
-	if r.remotePending.Load() != 0 && r.takeCanceled(pos) {
+	if r.remote.pending.Load() != 0 && r.takeCanceled(pos) {
 		return
 	}
 	switch t.kind {
@@ -97,7 +108,7 @@ func (r *Reactor) runTask(t task, pos uint64) {
 	case taskCall:
 		r.safeCb(t.cb, t.arg, t.aux)
 	case taskCancelTimer:
-		r.wheel.Cancel(timerwheel.HandleOf(uint32(t.delay), t.aux))
+		r.wheel.Cancel(timerwheel.HandleOf(t.timerIdx, t.aux))
 		r.takeTimerCanceled(t.seq)
 	case taskForgetLocal:
 		if r.takeTimerCanceled(t.seq) {
@@ -113,7 +124,7 @@ func (r *Reactor) runEntry(e timerwheel.Entry) {
 		r.safeCb(e.Cb, e.Arg, e.Aux)
 		return
 	}
-	if r.timerPending.Load() != 0 && r.takeTimerCanceled(e.Aux) {
+	if r.remote.timerPending.Load() != 0 && r.takeTimerCanceled(e.Aux) {
 		return // canceled off the loop before it fired
 	}
 	r.safeCall(e.Fn)

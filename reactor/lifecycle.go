@@ -1,6 +1,7 @@
 package reactor
 
 import (
+	"sync"
 	"unsafe"
 )
 
@@ -76,6 +77,14 @@ func (r *Reactor) closeDone() {
 // Closed reports whether Close was called.
 func (r *Reactor) Closed() bool { return r.closed.Load() }
 
+// shutdownHooks are the callbacks AtShutdown registered. They have a lock
+// of their own: registering one (netio does, per server and loop) never
+// waits for the engine's ExtOrInit, nor the other way round.
+type shutdownHooks struct {
+	mu   sync.Mutex
+	list []hook
+}
+
 type hook struct {
 	cb  func(arg unsafe.Pointer, aux uint64)
 	arg unsafe.Pointer
@@ -88,32 +97,32 @@ type hook struct {
 // (package netio) close them there, so closing a reactor leaks nothing.
 // Safe from any goroutine; hooks run in registration order, each once.
 func (r *Reactor) AtShutdown(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) {
-	r.extMu.Lock()
-	r.hooks = append(r.hooks, hook{cb, arg, aux})
-	r.extMu.Unlock()
+	r.hooks.mu.Lock()
+	r.hooks.list = append(r.hooks.list, hook{cb, arg, aux})
+	r.hooks.mu.Unlock()
 }
 
 // RemoveAtShutdown forgets the hooks registered with arg: a layer that
 // closed its descriptors itself no longer needs them. Safe from any
 // goroutine.
 func (r *Reactor) RemoveAtShutdown(arg unsafe.Pointer) {
-	r.extMu.Lock()
-	hs := r.hooks[:0]
-	for _, h := range r.hooks {
+	r.hooks.mu.Lock()
+	hs := r.hooks.list[:0]
+	for _, h := range r.hooks.list {
 		if h.arg != arg {
 			hs = append(hs, h)
 		}
 	}
-	clear(r.hooks[len(hs):])
-	r.hooks = hs
-	r.extMu.Unlock()
+	clear(r.hooks.list[len(hs):])
+	r.hooks.list = hs
+	r.hooks.mu.Unlock()
 }
 
 func (r *Reactor) runShutdownHooks() {
-	r.extMu.Lock()
-	hs := r.hooks
-	r.hooks = nil
-	r.extMu.Unlock()
+	r.hooks.mu.Lock()
+	hs := r.hooks.list
+	r.hooks.list = nil
+	r.hooks.mu.Unlock()
 	for _, h := range hs {
 		r.safeCb(h.cb, h.arg, h.aux)
 	}

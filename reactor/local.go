@@ -78,6 +78,7 @@ func (q *localQueue) at(p uint64) *localTask {
 // Loop only.
 func (r *Reactor) runLocal() {
 	q := &r.local
+	r.m.timers += q.tail - q.head      // Metrics.TimersFired counts loop-side Immediate and Post
 	for end := q.tail; q.head < end; { // < : a nested drive (a callback running RunUntilIdle) may run past end
 		p := q.head
 		slot := &q.buf[p&uint64(len(q.buf)-1)]
@@ -90,7 +91,7 @@ func (r *Reactor) runLocal() {
 		if t.canceled {
 			continue
 		}
-		if r.timerPending.Load() != 0 && r.takeTimerCanceled(localBit|p) {
+		if r.remote.timerPending.Load() != 0 && r.takeTimerCanceled(localBit|p) {
 			continue // canceled off the loop before it ran
 		}
 		if t.cb != nil {
@@ -108,7 +109,7 @@ func (r *Reactor) runLocal() {
 // must not overtake one the same goroutine posted earlier. A true result
 // must be followed by r.loopG.Store(0).
 func (r *Reactor) takeLoop(me uintptr) bool {
-	return r.manual && r.loopG.Load() == 0 && r.inbox.Len() == 0 && !r.overflowActive.Load() &&
+	return r.manual && r.loopG.Load() == 0 && r.inbox.Len() == 0 && !r.overflow.active.Load() &&
 		r.loopG.CompareAndSwap(0, me)
 }
 
@@ -167,10 +168,10 @@ func (r *Reactor) localValid(h Handle) bool {
 	if r.IsSameThread() {
 		return valid()
 	}
-	if r.timerPending.Load() != 0 {
-		r.remoteMu.Lock()
-		_, canceled := r.timerCanceled[h.pos]
-		r.remoteMu.Unlock()
+	if r.remote.timerPending.Load() != 0 {
+		r.remote.mu.Lock()
+		_, canceled := r.remote.timerCanceled[h.pos]
+		r.remote.mu.Unlock()
 		if canceled {
 			return false
 		}

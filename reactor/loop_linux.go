@@ -46,6 +46,15 @@ type osLoop struct {
 	epochMono int64 // CLOCK_MONOTONIC at epoch, in ns: the timerfd's origin
 	armedAt   int64 // absolute deadline tfd is armed for; 0 = disarmed
 	efdHot    bool  // the loop left efd readable (it has work)
+	fastPath  bool  // Run waits in our own epoll_wait (poll); set before the loop starts
+	polling   bool  // Run fell back to gnet's Polling; set before the loop starts
+	// Polling fallback only, for the metrics (onEvent): when the last
+	// callback returned, and whether its turn left the loop idle.
+	lastReturn int64
+	idle       bool
+	// freshPending: a clearFresh chore is queued in gnet's Poller (Polling
+	// fallback only; see ioWatch.fresh).
+	freshPending bool
 
 	io []ioWatch // by fd: I/O callbacks of descriptors watched through the poller
 }
@@ -89,7 +98,9 @@ func New(opts Options) (*Reactor, error) {
 	// on the reactor's clock: a timer cannot wake the loop too soon.
 	r.epoch = time.Now()
 	var ts unix.Timespec
-	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	if err = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts); err != nil {
+		return fail("clock", os.NewSyscallError("clock_gettime", err))
+	}
 	l.epochMono = ts.Nano()
 	r.os = l
 	r.wake = r.wakeLoop
@@ -194,20 +205,27 @@ func (r *Reactor) Run() error {
 	loops.Store(me, struct{}{})
 	defer loops.Delete(me)
 	var err error
-	if epfd := pollerFD(l.poller, l.efd); epfd >= 0 {
+	if epfd := pollerFD(l.poller, l.efd); epfd >= 0 && !forcePolling {
+		l.fastPath = true
 		err = r.poll(epfd)
 	} else {
+		l.polling = true
 		r.kick() // run whatever was posted before Run
 		l.efdHot = true
 		err = l.poller.Polling(r.onEvent)
 	}
 	r.shutdown()
 	r.loopG.Store(0)
-	if err != nil && !errors.Is(err, gerrors.ErrEngineShutdown) {
-		return fmt.Errorf("reactor: poller: %w", err)
+	if err != nil && !errors.Is(err, errStopped) && !errors.Is(err, gerrors.ErrEngineShutdown) {
+		return fmt.Errorf("reactor: loop: %w", err)
 	}
 	return nil
 }
+
+// errStopped is how a turn ends the loop at Close. Only at the boundary
+// with gnet's Polling (onEvent) does it become gnet's own sentinel, which
+// Polling needs to return quietly; our poll loop never sees gnet's.
+var errStopped = errors.New("reactor: loop stopped")
 
 // maxIterPerTurn bounds the iterations of one turn, so ready I/O is looked
 // at between them even while work keeps coming.
@@ -216,12 +234,32 @@ const maxIterPerTurn = 64
 // onEvent is gnet Polling's callback (the fallback loop): one ready
 // descriptor, then a turn. Work left keeps efd readable, so the next turn
 // comes at once.
+//
+// Metrics under Polling are taken between callbacks, since gnet's wait is
+// not ours: the time since the last callback returned counts as poll time
+// (gnet's own work between callbacks of a batch included), and a callback
+// after a turn that found nothing to do is a wake-up.
 func (r *Reactor) onEvent(fd int, ev netpoll.IOEvent, _ netpoll.IOFlags) error {
-	r.dispatch(fd, ev, r.os.genOf(fd))
+	l := r.os
+	t1 := nanotime()
+	if l.lastReturn != 0 {
+		r.m.pollNanos += t1 - l.lastReturn
+	}
+	if l.idle {
+		r.m.wakeups++
+	}
+	r.m.now = t1
+	r.dispatch(fd, ev, l.genOf(fd))
 	more, err := r.turn()
-	if more && !r.os.efdHot {
+	if more && !l.efdHot {
 		r.kick()
-		r.os.efdHot = true
+		l.efdHot = true
+	}
+	l.lastReturn = nanotime()
+	r.m.runNanos += l.lastReturn - t1
+	l.idle = !more
+	if err == errStopped {
+		return gerrors.ErrEngineShutdown // Polling returns it without complaint
 	}
 	return err
 }
@@ -249,10 +287,18 @@ func (r *Reactor) poll(epfd int) error {
 	events := make([]unix.EpollEvent, pollEvents)
 	gens := make([]uint32, pollEvents)
 	msec := 0 // whatever was posted before Run runs at once
+	t0 := nanotime()
 	for {
 		n, err := unix.EpollWait(epfd, events, msec)
 		if err != nil && err != unix.EINTR {
 			return os.NewSyscallError("epoll_wait", err)
+		}
+		// Metrics: two clock reads per wait, not per task.
+		t1 := nanotime()
+		r.m.pollNanos += t1 - t0
+		r.m.now = t1
+		if msec != 0 {
+			r.m.wakeups++
 		}
 		// The batch's events belong to the watches of the moment: a
 		// callback may unwatch and close a descriptor whose number a
@@ -267,6 +313,8 @@ func (r *Reactor) poll(epfd int) error {
 		if err != nil {
 			return err
 		}
+		t0 = nanotime()
+		r.m.runNanos += t0 - t1
 		msec = -1
 		if more {
 			msec = 0
@@ -300,18 +348,18 @@ func pollerFD(p *netpoll.Poller, efd int) int {
 func (r *Reactor) turn() (more bool, err error) {
 	l := r.os
 	if r.closed.Load() {
-		return false, gerrors.ErrEngineShutdown
+		return false, errStopped
 	}
 	for i := 0; i < maxIterPerTurn; i++ {
 		if more = r.iterate(); !more {
 			break
 		}
 		if r.closed.Load() {
-			return false, gerrors.ErrEngineShutdown // flows that never wait must not delay Close
+			return false, errStopped // flows that never wait must not delay Close
 		}
 	}
 	if r.closed.Load() {
-		return false, gerrors.ErrEngineShutdown
+		return false, errStopped
 	}
 	if more {
 		return true, nil
@@ -323,7 +371,7 @@ func (r *Reactor) turn() (more bool, err error) {
 	if r.spin > 0 {
 		deadline := nanotime() + int64(r.spin)
 		for i := 1; ; i++ {
-			if r.inbox.Len() > 0 || r.overflowActive.Load() {
+			if r.inbox.Len() > 0 || r.overflow.active.Load() {
 				return true, nil
 			}
 			if i%32 == 0 && nanotime() >= deadline {
@@ -336,8 +384,7 @@ func (r *Reactor) turn() (more bool, err error) {
 		// the last turn went to sleep (a kick clears sleeping first), and
 		// any producer still pushing will see sleeping and kick. An I/O
 		// event costs no eventfd read.
-		r.armTimer()
-		return false, nil
+		return false, r.armTimer()
 	}
 	var buf [8]byte
 	_, _ = unix.Read(l.efd, buf[:])
@@ -346,7 +393,7 @@ func (r *Reactor) turn() (more bool, err error) {
 	if r.closed.Load() {
 		// Close may have kicked efd between the check above and the
 		// drain: its kick is gone, so nothing else would wake the loop.
-		return false, gerrors.ErrEngineShutdown
+		return false, errStopped
 	}
 	if r.hasReadyWork() {
 		// Work arrived after the last iteration; a producer may or may
@@ -354,13 +401,12 @@ func (r *Reactor) turn() (more bool, err error) {
 		r.sleeping.CompareAndSwap(true, false)
 		return true, nil
 	}
-	r.armTimer()
-	return false, nil
+	return false, r.armTimer()
 }
 
 // hasReadyWork reports whether anything is ready now, without running it.
 func (r *Reactor) hasReadyWork() bool {
-	if r.inbox.Len() > 0 || r.overflowActive.Load() {
+	if r.inbox.Len() > 0 || r.overflow.active.Load() {
 		return true
 	}
 	if next, ok := r.wheel.NextDeadline(); ok && next <= r.currentTick() {
@@ -373,23 +419,31 @@ func (r *Reactor) hasReadyWork() bool {
 }
 
 // armTimer arms the timerfd for the wheel's next deadline, if it changed.
-func (r *Reactor) armTimer() {
+// Its error ends the loop (Run returns it): a timerfd that could not be
+// armed means the loop would sleep past its timers, a hang nobody could
+// see.
+func (r *Reactor) armTimer() error {
 	l := r.os
 	next, ok := r.wheel.NextDeadline()
 	if !ok {
 		if l.armedAt != 0 {
-			_ = unix.TimerfdSettime(l.tfd, 0, &unix.ItimerSpec{}, nil)
+			if err := unix.TimerfdSettime(l.tfd, 0, &unix.ItimerSpec{}, nil); err != nil {
+				return os.NewSyscallError("timerfd_settime", err)
+			}
 			l.armedAt = 0
 		}
-		return
+		return nil
 	}
 	at := l.epochMono + int64(next)*int64(r.tick)
 	if at == l.armedAt {
-		return
+		return nil
+	}
+	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(at)}
+	if err := unix.TimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &spec, nil); err != nil {
+		return os.NewSyscallError("timerfd_settime", err)
 	}
 	l.armedAt = at
-	spec := unix.ItimerSpec{Value: unix.NsecToTimespec(at)}
-	_ = unix.TimerfdSettime(l.tfd, unix.TFD_TIMER_ABSTIME, &spec, nil)
+	return nil
 }
 
 // shutdown runs on the loop's goroutine once the loop has stopped: tasks
@@ -415,7 +469,7 @@ func (r *Reactor) shutdown() {
 		}
 		r.runTask(t, r.inbox.Consumed()-1)
 	}
-	// Under overflowMu, taken after closed was set: a producer appends to
+	// Under the overflow lock, taken after closed was set: a producer appends to
 	// the overflow list only if it sees the reactor open under that lock.
 	r.drainOverflow() // accepted too: Post returned true for each
 	// Timers already due were accepted work too (a loop-side Immediate is

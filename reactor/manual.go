@@ -11,7 +11,6 @@ import (
 // clock that starts at the current wall time and moves only in Advance.
 func NewManual() *Reactor { return newReactor(Options{CPU: -1}, true) }
 
-// enter marks the caller as the loop for the duration of a manual drive.
 // enter makes the caller the loop of a manual reactor, waiting for another
 // goroutine's drive to end. Nested calls from the loop just count.
 func (r *Reactor) enter() {
@@ -33,6 +32,7 @@ func (r *Reactor) enter() {
 	r.running = 1
 }
 
+// leave ends what enter began: the outermost leave gives up the loop's role.
 func (r *Reactor) leave() {
 	r.running--
 	if r.running == 0 {

@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -33,17 +34,17 @@ func TestOptionsHonouredOrRefused(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			// Two of them: the zero value used to pin both to CPU 0.
 			for i := 0; i < 2; i++ {
-				r, runErr := startReal(t, tt.opts)
+				r, runErr := reactortest.StartRun(t, tt.opts)
 				var set unix.CPUSet
 				var err error
-				onLoop(t, r, func() { err = unix.SchedGetaffinity(0, &set) })
+				reactortest.OnLoop(t, r, func() { err = unix.SchedGetaffinity(0, &set) })
 				if err != nil {
 					t.Fatal(err)
 				}
 				if set.Count() != allowed.Count() {
 					t.Fatalf("loop thread restricted to %d of %d CPUs; want no pinning", set.Count(), allowed.Count())
 				}
-				closeAndWait(t, r, runErr)
+				reactortest.CloseAndWait(t, r, runErr)
 			}
 		})
 	}
@@ -93,9 +94,9 @@ func TestOptionsPinCPU0(t *testing.T) {
 		runErr <- r.Run()
 	}()
 	var set unix.CPUSet
-	onLoop(t, r, func() { _ = unix.SchedGetaffinity(0, &set) })
+	reactortest.OnLoop(t, r, func() { _ = unix.SchedGetaffinity(0, &set) })
 	if set.Count() != 1 || !set.IsSet(0) {
 		t.Fatalf("affinity %d CPUs, CPU 0 = %v; want only CPU 0", set.Count(), set.IsSet(0))
 	}
-	closeAndWait(t, r, runErr)
+	reactortest.CloseAndWait(t, r, runErr)
 }

@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/asyncsteps/asyncsteps/arena"
 	"github.com/asyncsteps/asyncsteps/internal/goid"
 	"github.com/asyncsteps/asyncsteps/ring"
 	"github.com/asyncsteps/asyncsteps/timerwheel"
@@ -29,8 +28,8 @@ type Runner func() bool
 type Reactor struct {
 	// Loop-owned state: touched only on the loop goroutine.
 	wheel   *timerwheel.Wheel
-	arena   *arena.Arena
-	running int // nesting depth of Iterate/RunUntilIdle/Advance on a manual reactor
+	running int          // nesting depth of Iterate/RunUntilIdle/Advance on a manual reactor
+	m       loopCounters // Metrics (metrics.go)
 
 	// Set once before the loop starts, read-only afterwards.
 	manual bool
@@ -69,30 +68,15 @@ type Reactor struct {
 	// overflow takes what a full ring cannot on a manual reactor, whose
 	// loop runs only when its owner drives it: waiting there would
 	// deadlock a test that posts more than the ring holds between drives.
-	overflowMu     sync.Mutex
-	overflow       []task
-	overflowActive atomic.Bool   // a producer that sees it set appends to overflow, keeping its own order
-	overflowSeq    uint64        // overflow positions handed out; under overflowMu
-	overflowDone   atomic.Uint64 // overflow positions below it were taken by the loop
-	batch          []task        // loop-owned scratch for draining the overflow
-	wake           func()        // real reactors: wakes a sleeping loop; nil for manual
+	overflow overflowList
+	wake     func() // real reactors: wakes a sleeping loop; nil for manual
 
-	// remote bookkeeping: rare paths (cancel of a cross-goroutine task, and
-	// cross-goroutine Deferred), kept off the hot path behind one mutex.
-	remoteMu        sync.Mutex
-	remoteCanceled  map[uint64]struct{}          // positions canceled before the loop took them
-	remoteTimers    map[uint64]timerwheel.Handle // positions of remote Deferred tasks now in the wheel
-	remoteFns       map[uint64]func()            // their callbacks, by the same position
-	deferredSettled uint64                       // remote Deferred positions below it are in the wheel, fired or canceled
-	overflowSettled uint64                       // the same for overflow positions (without overflowBit)
-	remotePending   atomic.Int32                 // len(remoteCanceled), read without the lock
-	timerCanceled   map[uint64]struct{}          // seqs of loop-side timers canceled off the loop, not yet removed
-	timerPending    atomic.Int32                 // len(timerCanceled), read without the lock
-	timerSeq        uint64                       // loop-owned: sequence of user timers made on the loop
+	remote   remoteBook // handles given to other goroutines: their cancels and timers
+	timerSeq uint64     // loop-owned: sequence of user timers made on the loop
 
 	local localQueue // loop-owned: Immediate and Post made on the loop (local.go)
 
-	hooks []hook // AtShutdown's; under extMu
+	hooks shutdownHooks // AtShutdown's, with their own lock
 
 	// spin is how long a real loop that ran out of work keeps looking for
 	// posted work before it sleeps (Options.Spin).
@@ -114,7 +98,6 @@ func newReactor(opts Options, manual bool) *Reactor {
 	}
 	r := &Reactor{
 		wheel:  timerwheel.New(0),
-		arena:  arena.New(),
 		manual: manual,
 		tick:   tick,
 		epoch:  time.Now(),
@@ -125,9 +108,6 @@ func newReactor(opts Options, manual bool) *Reactor {
 	r.PanicHandler = func(v any) { fmt.Fprintf(os.Stderr, "reactor: recovered panic in callback: %v\n", v) }
 	return r
 }
-
-// Arena returns the reactor's pooled memory. Loop only.
-func (r *Reactor) Arena() *arena.Arena { return r.arena }
 
 // Tick returns the timer resolution.
 func (r *Reactor) Tick() time.Duration { return r.tick }

@@ -33,26 +33,9 @@ import (
 	"github.com/panjf2000/gnet/v2/pkg/queue"
 	"golang.org/x/sys/unix"
 
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
-
-// startReactor runs a real, unpinned reactor for the rest of b.
-func startReactor(b *testing.B, opts reactor.Options) *reactor.Reactor {
-	b.Helper()
-	r, err := reactor.New(opts)
-	if err != nil {
-		b.Fatal(err)
-	}
-	ran := make(chan error, 1)
-	go func() { ran <- r.Run() }()
-	b.Cleanup(func() {
-		_ = r.Close()
-		if err := <-ran; err != nil {
-			b.Errorf("Run: %v", err)
-		}
-	})
-	return r
-}
 
 // counter is a cache line of its own: the consumer increments it, the
 // benchmark goroutine polls it.
@@ -113,12 +96,12 @@ type item struct {
 
 var submitImpls = []submitImpl{
 	{"reactor", func(b *testing.B, c *counter) (func(), func()) {
-		r := startReactor(b, reactor.Options{CPU: -1})
+		r := reactortest.Start(b, reactor.Options{CPU: -1})
 		arg := unsafe.Pointer(c)
 		return func() { r.Post(countCb, arg, 0) }, nil
 	}},
 	{"reactor-immediate", func(b *testing.B, c *counter) (func(), func()) {
-		r := startReactor(b, reactor.Options{CPU: -1})
+		r := reactortest.Start(b, reactor.Options{CPU: -1})
 		fn := func() { c.n.Add(1) }
 		return func() { r.Immediate(fn) }, nil
 	}},
@@ -249,7 +232,7 @@ type wakeImpl struct {
 
 var wakeImpls = []wakeImpl{
 	{"reactor", func(b *testing.B, p *wakeProbe) func() {
-		r := startReactor(b, reactor.Options{CPU: -1})
+		r := reactortest.Start(b, reactor.Options{CPU: -1})
 		arg := unsafe.Pointer(p)
 		return func() { r.Post(wakeCb, arg, 0) }
 	}},
@@ -365,7 +348,7 @@ func BenchmarkTimerLateness(b *testing.B) {
 func benchLateness(b *testing.B, impl string, d time.Duration) {
 	var r *reactor.Reactor
 	if impl != "afterfunc" {
-		r = startReactor(b, reactor.Options{CPU: -1})
+		r = reactortest.Start(b, reactor.Options{CPU: -1})
 	}
 	base := time.Now()
 	n := b.N

@@ -6,7 +6,7 @@ package reactor_test
 // wall clock, eventfd/timerfd, the MPSC ring with backpressure, Close.
 //
 // Nothing here passes or fails on how fast something happens, except
-// "never early" for timers and a generous hang guard (hangTimeout) that only
+// "never early" for timers and a generous hang guard (reactortest.Hang) that only
 // a deadlock can reach.
 
 import (
@@ -25,75 +25,11 @@ import (
 
 	"github.com/asyncsteps/asyncsteps/engine"
 	"github.com/asyncsteps/asyncsteps/internal/leakcheck"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// hangTimeout bounds every wait: reaching it means a deadlock or a lost
-// wake-up, never mere slowness.
-const hangTimeout = 15 * time.Second
-
 // ------------------------------------------------------------------ helpers
-
-// startReal makes a real reactor, lets setup configure it (PanicHandler)
-// before the loop starts, and runs it on its own goroutine. The returned
-// channel yields Run's result. Cleanup closes it.
-func startReal(t *testing.T, opts reactor.Options, setup ...func(r *reactor.Reactor)) (*reactor.Reactor, <-chan error) {
-	t.Helper()
-	r, err := reactor.New(opts)
-	if err != nil {
-		t.Fatalf("reactor.New(%+v): %v", opts, err)
-	}
-	for _, f := range setup {
-		f(r)
-	}
-	runErr := make(chan error, 1)
-	go func() { runErr <- r.Run() }()
-	t.Cleanup(func() { _ = r.Close() })
-	return r, runErr
-}
-
-// closeAndWait closes r and checks that Close and Run both return nil.
-func closeAndWait(t *testing.T, r *reactor.Reactor, runErr <-chan error) {
-	t.Helper()
-	if err := r.Close(); err != nil {
-		t.Fatalf("Close: %v", err)
-	}
-	select {
-	case err := <-runErr:
-		if err != nil {
-			t.Fatalf("Run returned %v after Close, want nil", err)
-		}
-	case <-time.After(hangTimeout):
-		t.Fatal("Run did not return after Close returned")
-	}
-}
-
-// onLoop runs fn on r's loop and waits for it.
-func onLoop(t *testing.T, r *reactor.Reactor, fn func()) {
-	t.Helper()
-	done := make(chan struct{})
-	if h := r.Immediate(func() { defer close(done); fn() }); h.IsZero() {
-		t.Fatal("Immediate returned the zero Handle on an open reactor")
-	}
-	wait(t, done, "callback on the loop")
-}
-
-// sync waits until the loop has run everything submitted from this
-// goroutine before the call (callbacks posted from one goroutine run in
-// order).
-func syncLoop(t *testing.T, r *reactor.Reactor) {
-	t.Helper()
-	onLoop(t, r, func() {})
-}
-
-func wait(t *testing.T, ch <-chan struct{}, what string) {
-	t.Helper()
-	select {
-	case <-ch:
-	case <-time.After(hangTimeout):
-		t.Fatalf("timed out waiting for %s (deadlock or lost wake-up?)", what)
-	}
-}
 
 // settleGoroutines waits (bounded) for the goroutine count to drop back to
 // want and reports the last count seen.
@@ -178,7 +114,7 @@ func checkTimers(t *testing.T, recs []timerRec, tick time.Duration) time.Duratio
 
 // Timers scheduled on the loop, under the real clock.
 func TestRealDeferredOnLoopFireInDeadlineOrderNeverEarly(t *testing.T) {
-	r, runErr := startReal(t, reactor.Options{CPU: -1})
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1})
 	const n = 600
 	rng := rand.New(rand.NewPCG(1, 2))
 	ds := randomDelays(rng, n)
@@ -186,7 +122,7 @@ func TestRealDeferredOnLoopFireInDeadlineOrderNeverEarly(t *testing.T) {
 	var fired atomic.Int32
 	done := make(chan struct{})
 	order := 0 // loop-owned
-	onLoop(t, r, func() {
+	reactortest.OnLoop(t, r, func() {
 		for i := range recs {
 			recs[i].d = ds[i]
 			recs[i].firedAt = -1
@@ -196,16 +132,16 @@ func TestRealDeferredOnLoopFireInDeadlineOrderNeverEarly(t *testing.T) {
 			}
 		}
 	})
-	wait(t, done, "all timers")
+	reactortest.Wait(t, done, "all timers")
 	maxLate := checkTimers(t, recs, r.Tick())
 	t.Logf("on-loop timers: %d fired, max lateness %v (tick %v)", n, maxLate, r.Tick())
-	closeAndWait(t, r, runErr)
+	reactortest.CloseAndWait(t, r, runErr)
 }
 
 // Timers scheduled from another goroutine go through the ring; the same
 // deadline order and never-early rules hold, measured from the Deferred call.
 func TestRealDeferredOffLoopFireInDeadlineOrderNeverEarly(t *testing.T) {
-	r, runErr := startReal(t, reactor.Options{CPU: -1})
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1})
 	const n = 600
 	rng := rand.New(rand.NewPCG(3, 4))
 	ds := randomDelays(rng, n)
@@ -226,10 +162,10 @@ func TestRealDeferredOffLoopFireInDeadlineOrderNeverEarly(t *testing.T) {
 			time.Sleep(time.Duration(rng.IntN(1500)) * time.Microsecond) // spread over several ticks
 		}
 	}
-	wait(t, done, "all timers")
+	reactortest.Wait(t, done, "all timers")
 	maxLate := checkTimers(t, recs, r.Tick())
 	t.Logf("off-loop timers: %d fired, max lateness %v (tick %v)", n, maxLate, r.Tick())
-	closeAndWait(t, r, runErr)
+	reactortest.CloseAndWait(t, r, runErr)
 }
 
 // A Deferred from another goroutine is due "delay after it was scheduled",
@@ -237,7 +173,7 @@ func TestRealDeferredOffLoopFireInDeadlineOrderNeverEarly(t *testing.T) {
 // loop busy (a callback blocked) while two timers are scheduled, the one
 // with the earlier deadline must still fire first.
 func TestRealDeferredOffLoopDeadlineCountsFromTheCall(t *testing.T) {
-	r, runErr := startReal(t, reactor.Options{CPU: -1})
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1})
 	unblock := blockLoop(t, r) // released by cleanup too, whatever happens
 
 	var mu sync.Mutex
@@ -259,15 +195,15 @@ func TestRealDeferredOffLoopDeadlineCountsFromTheCall(t *testing.T) {
 	}
 	r.Deferred(dB, note("B"))
 	unblock() // the loop takes both only now
-	wait(t, chanOf(done), "first timer")
-	wait(t, chanOf(done), "second timer")
+	reactortest.Wait(t, chanOf(done), "first timer")
+	reactortest.Wait(t, chanOf(done), "second timer")
 	mu.Lock()
 	defer mu.Unlock()
 	if len(got) != 2 || got[0] != "A" {
 		t.Fatalf("fired %v; A (delay %v, scheduled %v before B) is due 5ms before B (delay %v) and must fire first",
 			got, dA, bBefore.Sub(aBefore), dB)
 	}
-	closeAndWait(t, r, runErr)
+	reactortest.CloseAndWait(t, r, runErr)
 }
 
 // ------------------------------------------------------ cross-goroutine work
@@ -318,7 +254,7 @@ func TestRealFloodFromManyGoroutines(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			const producers = 8
-			r, runErr := startReal(t, reactor.Options{CPU: -1, RingSize: tc.ring})
+			r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1, RingSize: tc.ring})
 			floodR.Store(r)
 			s := &floodState{next: make([]int, producers), total: producers * tc.per, done: make(chan struct{})}
 			var zero atomic.Int32
@@ -346,10 +282,10 @@ func TestRealFloodFromManyGoroutines(t *testing.T) {
 			if z := zero.Load(); z != 0 {
 				t.Fatalf("%d submissions refused on an open reactor", z)
 			}
-			wait(t, s.done, "every task to run")
+			reactortest.Wait(t, s.done, "every task to run")
 			t.Logf("%d tasks through a ring of %d in %v", s.total, tc.ring, time.Since(t0))
-			syncLoop(t, r) // nothing runs twice: a task would show up as out of order
-			onLoop(t, r, func() {
+			reactortest.Sync(t, r) // nothing runs twice: a task would show up as out of order
+			reactortest.OnLoop(t, r, func() {
 				if s.ran != s.total {
 					s.errs = append(s.errs, fmt.Sprintf("ran %d tasks, want %d", s.ran, s.total))
 				}
@@ -362,7 +298,7 @@ func TestRealFloodFromManyGoroutines(t *testing.T) {
 					t.Errorf("producer %d: last task run was %d, want %d", p, n-1, tc.per-1)
 				}
 			}
-			closeAndWait(t, r, runErr)
+			reactortest.CloseAndWait(t, r, runErr)
 		})
 	}
 }
@@ -370,7 +306,7 @@ func TestRealFloodFromManyGoroutines(t *testing.T) {
 // ------------------------------------------------ IsSameThread and panics
 
 func TestRealIsSameThread(t *testing.T) {
-	r, runErr := startReal(t, reactor.Options{CPU: -1})
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1})
 	if r.IsSameThread() {
 		t.Fatal("IsSameThread true on the test goroutine")
 	}
@@ -392,7 +328,7 @@ func TestRealIsSameThread(t *testing.T) {
 	r.Deferred(2*time.Millisecond, func() { inDef.Store(b(r.IsSameThread())); done <- struct{}{} })
 	r.Post(func(unsafe.Pointer, uint64) { inPost.Store(b(r.IsSameThread())); done <- struct{}{} }, nil, 0)
 	for i := 0; i < 3; i++ {
-		wait(t, chanOf(done), "callbacks")
+		reactortest.Wait(t, chanOf(done), "callbacks")
 	}
 	if inImm.Load() != 2 || inDef.Load() != 2 || inPost.Load() != 2 {
 		t.Fatalf("IsSameThread inside Immediate/Deferred/Post callbacks = %v/%v/%v (2 = true)", inImm.Load(), inDef.Load(), inPost.Load())
@@ -400,7 +336,7 @@ func TestRealIsSameThread(t *testing.T) {
 	if inOther.Load() != 1 {
 		t.Fatal("IsSameThread true on a goroutine started by a callback")
 	}
-	closeAndWait(t, r, runErr)
+	reactortest.CloseAndWait(t, r, runErr)
 	if r.IsSameThread() {
 		t.Fatal("IsSameThread true on the test goroutine after Close")
 	}
@@ -410,13 +346,13 @@ func chanOf(ch chan struct{}) <-chan struct{} { return ch }
 
 func TestRealPanicIsContained(t *testing.T) {
 	panics := make(chan any, 8)
-	r, runErr := startReal(t, reactor.Options{CPU: -1}, func(r *reactor.Reactor) {
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1}, func(r *reactor.Reactor) {
 		r.PanicHandler = func(v any) { panics <- v }
 	})
 	r.Immediate(func() { panic("boom-immediate") })
 	r.Post(func(unsafe.Pointer, uint64) { panic("boom-post") }, nil, 0)
 	r.Deferred(time.Millisecond, func() { panic(errors.New("boom-deferred")) })
-	onLoop(t, r, func() {
+	reactortest.OnLoop(t, r, func() {
 		r.Immediate(func() { panic("boom-on-loop") })
 	})
 	var got []string
@@ -424,7 +360,7 @@ func TestRealPanicIsContained(t *testing.T) {
 		select {
 		case v := <-panics:
 			got = append(got, fmt.Sprint(v))
-		case <-time.After(hangTimeout):
+		case <-time.After(reactortest.Hang):
 			t.Fatalf("PanicHandler got %v, want 4 values", got)
 		}
 	}
@@ -436,9 +372,9 @@ func TestRealPanicIsContained(t *testing.T) {
 	// The loop goes on.
 	ran := make(chan struct{})
 	r.Deferred(time.Millisecond, func() { close(ran) })
-	wait(t, ran, "a task after the panics")
-	syncLoop(t, r)
-	closeAndWait(t, r, runErr)
+	reactortest.Wait(t, ran, "a task after the panics")
+	reactortest.Sync(t, r)
+	reactortest.CloseAndWait(t, r, runErr)
 }
 
 // --------------------------------------------------------- Cancel, IsValid
@@ -449,7 +385,7 @@ func blockLoop(t *testing.T, r *reactor.Reactor) (unblock func()) {
 	release := make(chan struct{})
 	blocked := make(chan struct{})
 	r.Immediate(func() { close(blocked); <-release })
-	wait(t, blocked, "loop blocked")
+	reactortest.Wait(t, blocked, "loop blocked")
 	var once sync.Once
 	u := func() { once.Do(func() { close(release) }) }
 	t.Cleanup(u)
@@ -457,7 +393,7 @@ func blockLoop(t *testing.T, r *reactor.Reactor) (unblock func()) {
 }
 
 func TestRealCancelAndIsValidOfImmediateFromOtherGoroutines(t *testing.T) {
-	r, runErr := startReal(t, reactor.Options{CPU: -1})
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1})
 	if r.IsValid(reactor.Handle{}) {
 		t.Fatal("zero Handle valid")
 	}
@@ -475,7 +411,7 @@ func TestRealCancelAndIsValidOfImmediateFromOtherGoroutines(t *testing.T) {
 	// Cancel from a goroutine that did not submit it.
 	canceled := make(chan struct{})
 	go func() { r.Cancel(h1); close(canceled) }()
-	wait(t, canceled, "Cancel")
+	reactortest.Wait(t, canceled, "Cancel")
 	if r.IsValid(h1) {
 		t.Fatal("canceled Immediate still valid")
 	}
@@ -483,7 +419,7 @@ func TestRealCancelAndIsValidOfImmediateFromOtherGoroutines(t *testing.T) {
 		t.Fatal("Cancel of h1 invalidated h2")
 	}
 	unblock()
-	syncLoop(t, r)
+	reactortest.Sync(t, r)
 	if ran1.Load() {
 		t.Fatal("canceled Immediate ran")
 	}
@@ -495,17 +431,17 @@ func TestRealCancelAndIsValidOfImmediateFromOtherGoroutines(t *testing.T) {
 	}
 	r.Cancel(h2) // already ran: no error, no effect
 	r.Cancel(h1) // twice
-	closeAndWait(t, r, runErr)
+	reactortest.CloseAndWait(t, r, runErr)
 }
 
 func TestRealCancelAndIsValidOfDeferredFromOtherGoroutines(t *testing.T) {
-	r, runErr := startReal(t, reactor.Options{CPU: -1})
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1})
 	var ranCanceled, ranKept atomic.Int32
 	sentinel := make(chan struct{})
 	hc := r.Deferred(20*time.Millisecond, func() { ranCanceled.Add(1) })
 	hk := r.Deferred(20*time.Millisecond, func() { ranKept.Add(1) })
 	hLong := r.Deferred(time.Hour, func() { ranCanceled.Add(1) })
-	syncLoop(t, r) // the loop has taken them into its wheel
+	reactortest.Sync(t, r) // the loop has taken them into its wheel
 	for _, h := range []reactor.Handle{hc, hk, hLong} {
 		if !r.IsValid(h) {
 			t.Fatalf("pending Deferred %v not valid", h)
@@ -525,7 +461,7 @@ func TestRealCancelAndIsValidOfDeferredFromOtherGoroutines(t *testing.T) {
 	}
 	// Fires after the 20ms ones by deadline order.
 	r.Deferred(40*time.Millisecond, func() { close(sentinel) })
-	wait(t, sentinel, "sentinel timer")
+	reactortest.Wait(t, sentinel, "sentinel timer")
 	if ranCanceled.Load() != 0 {
 		t.Fatal("canceled Deferred ran")
 	}
@@ -539,7 +475,7 @@ func TestRealCancelAndIsValidOfDeferredFromOtherGoroutines(t *testing.T) {
 	// Timers made on the loop (wheel handles), checked and canceled from
 	// another goroutine.
 	var hLoop reactor.Handle
-	onLoop(t, r, func() { hLoop = r.Deferred(time.Hour, func() { ranCanceled.Add(1) }) })
+	reactortest.OnLoop(t, r, func() { hLoop = r.Deferred(time.Hour, func() { ranCanceled.Add(1) }) })
 	if !r.IsValid(hLoop) {
 		t.Fatal("loop-side Deferred not valid from another goroutine")
 	}
@@ -547,7 +483,7 @@ func TestRealCancelAndIsValidOfDeferredFromOtherGoroutines(t *testing.T) {
 	if r.IsValid(hLoop) {
 		t.Fatal("loop-side Deferred canceled from another goroutine still valid")
 	}
-	closeAndWait(t, r, runErr)
+	reactortest.CloseAndWait(t, r, runErr)
 	if ranCanceled.Load() != 0 {
 		t.Fatal("canceled Deferred ran")
 	}
@@ -558,7 +494,7 @@ func TestRealCancelAndIsValidOfDeferredFromOtherGoroutines(t *testing.T) {
 // (If Cancel instead waits for the loop, it cannot return while the loop is
 // held here; the test then only checks that nothing deadlocks.)
 func TestRealCancelFromOtherGoroutineOfDueLoopTimer(t *testing.T) {
-	r, runErr := startReal(t, reactor.Options{CPU: -1})
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1})
 	var ran atomic.Bool
 	hCh := make(chan reactor.Handle)
 	canceled := make(chan struct{})
@@ -580,9 +516,9 @@ func TestRealCancelFromOtherGoroutineOfDueLoopTimer(t *testing.T) {
 	})
 	h := <-hCh
 	go func() { r.Cancel(h); close(canceled) }()
-	wait(t, done, "loop to go on")
-	wait(t, canceled, "Cancel to return")
-	syncLoop(t, r)
+	reactortest.Wait(t, done, "loop to go on")
+	reactortest.Wait(t, canceled, "Cancel to return")
+	reactortest.Sync(t, r)
 	if cancelReturnedFirst.Load() && ran.Load() {
 		t.Fatal("a loop-side Immediate ran although Cancel from another goroutine had returned before it could run")
 	}
@@ -590,14 +526,14 @@ func TestRealCancelFromOtherGoroutineOfDueLoopTimer(t *testing.T) {
 		t.Fatal("canceled handle valid")
 	}
 	t.Logf("Cancel returned while the loop was held: %v; task ran: %v", cancelReturnedFirst.Load(), ran.Load())
-	closeAndWait(t, r, runErr)
+	reactortest.CloseAndWait(t, r, runErr)
 }
 
 // Deferred from other goroutines, canceled at once from them, while the loop
 // is busy taking such tasks: a Cancel that returned is never lost, and a
 // pending Deferred is valid until then.
 func TestRealDeferredCancelRacesTheLoop(t *testing.T) {
-	r, runErr := startReal(t, reactor.Options{CPU: -1})
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1})
 	// The race is narrow; rounds make a lost cancel show up in most runs
 	// (about a third of single rounds hit it here) while staying ~1s.
 	const rounds, producers, per = 8, 4, 3000
@@ -625,7 +561,7 @@ func TestRealDeferredCancelRacesTheLoop(t *testing.T) {
 			}()
 		}
 		wg.Wait()
-		syncLoop(t, r)
+		reactortest.Sync(t, r)
 		for p := range hs {
 			for _, h := range hs[p] {
 				if r.IsValid(h) {
@@ -640,7 +576,7 @@ func TestRealDeferredCancelRacesTheLoop(t *testing.T) {
 	if stillValid != 0 {
 		t.Errorf("%d of %d Deferred still valid after Cancel returned (the cancel was lost; the timer will fire)", stillValid, rounds*producers*per)
 	}
-	closeAndWait(t, r, runErr)
+	reactortest.CloseAndWait(t, r, runErr)
 	if ran.Load() != 0 {
 		t.Fatalf("%d canceled Deferred ran", ran.Load())
 	}
@@ -664,7 +600,7 @@ func TestRealPinnedToCPU(t *testing.T) {
 	t.Cleanup(func() { _ = r.Close() })
 	var set unix.CPUSet
 	var err error
-	onLoop(t, r, func() { err = unix.SchedGetaffinity(0, &set) })
+	reactortest.OnLoop(t, r, func() { err = unix.SchedGetaffinity(0, &set) })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -677,11 +613,11 @@ func TestRealPinnedToCPU(t *testing.T) {
 		err = unix.SchedGetaffinity(0, &set)
 		close(fired)
 	})
-	wait(t, fired, "timer")
+	reactortest.Wait(t, fired, "timer")
 	if err != nil || set.Count() != 1 || !set.IsSet(1) {
 		t.Fatalf("timer callback thread affinity: %d CPUs (err %v)", set.Count(), err)
 	}
-	closeAndWait(t, r, runErr)
+	reactortest.CloseAndWait(t, r, runErr)
 }
 
 // Run pins the OS thread it runs on; when Run returns, that thread is
@@ -711,14 +647,14 @@ func TestRealPinningDoesNotOutliveRun(t *testing.T) {
 		x.err = unix.SchedGetaffinity(0, &x.after)
 		res <- x
 	}()
-	syncLoop(t, r)
+	reactortest.Sync(t, r)
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
 	var x result
 	select {
 	case x = <-res:
-	case <-time.After(hangTimeout):
+	case <-time.After(reactortest.Hang):
 		t.Fatal("Run did not return")
 	}
 	if x.runErr != nil || x.err != nil {
@@ -800,7 +736,7 @@ func TestRealCloseWhileBusy(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Close: %v", err)
 		}
-	case <-time.After(hangTimeout):
+	case <-time.After(reactortest.Hang):
 		t.Fatal("Close did not return while the reactor was busy")
 	}
 	select {
@@ -808,7 +744,7 @@ func TestRealCloseWhileBusy(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Run returned %v, want nil", err)
 		}
-	case <-time.After(hangTimeout):
+	case <-time.After(reactortest.Hang):
 		t.Fatal("Run did not return")
 	}
 	stop.Store(true)
@@ -820,7 +756,7 @@ func TestRealCloseWhileBusy(t *testing.T) {
 	for i, p := range promises {
 		select {
 		case <-p.Done():
-		case <-time.After(hangTimeout):
+		case <-time.After(reactortest.Hang):
 			t.Fatalf("flow %d still waiting after Close", i)
 		}
 		_, err := p.Wait()
@@ -851,8 +787,8 @@ func TestRealCloseWhileBusy(t *testing.T) {
 // Close from several goroutines at once: all return nil, each only after
 // the loop has stopped.
 func TestRealConcurrentClose(t *testing.T) {
-	r, runErr := startReal(t, reactor.Options{CPU: -1})
-	syncLoop(t, r)
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1})
+	reactortest.Sync(t, r)
 	var stopped atomic.Bool
 	r.Immediate(func() {}) // some work in flight
 	var wg sync.WaitGroup
@@ -879,7 +815,7 @@ func TestRealConcurrentClose(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Run = %v", err)
 		}
-	case <-time.After(hangTimeout):
+	case <-time.After(reactortest.Hang):
 		t.Fatal("Run did not return after Close")
 	}
 	if stopped.Load() {
@@ -925,7 +861,7 @@ func TestRealCloseBeforeRun(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Run after Close = %v, want nil", err)
 		}
-	case <-time.After(hangTimeout):
+	case <-time.After(reactortest.Hang):
 		t.Fatal("Run after Close blocks")
 	}
 	if err := r.Close(); err != nil {
@@ -936,7 +872,7 @@ func TestRealCloseBeforeRun(t *testing.T) {
 // Close called on the loop: returns at once, the loop stops after the
 // callback, Run returns nil; submissions after Close fail even on the loop.
 func TestRealCloseOnTheLoop(t *testing.T) {
-	r, runErr := startReal(t, reactor.Options{CPU: -1})
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1})
 	type res struct {
 		err  error
 		imm  reactor.Handle
@@ -956,7 +892,7 @@ func TestRealCloseOnTheLoop(t *testing.T) {
 	var x res
 	select {
 	case x = <-out:
-	case <-time.After(hangTimeout):
+	case <-time.After(reactortest.Hang):
 		t.Fatal("Close on the loop blocked")
 	}
 	select {
@@ -964,7 +900,7 @@ func TestRealCloseOnTheLoop(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Run = %v", err)
 		}
-	case <-time.After(hangTimeout):
+	case <-time.After(reactortest.Hang):
 		t.Fatal("Run did not return after Close on the loop")
 	}
 	if x.err != nil {
@@ -983,7 +919,7 @@ func TestRealCloseOnTheLoop(t *testing.T) {
 // (a common "yield and go on" idiom) must not starve the rest of the loop:
 // tasks from other goroutines, timers, and Close.
 func TestRealSelfReschedulingImmediateDoesNotStarveTheLoop(t *testing.T) {
-	r, runErr := startReal(t, reactor.Options{CPU: -1})
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1})
 	var stop atomic.Bool
 	var spins atomic.Int64
 	var spin func()
@@ -1049,7 +985,7 @@ func TestRealNoLeaks(t *testing.T) {
 		done := make(chan struct{})
 		r.Deferred(time.Millisecond, func() { close(done) })
 		r.Deferred(time.Hour, func() {}) // armed timerfd at Close
-		wait(t, done, "timer")
+		reactortest.Wait(t, done, "timer")
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -1073,7 +1009,7 @@ func TestRealNoLeaks(t *testing.T) {
 // An idle reactor sleeps and is woken by a submission from another
 // goroutine, over and over: no wake-up is lost.
 func TestRealNoLostWakeups(t *testing.T) {
-	r, runErr := startReal(t, reactor.Options{CPU: -1})
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1})
 	for i := 0; i < 2000; i++ {
 		done := make(chan struct{})
 		if i%2 == 0 {
@@ -1081,12 +1017,12 @@ func TestRealNoLostWakeups(t *testing.T) {
 		} else {
 			r.Post(func(arg unsafe.Pointer, _ uint64) { close(*(*chan struct{})(arg)) }, unsafe.Pointer(&done), 0)
 		}
-		wait(t, done, fmt.Sprintf("wake-up %d", i))
+		reactortest.Wait(t, done, fmt.Sprintf("wake-up %d", i))
 		if i%200 == 0 {
 			time.Sleep(2 * time.Millisecond) // let it really fall asleep now and then
 		}
 	}
-	closeAndWait(t, r, runErr)
+	reactortest.CloseAndWait(t, r, runErr)
 }
 
 // Close racing the loop's last look for work must never leave Close waiting
@@ -1123,8 +1059,8 @@ func TestRealCloseNeverHangsRacingTheLoop(t *testing.T) {
 // never waits for another loop's ring (that could deadlock both), so every
 // task runs.
 func TestRealLoopsPostingToEachOtherNeverDeadlock(t *testing.T) {
-	a, errA := startReal(t, reactor.Options{CPU: -1, RingSize: 4})
-	b, errB := startReal(t, reactor.Options{CPU: -1, RingSize: 4})
+	a, errA := reactortest.StartRun(t, reactor.Options{CPU: -1, RingSize: 4})
+	b, errB := reactortest.StartRun(t, reactor.Options{CPU: -1, RingSize: 4})
 	const n = 20000
 	var ranA, ranB atomic.Int64
 	done := make(chan struct{}, 2)
@@ -1152,8 +1088,8 @@ func TestRealLoopsPostingToEachOtherNeverDeadlock(t *testing.T) {
 		}
 		time.Sleep(time.Millisecond)
 	}
-	closeAndWait(t, a, errA)
-	closeAndWait(t, b, errB)
+	reactortest.CloseAndWait(t, a, errA)
+	reactortest.CloseAndWait(t, b, errB)
 }
 
 // assertNoLeaks checks that the fds and goroutines counted before a test's

@@ -3,6 +3,7 @@ package reactor
 import (
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -10,15 +11,18 @@ import (
 	"github.com/asyncsteps/asyncsteps/timerwheel"
 )
 
-// task is one unit of work sent through the MPSC ring.
+// task is one unit of work sent through the MPSC ring. Each field has one
+// meaning, except aux, the word a callback is given; the kind says which
+// fields are set.
 type task struct {
-	fn    func()
-	cb    func(arg unsafe.Pointer, aux uint64)
-	arg   unsafe.Pointer
-	aux   uint64
-	delay time.Duration // taskDeferred: the deadline since epoch; taskCancelTimer: the handle's index
-	seq   uint64        // taskCancelTimer: the timer's sequence number
-	kind  uint8
+	fn       func()                               // taskImmediate, taskDeferred
+	cb       func(arg unsafe.Pointer, aux uint64) // taskCall
+	arg      unsafe.Pointer                       // taskCall
+	aux      uint64                               // taskCall: cb's aux; taskCancelTimer: the wheel handle's generation
+	deadline time.Duration                        // taskDeferred: the deadline, as time since epoch
+	seq      uint64                               // taskCancelTimer: the timer's sequence number (Handle.pos)
+	timerIdx uint32                               // taskCancelTimer: the wheel handle's index (in kind's padding: no growth)
+	kind     uint8
 }
 
 // timerTask packs a wheel handle into a task's word fields, keeping the
@@ -26,7 +30,7 @@ type task struct {
 // loop-side timer.
 func timerTask(h timerwheel.Handle, seq uint64) task {
 	idx, gen := h.Parts()
-	return task{aux: gen, delay: time.Duration(idx), seq: seq, kind: taskCancelTimer}
+	return task{aux: gen, timerIdx: idx, seq: seq, kind: taskCancelTimer}
 }
 
 const (
@@ -50,7 +54,7 @@ func (r *Reactor) push(t task) (uint64, bool) {
 		if r.closed.Load() {
 			return 0, false
 		}
-		if r.overflowActive.Load() {
+		if r.overflow.active.Load() {
 			// Behind tasks already in the overflow list: each producer's
 			// order holds only if nobody jumps back into the ring first.
 			pos, ok := r.pushOverflow(t)
@@ -89,6 +93,20 @@ func (r *Reactor) push(t task) (uint64, bool) {
 	}
 }
 
+// overflowList is the locked list of tasks a full ring could not take (on
+// a manual reactor, or from another reactor's loop). Producers append
+// under mu; while active is set every producer appends here, behind the
+// tasks already in it, so each producer's order holds; the loop drains it
+// (drainOverflow) after emptying the ring.
+type overflowList struct {
+	mu     sync.Mutex
+	tasks  []task
+	active atomic.Bool   // a producer that sees it set appends to tasks, keeping its own order
+	seq    uint64        // overflow positions handed out; under mu
+	done   atomic.Uint64 // overflow positions below it were taken by the loop
+	batch  []task        // loop-owned scratch for draining the overflow
+}
+
 // loops holds the goroutine identities of running real loops, so that a
 // loop posting to another reactor's full ring queues instead of waiting
 // (two loops waiting on each other would deadlock). Read only when a ring
@@ -106,23 +124,23 @@ const overflowBit = 1 << 63
 
 // pushOverflow appends t to the overflow list; false after Close.
 func (r *Reactor) pushOverflow(t task) (uint64, bool) {
-	r.overflowMu.Lock()
+	r.overflow.mu.Lock()
 	if r.closed.Load() {
-		r.overflowMu.Unlock()
+		r.overflow.mu.Unlock()
 		return 0, false
 	}
-	pos := overflowBit | r.overflowSeq
-	r.overflowSeq++
-	r.overflow = append(r.overflow, t)
-	r.overflowActive.Store(true)
-	r.overflowMu.Unlock()
+	pos := overflowBit | r.overflow.seq
+	r.overflow.seq++
+	r.overflow.tasks = append(r.overflow.tasks, t)
+	r.overflow.active.Store(true)
+	r.overflow.mu.Unlock()
 	return pos, true
 }
 
 // pending reports whether the task at pos has not been taken by the loop yet.
 func (r *Reactor) pending(pos uint64) bool {
 	if pos&overflowBit != 0 {
-		return pos&^overflowBit >= r.overflowDone.Load()
+		return pos&^overflowBit >= r.overflow.done.Load()
 	}
 	return pos >= r.inbox.Consumed()
 }
@@ -132,8 +150,8 @@ func (r *Reactor) pending(pos uint64) bool {
 // in the ring by now, and while the flag is set no producer adds to the ring
 // behind the tasks taken here, so each producer's order holds.
 func (r *Reactor) drainOverflow() {
-	r.overflowMu.Lock()
-	b := r.batch[:0]
+	r.overflow.mu.Lock()
+	b := r.overflow.batch[:0]
 	for {
 		t, ok := r.inbox.TryPop()
 		if !ok {
@@ -142,13 +160,13 @@ func (r *Reactor) drainOverflow() {
 		b = append(b, t)
 	}
 	fromRing := len(b)
-	b = append(b, r.overflow...)
-	clear(r.overflow)
-	r.overflow = r.overflow[:0]
-	first := r.overflowDone.Load()
-	r.overflowDone.Store(r.overflowSeq)
-	r.overflowActive.Store(false)
-	r.overflowMu.Unlock()
+	b = append(b, r.overflow.tasks...)
+	clear(r.overflow.tasks)
+	r.overflow.tasks = r.overflow.tasks[:0]
+	first := r.overflow.done.Load()
+	r.overflow.done.Store(r.overflow.seq)
+	r.overflow.active.Store(false)
+	r.overflow.mu.Unlock()
 	ringPos := r.inbox.Consumed() - uint64(fromRing)
 	for i := range b {
 		pos := ringPos + uint64(i)
@@ -158,5 +176,6 @@ func (r *Reactor) drainOverflow() {
 		r.runTask(b[i], pos)
 		b[i] = task{}
 	}
-	r.batch = b[:0]
+	r.m.tasks += uint64(len(b))
+	r.overflow.batch = b[:0]
 }

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/panjf2000/gnet/v2/pkg/netpoll"
+	"github.com/panjf2000/gnet/v2/pkg/queue"
 	"golang.org/x/sys/unix"
 )
 
@@ -17,6 +18,11 @@ type ioWatch struct {
 	arg unsafe.Pointer
 	in  Interest // what epoll is asked for; 0 = not in epoll
 	gen uint32   // bumped by Unwatch: events read before it are stale
+	// fresh (Polling fallback only): watched while a batch of events gnet
+	// read may still hold the previous owner's event for this number. Its
+	// events are dropped until gnet's next round of chores (clearFresh);
+	// the watch is level-triggered, so they are reported again after it.
+	fresh bool
 }
 
 // dispatch handles one ready descriptor.
@@ -35,7 +41,7 @@ func (r *Reactor) dispatch(fd int, ev netpoll.IOEvent, gen uint32) {
 		_, _ = unix.Read(l.tfd, buf[:])
 		l.armedAt = 0
 	default:
-		if fd < len(l.io) && l.io[fd].cb != nil && l.io[fd].gen == gen {
+		if fd < len(l.io) && l.io[fd].cb != nil && l.io[fd].gen == gen && !l.io[fd].fresh {
 			r.safeIO(l.io[fd], fd, ioEvent(ev))
 		}
 	}
@@ -72,6 +78,32 @@ func (r *Reactor) Watch(fd int, in Interest, cb IOFunc, arg unsafe.Pointer) erro
 	if err := r.SetInterest(fd, in); err != nil {
 		l.io[fd] = ioWatch{gen: l.io[fd].gen + 1}
 		return err
+	}
+	if l.polling {
+		// Under gnet's Polling the loop cannot snapshot a batch's
+		// generations (poll does): hold the new watch's events back until
+		// the batch being dispatched is over.
+		l.io[fd].fresh = true
+		if !l.freshPending {
+			l.freshPending = true
+			if err := l.poller.Trigger(queue.HighPriority, clearFresh, r); err != nil {
+				l.freshPending = false
+				l.io[fd].fresh = false // not delayed, as before this guard
+			}
+		}
+	}
+	return nil
+}
+
+// clearFresh is a chore of gnet's Polling: it runs on the loop after the
+// batch that read gnet's wake-up, so every batch read before the Trigger
+// that queued it has been dispatched. The watches made meanwhile get their
+// events from now on.
+func clearFresh(arg any) error {
+	l := arg.(*Reactor).os
+	l.freshPending = false
+	for i := range l.io {
+		l.io[i].fresh = false
 	}
 	return nil
 }

@@ -2,10 +2,10 @@ package stepsd
 
 import (
 	"bytes"
-	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/engine"
 	"github.com/asyncsteps/asyncsteps/netio"
+	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 // conn is a connection's protocol state. Loop-owned.
@@ -83,14 +83,13 @@ func (h *handler) OnClose(c *netio.Conn, _ error) {
 			rq.root.Cancel() // posted: runs before abandon below
 		}
 	}
-	cn.sh.r.Post(abandon, unsafe.Pointer(cn), 0)
+	reactor.PostTo(cn.sh.r, abandon, cn, 0)
 }
 
 // abandon runs after the cancels OnClose posted: the requests whose flows
 // they ended will never reach replyStep, so they are given back here (a
 // request away on another shard is given back when it returns).
-func abandon(arg unsafe.Pointer, _ uint64) {
-	cn := (*conn)(arg)
+func abandon(cn *conn, _ uint64) {
 	for rq := cn.head; rq != nil; rq = rq.next {
 		if !rq.done {
 			rq.done = true
@@ -148,6 +147,7 @@ func (cn *conn) start(line []byte) {
 	}
 	cn.inflight++
 	cn.undone++
+	rq.root.SetFlowName(flowName(rq.op, rq.bad))
 	rq.root.Add(serveStep, serveError).Add(replyStep)
 	rq.root.Execute()
 }

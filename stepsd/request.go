@@ -2,7 +2,6 @@ package stepsd
 
 import (
 	"time"
-	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/engine"
 	"github.com/asyncsteps/asyncsteps/reactor"
@@ -64,7 +63,7 @@ func execStep(as *engine.Steps) {
 	case OpSleep:
 		rq.ext = as.External()
 		as.SetCancel(cancelSleep)
-		rq.timer = rq.sh.r.After(time.Duration(rq.ms)*time.Millisecond, sleepDone, unsafe.Pointer(rq), 0)
+		rq.timer = reactor.AfterTo(rq.sh.r, time.Duration(rq.ms)*time.Millisecond, sleepDone, rq, 0)
 	default:
 		// Key commands apply in the connection's order: this one goes
 		// when every earlier one of its connection has gone. That is
@@ -80,8 +79,7 @@ func execStep(as *engine.Steps) {
 // keyed reports whether rq is a command on a key.
 func (rq *request) keyed() bool { return rq.op == OpSet || rq.op == OpGet || rq.op == OpDel }
 
-func sleepDone(arg unsafe.Pointer, _ uint64) {
-	rq := (*request)(arg)
+func sleepDone(rq *request, _ uint64) {
 	rq.timer = reactor.Timer{}
 	rq.ext.Success()
 }

@@ -3,7 +3,6 @@ package stepsd
 import (
 	"net"
 	"time"
-	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/netio"
 	"github.com/asyncsteps/asyncsteps/reactor"
@@ -47,7 +46,7 @@ func Start(cfg Config) (*Server, error) {
 		Burst:      cfg.Burst,
 	})
 	for _, sh := range s.shards {
-		sh.r.Post(trimRequests, unsafe.Pointer(sh), 0)
+		reactor.PostTo(sh.r, trimRequests, sh, 0)
 	}
 	g.Start()
 	no := netio.Options{

@@ -2,7 +2,6 @@ package stepsd
 
 import (
 	"time"
-	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/engine"
 	"github.com/asyncsteps/asyncsteps/internal/gcepoch"
@@ -92,7 +91,7 @@ func (sh *shard) sendHops() {
 		}
 		head := q.head
 		*q = hopQueue{}
-		if !sh.s.shards[i].r.Post(hopThere, unsafe.Pointer(head), 0) {
+		if !reactor.PostTo(sh.s.shards[i].r, hopThere, head, 0) {
 			// The owner's reactor is closed (shutting down): fail them.
 			for rq := head; rq != nil; {
 				next := rq.hopNext
@@ -113,18 +112,17 @@ func (sh *shard) sendHops() {
 
 // hopThere runs on the keys' shard: it applies a batch, in order, and
 // sends it back.
-func hopThere(arg unsafe.Pointer, _ uint64) {
-	head := (*request)(arg)
+func hopThere(head *request, _ uint64) {
 	owner := head.sh.s.shardOf(head.key)
 	for rq := head; rq != nil; rq = rq.hopNext {
 		owner.apply(rq)
 	}
-	head.sh.r.Post(hopBack, arg, 0) // false: the requests' reactor is closed, their flows gone
+	reactor.PostTo(head.sh.r, hopBack, head, 0) // false: the requests' reactor is closed, their flows gone
 }
 
 // hopBack runs on the requests' own shard again.
-func hopBack(arg unsafe.Pointer, _ uint64) {
-	for rq := (*request)(arg); rq != nil; {
+func hopBack(head *request, _ uint64) {
+	for rq := head; rq != nil; {
 		next := rq.hopNext
 		rq.hopNext, rq.hopping = nil, false
 		if rq.retired {
@@ -164,15 +162,14 @@ func (sh *shard) apply(rq *request) {
 func (sh *shard) schedule() {
 	if !sh.posted {
 		sh.posted = true
-		sh.r.Post(endOfIteration, unsafe.Pointer(sh), 0)
+		reactor.PostTo(sh.r, endOfIteration, sh, 0)
 	}
 }
 
 // endOfIteration runs after the flows that were ready in an iteration:
 // hops leave in one batch per owner, and each connection with new replies
 // writes them in one write(2).
-func endOfIteration(arg unsafe.Pointer, _ uint64) {
-	sh := (*shard)(arg)
+func endOfIteration(sh *shard, _ uint64) {
 	sh.posted = false
 	sh.sendHops()
 	d := sh.dirty
@@ -201,8 +198,7 @@ const trimEvery = time.Second
 // it drops the requests that stayed in the free list since the last trim
 // (the list is LIFO: they are at its end), releasing their roots to the
 // engine, whose own pools shrink the same way.
-func trimRequests(arg unsafe.Pointer, _ uint64) {
-	sh := (*shard)(arg)
+func trimRequests(sh *shard, _ uint64) {
 	if ep := gcepoch.Epoch(); ep != sh.trimEpoch {
 		sh.trimEpoch = ep
 		if k := sh.freeLow; k > 0 {
@@ -227,5 +223,5 @@ func trimRequests(arg unsafe.Pointer, _ uint64) {
 		}
 		sh.freeLow = sh.freeN
 	}
-	sh.r.After(trimEvery, trimRequests, arg, 0)
+	reactor.AfterTo(sh.r, trimEvery, trimRequests, sh, 0)
 }

@@ -42,7 +42,7 @@ func fdCount() int {
 func engineOccupancy(rs []*reactor.Reactor) (frames, flows, roots int) {
 	for _, r := range rs {
 		ch := make(chan engine.Stats, 1)
-		if r.Immediate(func() { ch <- engine.EngineStats(r) }).IsZero() {
+		if r.Immediate(func() { ch <- engine.StatsOf(r) }).IsZero() {
 			continue
 		}
 		st := <-ch

@@ -47,7 +47,7 @@ func ExampleMutex() {
 	// 2s: b leaves
 	// 2s: c enters
 	// 3s: c leaves
-	// {Holders:0 Queued:0}
+	// {Holders:0 Queued:0 Rejected:0}
 }
 
 // A Throttle lets at most max flows in per period; the others enter in

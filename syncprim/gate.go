@@ -144,6 +144,10 @@ type gate struct {
 	state    atomic.Uint64
 	mu       sync.Mutex
 	q        waitQueue
+	// rejected counts newcomers refused for a full queue. Atomic, as
+	// Stats reads it from any goroutine; touched only when rejecting,
+	// never on the entering path.
+	rejected atomic.Uint64
 }
 
 // tryEnter counts an entry if there is room and nobody waits, or-ing mark
@@ -177,6 +181,7 @@ func (g *gate) enqueue(w *waiter, mark uint64) (prev uint64, wait, ok bool) {
 			continue
 		}
 		if g.maxQueue >= 0 && int64(q) >= g.maxQueue {
+			g.rejected.Add(1)
 			return s, false, false
 		}
 		if g.state.CompareAndSwap(s, s+oneQueued) {
@@ -217,7 +222,7 @@ func (g *gate) unqueue(w *waiter) uint8 {
 // Stats returns a snapshot of the gate.
 func (g *gate) Stats() Stats {
 	n, q := unpack(g.state.Load())
-	return Stats{Holders: int(n), Queued: int(q)}
+	return Stats{Holders: int(n), Queued: int(q), Rejected: g.rejected.Load()}
 }
 
 // unpack splits a state word: count in the low 32 bits, queue length above.

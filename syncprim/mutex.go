@@ -111,6 +111,7 @@ func (m *Mutex) release() {
 
 // Stats is a snapshot of a sync object, for tests and monitoring.
 type Stats struct {
-	Holders int // Mutex: flows inside; Throttle: entries this period
-	Queued  int // flows waiting
+	Holders  int    // Mutex: flows inside; Throttle: entries this period
+	Queued   int    // flows waiting
+	Rejected uint64 // flows refused with DefenseRejected because the queue was full, since creation
 }

@@ -207,8 +207,8 @@ func checkRate(t *testing.T, s *stressRun, max int, period time.Duration) {
 
 func TestStressThrottle(t *testing.T) {
 	g := stressGroup(t)
-	n, m := stressFlows()
-	n, m = n/5, 2 // the rate makes it slow: keep it under a second
+	n, _ := stressFlows()
+	n, m := n/5, 2 // the rate makes it slow: keep it under a second
 	const max, period = 50, 5 * time.Millisecond
 	th := NewThrottle(g.Reactors()[0], max, period, 0)
 	s := runStress(t, g, th, n, m, func() {
@@ -225,8 +225,8 @@ func TestStressThrottle(t *testing.T) {
 
 func TestStressLimiter(t *testing.T) {
 	g := stressGroup(t)
-	n, m := stressFlows()
-	n, m = n/5, 2
+	n, _ := stressFlows()
+	n, m := n/5, 2
 	const max, period = 50, 5 * time.Millisecond
 	l := NewLimiter(g.Reactors()[1], LimiterOptions{
 		Concurrent: 2, MaxQueue: Unlimited,

@@ -54,7 +54,7 @@ func BenchmarkUncontended(b *testing.B) {
 			} else if plainNs > 0 {
 				b.ReportMetric(ns-plainNs, "ns-over-plain/op")
 			}
-			if st := engine.EngineStats(r); st.FramesLive != 0 {
+			if st := engine.StatsOf(r); st.FramesLive != 0 {
 				b.Fatalf("%d frames live after the run", st.FramesLive)
 			}
 		})

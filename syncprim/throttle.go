@@ -2,7 +2,6 @@ package syncprim
 
 import (
 	"time"
-	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/engine"
 	"github.com/asyncsteps/asyncsteps/reactor"
@@ -48,18 +47,16 @@ func (t *Throttle) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.Erro
 
 // arm starts the period timer on the owner reactor.
 func (t *Throttle) arm() {
-	t.r.Post(throttleArm, unsafe.Pointer(t), 0)
+	reactor.PostTo(t.r, throttleArm, t, 0)
 }
 
-func throttleArm(arg unsafe.Pointer, _ uint64) {
-	t := (*Throttle)(arg)
-	t.r.After(t.period, throttleTick, arg, 0)
+func throttleArm(t *Throttle, _ uint64) {
+	reactor.AfterTo(t.r, t.period, throttleTick, t, 0)
 }
 
 // throttleTick ends a period on the owner loop: the next waiters, up to max,
 // enter the new one.
-func throttleTick(arg unsafe.Pointer, _ uint64) {
-	t := (*Throttle)(arg)
+func throttleTick(t *Throttle, _ uint64) {
 	t.mu.Lock()
 	g := t.grants[:0]
 	for uint32(len(g)) < t.max {
@@ -84,7 +81,7 @@ func throttleTick(arg unsafe.Pointer, _ uint64) {
 	}
 	t.mu.Unlock()
 	if n > 0 {
-		t.r.After(t.period, throttleTick, arg, 0)
+		reactor.AfterTo(t.r, t.period, throttleTick, t, 0)
 	}
 	for i := range g {
 		resume(g[i])

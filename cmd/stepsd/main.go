@@ -9,6 +9,15 @@
 //
 // Any failure answers "ERR Code info" with a FutoIn code: InvalidRequest,
 // Timeout or DefenseRejected. SIGINT or SIGTERM stops it gracefully.
+//
+// With -admin 127.0.0.1:7071 it also serves, on that separate loopback
+// port, Prometheus metrics (/metrics: per reactor, per command, the
+// Limiter) and net/http/pprof (/debug/pprof/). Each request's flow is named
+// after its command, so the CPU profile of a loaded server splits by
+// command:
+//
+//	go tool pprof -tags http://127.0.0.1:7071/debug/pprof/profile?seconds=10
+//	go tool pprof -tagfocus=flow=GET -top http://127.0.0.1:7071/debug/pprof/profile?seconds=10
 package main
 
 import (
@@ -27,8 +36,10 @@ import (
 // options are the command's settings: the server's Config and the
 // command's own.
 type options struct {
-	cfg        stepsd.Config
-	cpuprofile string
+	cfg         stepsd.Config
+	cpuprofile  string
+	admin       string // -admin: the admin port's address; "" = off
+	adminPublic bool   // -admin-public: allow a non-loopback admin address
 }
 
 // parseFlags parses the command line. The defaults shown by -h are the
@@ -58,6 +69,8 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&cfg.Grace, "grace", 0, "shutdown: time in-flight requests get; 0: timeout + 1s")
 	fs.DurationVar(&cfg.Spin, "spin", 0, "how long an idle reactor looks for work before it sleeps; 0: off (worth it only with spare cores)")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
+	fs.StringVar(&o.admin, "admin", "", "serve net/http/pprof and Prometheus metrics on this address, like 127.0.0.1:7071 (loopback only); empty: off")
+	fs.BoolVar(&o.adminPublic, "admin-public", false, "allow -admin on a non-loopback address (it exposes profiles and the command line)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -88,6 +101,13 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		if c.bad {
 			return o, fmt.Errorf("-%s %s: must be %s", c.flag, fs.Lookup(c.flag).Value, c.want)
 		}
+	}
+	if o.admin != "" {
+		if err := checkAdminAddr(o.admin, o.adminPublic); err != nil {
+			return o, err
+		}
+	} else if o.adminPublic {
+		return o, fmt.Errorf("-admin-public: given without -admin")
 	}
 	return o, nil
 }
@@ -125,6 +145,15 @@ func main() {
 		log.Fatalf("stepsd: %v", err)
 	}
 	log.Printf("stepsd: listening on %s (%d reactors)", s.Addr(), cfg.Reactors)
+	if o.admin != "" {
+		a, err := startAdmin(o.admin, s)
+		if err != nil {
+			_ = s.Shutdown(0)
+			log.Fatalf("stepsd: %v", err)
+		}
+		defer a.Close()
+		log.Printf("stepsd: admin on http://%s (/metrics, /debug/pprof/)", a.Addr())
+	}
 
 	got := <-sig
 	log.Printf("stepsd: %v: shutting down, %d connections open", got, s.Conns())

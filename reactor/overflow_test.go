@@ -1,40 +1,31 @@
 package reactor_test
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-func startRV(t *testing.T, o reactor.Options) (*reactor.Reactor, chan error) {
-	r, err := reactor.New(o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch := make(chan error, 1)
-	go func() { ch <- r.Run() }()
-	return r, ch
-}
-
-// Regressions found in review (each failed before its fix).
-
 // Loop A posts 0..n-1 to B's tiny ring while B's loop is busy: some go to
 // overflow, later ones into the ring. Check per-producer order.
-func TestRegressOverflowOrderFromLoop(t *testing.T) {
-	a, _ := startRV(t, reactor.Options{CPU: -1})
-	b, _ := startRV(t, reactor.Options{CPU: -1, RingSize: 4})
+func TestOverflowKeepsEachProducersOrderFromALoop(t *testing.T) {
+	a, _ := reactortest.StartRun(t, reactor.Options{CPU: -1})
+	b, _ := reactortest.StartRun(t, reactor.Options{CPU: -1, RingSize: 4})
 	defer a.Close()
 	defer b.Close()
 	const n = 2000
 	var got []int
 	done := make(chan struct{})
 	block := make(chan struct{})
-	b.Immediate(func() { <-block })
-	time.Sleep(10 * time.Millisecond)
+	blocked := make(chan struct{})
+	b.Immediate(func() { close(blocked); <-block })
+	<-blocked // B's loop is busy
 	a.Immediate(func() {
 		for i := 0; i < n; i++ {
 			i := i
@@ -66,13 +57,14 @@ func TestRegressOverflowOrderFromLoop(t *testing.T) {
 
 // Tasks A's loop queued in B's overflow list before B closes are accepted
 // (Post returned true) but never run.
-func TestRegressOverflowLostOnClose(t *testing.T) {
-	a, _ := startRV(t, reactor.Options{CPU: -1})
-	b, _ := startRV(t, reactor.Options{CPU: -1, RingSize: 4})
+func TestOverflowTasksAcceptedBeforeCloseRun(t *testing.T) {
+	a, _ := reactortest.StartRun(t, reactor.Options{CPU: -1})
+	b, _ := reactortest.StartRun(t, reactor.Options{CPU: -1, RingSize: 4})
 	defer a.Close()
 	block := make(chan struct{})
-	b.Immediate(func() { b.Immediate(func() { <-block }) }) // on B's loop: a wheel timer, fired after the overflow drain
-	time.Sleep(10 * time.Millisecond)
+	blocked := make(chan struct{})
+	b.Immediate(func() { b.Immediate(func() { close(blocked); <-block }) }) // on B's loop: a wheel timer, fired after the overflow drain
+	<-blocked
 	var accepted, ran atomic.Int64
 	posted := make(chan struct{})
 	a.Immediate(func() {
@@ -86,7 +78,9 @@ func TestRegressOverflowLostOnClose(t *testing.T) {
 	<-posted
 	closed := make(chan struct{})
 	go func() { b.Close(); close(closed) }()
-	time.Sleep(10 * time.Millisecond)
+	for !b.Closed() { // Close has begun: later submissions fail
+		runtime.Gosched()
+	}
 	close(block)
 	<-closed
 	if accepted.Load() != ran.Load() {
@@ -96,13 +90,14 @@ func TestRegressOverflowLostOnClose(t *testing.T) {
 
 // Same, through the engine: a root on B executed from A's loop while B's
 // ring is full, then B closes: the Promise never resolves.
-func TestRegressOverflowExecuteLostOnClose(t *testing.T) {
-	a, _ := startRV(t, reactor.Options{CPU: -1})
-	b, _ := startRV(t, reactor.Options{CPU: -1, RingSize: 4})
+func TestOverflowExecuteAcceptedBeforeCloseEnds(t *testing.T) {
+	a, _ := reactortest.StartRun(t, reactor.Options{CPU: -1})
+	b, _ := reactortest.StartRun(t, reactor.Options{CPU: -1, RingSize: 4})
 	defer a.Close()
 	block := make(chan struct{})
-	b.Immediate(func() { b.Immediate(func() { <-block }) })
-	time.Sleep(10 * time.Millisecond)
+	blocked := make(chan struct{})
+	b.Immediate(func() { b.Immediate(func() { close(blocked); <-block }) })
+	<-blocked
 	for i := 0; i < 8; i++ {
 		b.Immediate(func() {}) // fill the ring (may block once full: do 4)
 		if i == 3 {
@@ -120,7 +115,9 @@ func TestRegressOverflowExecuteLostOnClose(t *testing.T) {
 	<-posted
 	closed := make(chan struct{})
 	go func() { b.Close(); close(closed) }()
-	time.Sleep(10 * time.Millisecond)
+	for !b.Closed() { // Close has begun: later submissions fail
+		runtime.Gosched()
+	}
 	close(block)
 	<-closed
 	select {

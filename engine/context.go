@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"unsafe"
+)
+
+// SetContext ties the root's flow to ctx, the Go way (root only, while it
+// is not executing; nil unties it):
+//
+//   - when ctx is canceled, the flow is canceled, as by Cancel (cancel
+//     handlers run, no error handler; a Promise reports Canceled);
+//   - when ctx's deadline passes, the flow fails with Timeout, as if the
+//     root had a timeout: waiting steps are canceled innermost first, their
+//     error handlers are not called, and State().LastException is ctx.Err();
+//   - AwaitFunc's functions get a context derived from ctx, and Context
+//     returns it to the flow's steps.
+//
+// A ctx already done when the flow starts ends it at once, with no step
+// run. The root keeps ctx for later runs until SetContext is called again or
+// the root is released. Watching a ctx that can be canceled costs one
+// context.AfterFunc registration per run (it allocates); a root without a
+// context, or with one that is never done (context.Background), costs
+// nothing.
+func (as *Steps) SetContext(ctx context.Context) {
+	if as == nil || as.kind != kRoot {
+		if as != nil && !as.isForeign() {
+			misuse(as, "SetContext: not a root")
+		}
+		return
+	}
+	rt := rootOf(as)
+	if rt.released.Load() {
+		return
+	}
+	if rt.running() {
+		misuse(as, "SetContext: the root is executing")
+		return
+	}
+	rt.ctx = ctx
+}
+
+// Context returns the context of as's flow: the one given to SetContext,
+// or context.Background(). Any accessor of the flow, or the root.
+func (as *Steps) Context() context.Context {
+	if as != nil && as.fl != nil && as.fl.root != nil {
+		if ctx := as.fl.root.ctx; ctx != nil {
+			return ctx
+		}
+	}
+	return context.Background()
+}
+
+// watchContext arms the run's context watch when the flow starts, on the
+// loop; it reports false when the context is done already and the flow has
+// been ended.
+func (e *engine) watchContext(rt *root) bool {
+	ctx := rt.ctx
+	if ctx.Done() == nil {
+		return true // never done: nothing to watch
+	}
+	if ctx.Err() != nil {
+		e.endByContext(rt)
+		return false
+	}
+	g := rt.execGen()
+	rt.stopCtx = context.AfterFunc(ctx, func() {
+		rt.e.r.Post(contextDone, unsafe.Pointer(rt), g)
+	})
+	return true
+}
+
+// unwatchContext stops the run's context watch when the flow ends.
+func (rt *root) unwatchContext() {
+	if stop := rt.stopCtx; stop != nil {
+		rt.stopCtx = nil
+		stop()
+	}
+}
+
+// contextDone runs on the loop when the context of run g is done.
+func contextDone(arg unsafe.Pointer, g uint64) {
+	rt := (*root)(arg)
+	if v := rt.run.Load(); v&1 == 0 || v>>1 != g || !rt.started {
+		return // that run is over
+	}
+	rt.e.endByContext(rt)
+}
+
+// endByContext ends rt's running flow because its context is done: Timeout
+// for a deadline, Canceled otherwise.
+func (e *engine) endByContext(rt *root) {
+	err := rt.ctx.Err()
+	at := rt.runFlow.cur // where the flow was: its AsyncStack
+	if errors.Is(err, context.DeadlineExceeded) {
+		e.setError(at, Timeout, err.Error(), err)
+		e.cancelBelow(&rt.Steps)
+		e.finishRoot(rt, Timeout)
+		return
+	}
+	e.cancelBelow(&rt.Steps)
+	rt.state.ErrorInfo = err.Error()
+	rt.state.LastException = err
+	e.finishRoot(rt, Canceled)
+}
+
+// WaitContext is Wait that gives up when ctx is done: it then returns
+// ctx.Err() and leaves the flow running (cancel the root, or tie it to ctx
+// with SetContext, to stop it too).
+func (p *Promise) WaitContext(ctx context.Context) (*Args, error) {
+	select {
+	case <-p.done:
+		return p.Wait()
+	default:
+	}
+	if p.r != nil && p.r.IsLoopGoroutine() {
+		// On the loop, Wait panics with the explanation: nothing else
+		// would run the flow.
+		return p.Wait()
+	}
+	select {
+	case <-p.done:
+		return p.Wait()
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

@@ -1,0 +1,96 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// Root-level steps added before Execute take their frames without an
+// allocation once the root (or the reactor) is warm, however many there
+// are and whether the root is re-executed or released and taken again.
+func TestAllocRootLevelSteps(t *testing.T) {
+	for _, n := range []int{1, 33, 300} {
+		r := reactor.NewManual()
+		reused := New(r)
+		cases := []struct {
+			name string
+			run  func()
+		}{
+			{"re-executed", func() {
+				for i := 0; i < n; i++ {
+					reused.Add(emptyStep)
+				}
+				reused.Execute()
+				r.RunUntilIdle()
+			}},
+			{"released", func() {
+				root := New(r)
+				for i := 0; i < n; i++ {
+					root.Add(emptyStep)
+				}
+				root.Execute()
+				r.RunUntilIdle()
+				root.Release()
+			}},
+			{"growing", func() {
+				// The root is executed with more root-level steps than
+				// ever before, each time: frames the reactor holds serve.
+				root := New(r)
+				root.Add(emptyStep)
+				root.Execute()
+				r.RunUntilIdle()
+				for i := 0; i < n; i++ {
+					root.Add(emptyStep)
+				}
+				root.Execute()
+				r.RunUntilIdle()
+				root.Release()
+			}},
+		}
+		for _, c := range cases {
+			for i := 0; i < 20; i++ {
+				c.run()
+			}
+			if got := testing.AllocsPerRun(50, c.run); got != 0 {
+				t.Errorf("%d steps, %s: %v allocs per run, want 0", n, c.name, got)
+			}
+		}
+	}
+}
+
+// A root that grows (more root-level steps than it ever had) takes frames
+// from the loop's free list when built on the loop, and in doubling
+// chunks off the loop: the issue 11 bug was one allocation per step.
+func TestAllocRootGrowth(t *testing.T) {
+	const n = 33
+	r := reactor.NewManual()
+	New(r).Release() // warm the engine
+	grow := func() {
+		root := New(r) // a fresh root: no spare frames
+		for i := 0; i < n; i++ {
+			root.Add(emptyStep)
+		}
+		root.Execute()
+		r.RunUntilIdle()
+	}
+	var onLoop, offLoop float64
+	r.Immediate(func() {
+		grow() // warms the loop's free list
+		onLoop = testing.AllocsPerRun(20, grow)
+	})
+	r.RunUntilIdle()
+	offLoop = testing.AllocsPerRun(20, grow)
+	t.Logf("allocs per new root with %d steps: on the loop %v, off the loop %v", n, onLoop, offLoop)
+	// The root itself is one allocation (it is never released here).
+	if onLoop > 1 {
+		t.Errorf("on the loop: %v allocs per new root with %d steps, want at most 1 (the root)", onLoop, n)
+	}
+	// 1, 1, 2, 4, 8, 16: six chunks hold 32 frames, a seventh the 33rd.
+	if want := 1 + 7.0; offLoop > want {
+		t.Errorf("off the loop: %v allocs per new root with %d steps, want at most %v", offLoop, n, want)
+	}
+	if st := StatsOf(r); st.FramesLive != 0 {
+		t.Errorf("FramesLive = %d after every flow ended", st.FramesLive)
+	}
+}
