@@ -400,8 +400,9 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 		e.loopNext(p)
 		return true
 	}
-	e.releaseFrame(f)
+	e.releasePlain(f)
 	if c := p.dequeue(); c != nil {
+		c.fl = fl // a root-level step built before the start has none yet
 		fl.cur = c
 		fl.action = actExec
 		return true
@@ -410,6 +411,65 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	fl.cur = p
 	fl.action = actDone
 	return true
+}
+
+// reuseIteration starts loop L's next iteration on f, the iteration that
+// just completed, when f holds nothing to release but a spent External (a
+// loop that waits for an event each time): releaseFrame and newFrame
+// would hand back the same memory anyway, the free list being LIFO. A
+// stale External of f stays stale: the next External() bumps the
+// generation, and until then ctl is disarmed. It reports false, having
+// done nothing, when L is done or f needs the full release.
+func (e *engine) reuseIteration(fl *flow, f, L *Steps) bool {
+	const spent = fSucceeded | fWait | fArmed
+	ls := L.loop()
+	if f.flags&^spent != 0 || f.head != nil || f.oncancel != nil || !f.scope.Empty() || f.bin != nil ||
+		ls.kind != loopForever && ls.i+1 >= ls.n {
+		return false
+	}
+	if f.ctl.Load()&xMask != xNone {
+		f.releaseClaim()
+	}
+	ls.i++
+	if fl.owned {
+		fl.dropArgs(nil)
+	}
+	fl.args.reset()
+	f.flags = 0
+	f.setStatus(stQueued)
+	fl.cur = f
+	fl.action = actExec
+	return true
+}
+
+// releasePlain is releaseFrame for a frame advanceFast vetted: no queued
+// sub-steps, no timer (fTimeout), no External (fArmed), so only what a
+// plain step can have touched is undone: its Stack memory, its binding,
+// and the fields every frame sets.
+func (e *engine) releasePlain(f *Steps) {
+	if !f.scope.Empty() {
+		e.ar.Release(&f.scope)
+		f.scope = arena.Scope{}
+	}
+	if f.bin != nil {
+		bridge.release(f.bin, true)
+		f.bin = nil
+	}
+	rt := f.fl.root
+	f.fl, f.parent, f.fn, f.onerr, f.x, f.xfn = nil, nil, nil, nil, nil, nil
+	f.n, f.kind, f.flags, f.st = 0, 0, 0, stFree
+	e.stats.FramesLive--
+	if rt.spareN < rt.spareCap {
+		f.next = rt.spare
+		rt.spare = f
+		rt.spareN++
+		return
+	}
+	f.next = e.free
+	e.free = f
+	if e.stats.FramesFree++; e.stats.FramesFree > trimFloor && !e.trim.armed {
+		e.armTrim()
+	}
 }
 
 // exec runs a queued frame and decides what follows from how its callback
@@ -525,6 +585,9 @@ func (e *engine) advance(fl *flow) {
 			return
 		}
 		p := f.parent
+		if p.kind == kLoop && e.reuseIteration(fl, f, p) {
+			return
+		}
 		e.releaseFrame(f)
 		if p.kind == kLoop {
 			p.loop().i++
@@ -532,6 +595,7 @@ func (e *engine) advance(fl *flow) {
 			return
 		}
 		if c := p.dequeue(); c != nil {
+			c.fl = fl // a root-level step built before the start has none yet
 			fl.cur = c
 			fl.action = actExec
 			return

@@ -17,7 +17,7 @@ type root struct {
 	// end of the run, and nil otherwise: flows are pooled by the loop
 	// (attachFlow, detachFlow), so a root that is never Released leaves
 	// only its own small struct to the GC. Frames built before the start
-	// carry a nil fl, set by prepareStart.
+	// carry a nil fl, set when they are dequeued to run.
 	runFlow *flow
 
 	// run is execGen<<1 | running: running between Execute and the end of
@@ -25,6 +25,13 @@ type root struct {
 	// aimed at an earlier run is ignored. One word: one locked instruction
 	// to start a run, one to end it.
 	run atomic.Uint64
+
+	// keepFlow: the root came from the pool (its holders Release roots),
+	// so detachFlow leaves its flow attached: giving it back at every end
+	// and taking one at every start cost released roots 7-17 ns a run
+	// (profiles/README.md). Roots never released are always fresh, and
+	// give their flow back. Written by New before the root is handed out.
+	keepFlow bool
 
 	// Loop-owned: started is set when the flow really starts; a Cancel
 	// that overtakes a start posted from another goroutine is kept in
@@ -140,6 +147,11 @@ func New(r *reactor.Reactor) *Steps {
 		rt = &root{}
 		rt.Steps.e = e
 		rt.Steps.kind = kRoot // written once: a stale Cancel reads it from any goroutine
+	} else {
+		// A root that went through Release: its holder releases roots,
+		// so it keeps a flow across runs, as the pools keep everything
+		// else (detachFlow).
+		rt.keepFlow = true
 	}
 	rt.Steps.setStatus(stIdle)
 	// Reset again: a stale holder may have written to the state of the
@@ -186,7 +198,7 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 	rt.built++
 	f.kind = kind
 	f.parent = parent
-	f.fl = nil // set by prepareStart, when the root has a flow
+	f.fl = nil // set when it is dequeued to run (attachFlow)
 	f.flags = fBuilt
 	f.setStatus(stQueued)
 	return f
@@ -267,7 +279,10 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 // built, ends here.
 func (e *engine) prepareStart(rt *root) bool {
 	rt.started = true
-	e.flowStarted(rt)
+	e.m.started++ // metrics.go
+	if rt.name != nil {
+		e.namedStarted(rt)
+	}
 	rt.nextRun = e.runHead
 	if e.runHead != nil {
 		e.runHead.prevRun = rt
@@ -294,6 +309,7 @@ func (e *engine) prepareStart(rt *root) bool {
 		return false // its context is done already: no step runs
 	}
 	if c := rt.Steps.dequeue(); c != nil {
+		c.fl = fl
 		fl.cur = c
 		e.ready(fl, actExec)
 		return true
@@ -302,10 +318,11 @@ func (e *engine) prepareStart(rt *root) bool {
 	return false
 }
 
-// attachFlow gives rt a flow from the loop's pool (or a new one) and points
-// the frames built before the start at it: the root-level steps and the
-// branches of root-level parallel steps, the only frames a root not yet
-// running can hold. Loop only.
+// attachFlow gives rt a flow from the loop's pool (or a new one). Frames
+// built before the start (root-level steps; the branches of a root-level
+// parallel step get their own flows when it starts) are pointed at it as
+// they are dequeued to run: a walk here would touch every one of them
+// once more. Loop only.
 func (e *engine) attachFlow(rt *root) *flow {
 	fl := rt.runFlow
 	if fl == nil {
@@ -322,18 +339,12 @@ func (e *engine) attachFlow(rt *root) *flow {
 		fl.root, fl.top = rt, &rt.Steps
 		rt.runFlow = fl
 		rt.Steps.fl = fl
+	} else {
+		// Kept from the last run (detachFlow): pooled flows are clean.
+		fl.clearArgs()
+		clear(fl.held)
+		fl.held = fl.held[:0]
 	}
-	for c := rt.Steps.head; c != nil; c = c.next {
-		c.fl = fl
-		if c.kind == kParallel {
-			for b := c.head; b != nil; b = b.next {
-				b.fl = fl
-			}
-		}
-	}
-	fl.clearArgs()
-	clear(fl.held)
-	fl.held = fl.held[:0]
 	fl.cur = &rt.Steps
 	return fl
 }
@@ -345,10 +356,11 @@ func (e *engine) detachFlow(rt *root) {
 	if fl == nil {
 		return
 	}
-	if fl.owned && fl.args.hasOwned() {
-		// The flow's last values hold a bridge's owned values: the root
-		// keeps them (and so its flow) until it is released or run again,
-		// since a Promise may still read them.
+	if rt.keepFlow || fl.owned && fl.args.hasOwned() {
+		// A pooled root keeps its flow (keepFlow). And when the flow's
+		// last values hold a bridge's owned values, the root keeps them
+		// (and so its flow) until it is released or run again, since a
+		// Promise may still read them.
 		return
 	}
 	rt.runFlow, rt.Steps.fl = nil, nil

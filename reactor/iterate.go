@@ -18,19 +18,13 @@ const maxTimersPerIteration = 1024
 // timers, then the engine's ready flows. It reports whether work is still ready.
 func (r *Reactor) iterate() bool {
 	r.m.iterations++
-	if r.manual {
-		r.m.now = r.virtual.Load() // the coarse clock (metrics.go) is the virtual one
-	}
 	// Local work first: a goroutine that queued locally on an idle manual
 	// reactor and then, finding it driven, posted through the ring, sees
 	// its tasks run in its order (takeLoop keeps the converse).
 	if !r.local.empty() {
 		r.runLocal()
 	}
-	if n := r.inbox.Len(); n > 0 { // two loads: cheaper than a pop that finds nothing
-		if n > r.m.ringHigh {
-			r.m.ringHigh = n
-		}
+	if r.inbox.Len() > 0 { // two loads: cheaper than a pop that finds nothing
 		r.drainInbox()
 	}
 	if r.overflow.active.Load() {
@@ -76,6 +70,9 @@ func (r *Reactor) drainInbox() {
 		r.runTask(t, r.inbox.Consumed()-1)
 	}
 	r.m.tasks += uint64(i)
+	if i > r.m.ringHigh {
+		r.m.ringHigh = i // what was waiting, give or take what came meanwhile
+	}
 }
 
 // fireDue runs the timers due at tick now, at most maxTimersPerIteration:
