@@ -2,10 +2,9 @@ package reactor
 
 import (
 	"time"
-
-	"github.com/asyncsteps/asyncsteps/internal/goid"
 	"unsafe"
 
+	"github.com/asyncsteps/asyncsteps/internal/goid"
 	"github.com/asyncsteps/asyncsteps/timerwheel"
 )
 

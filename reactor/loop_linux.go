@@ -469,8 +469,9 @@ func (r *Reactor) shutdown() {
 		}
 		r.runTask(t, r.inbox.Consumed()-1)
 	}
-	// Under the overflow lock, taken after closed was set: a producer appends to
-	// the overflow list only if it sees the reactor open under that lock.
+	// Under the overflow lock, taken after closed was set: a producer
+	// appends to the overflow list only if it sees the reactor open under
+	// that lock.
 	r.drainOverflow() // accepted too: Post returned true for each
 	// Timers already due were accepted work too (a loop-side Immediate is
 	// one); bounded, so a callback that keeps rescheduling itself cannot

@@ -37,7 +37,7 @@ const (
 	taskImmediate uint8 = iota
 	taskDeferred
 	taskCall
-	taskCancelTimer // cancel the loop-side timer th
+	taskCancelTimer // cancel a loop-side timer (timerTask)
 	taskForgetLocal // forget the off-loop cancel mark of local task seq, canceling it if still queued
 )
 
