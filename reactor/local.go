@@ -131,32 +131,29 @@ func (r *Reactor) postLocal(cb func(unsafe.Pointer, uint64), arg unsafe.Pointer,
 	return true
 }
 
-// cancelLocal cancels the local task h names. Any goroutine.
+// cancelLocal cancels the local task h names. Any goroutine; it never
+// waits for a loop or a drive that is busy (a driver may be waiting for
+// the canceler).
 func (r *Reactor) cancelLocal(h Handle) {
 	me := goid.Current()
-	switch {
-	case r.loopG.Load() == me:
+	if r.loopG.Load() == me {
 		if t := r.local.at(h.pos &^ localBit); t != nil {
 			t.canceled = true
 		}
-	case r.manual:
-		r.enter()
-		if t := r.local.at(h.pos &^ localBit); t != nil {
-			t.canceled = true
-		}
-		r.leave()
-	case r.loopG.CompareAndSwap(0, me):
+		return
+	}
+	if r.loopG.CompareAndSwap(0, me) {
 		if t := r.local.at(h.pos &^ localBit); t != nil {
 			t.canceled = true
 		}
 		r.loopG.Store(0)
-	default:
-		// The queue belongs to the running loop: leave a mark it checks
-		// before it runs the task, and a task that takes the mark back if
-		// the task ran first.
-		r.markTimerCanceled(h.pos)
-		r.push(task{seq: h.pos, kind: taskForgetLocal})
+		return
 	}
+	// The queue belongs to whoever runs the loop now: leave a mark it
+	// checks before it runs the task, and a task that takes the mark back
+	// if the task ran first.
+	r.markTimerCanceled(h.pos)
+	r.push(task{seq: h.pos, kind: taskForgetLocal})
 }
 
 // localValid answers IsValid for a local task. Any goroutine.

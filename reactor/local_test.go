@@ -133,3 +133,28 @@ func TestLocalQueueOffLoopCancelOnRealLoop(t *testing.T) {
 		time.Sleep(time.Millisecond)
 	}
 }
+
+// Cancel of a local handle from another goroutine while a manual reactor
+// is being driven does not wait for the drive (whose callback may be
+// waiting for the canceler), and the task does not run.
+func TestLocalQueueCancelDuringManualDrive(t *testing.T) {
+	r := NewManual()
+	ran := false
+	var h Handle
+	canceled := make(chan struct{})
+	r.Immediate(func() {
+		go func() { r.Cancel(h); close(canceled) }()
+		<-canceled // the drive waits for the canceler
+	})
+	h = r.Immediate(func() { ran = true }) // idle: queued locally, behind the blocker
+	if h.kind != handleLocal {
+		t.Fatalf("handle kind %d, want local", h.kind)
+	}
+	r.RunUntilIdle()
+	if ran {
+		t.Fatal("canceled local task ran")
+	}
+	if r.IsValid(h) || r.remote.timerPending.Load() != 0 {
+		t.Fatalf("after the drive: valid %v, cancel marks %d", r.IsValid(h), r.remote.timerPending.Load())
+	}
+}
