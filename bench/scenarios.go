@@ -88,6 +88,12 @@ var Scenarios = []Scenario{
 		MaxNs: 60, ZeroAllocs: true,
 	},
 	{
+		Name: "MutexSection", Unit: "op",
+		What:     "Simple with its step inside an uncontended syncprim.Mutex (Simple's row + the section)",
+		OursLoop: MutexSectionOnLoop, Ours: MutexSection, Peer: MutexSectionGoroutines,
+		MaxNs: 90, ZeroAllocs: true,
+	},
+	{
 		Name: "Sequential", Unit: "step",
 		What:     "one step of a 1024-step flow passing an Int to the next",
 		OursLoop: SequentialOnLoop, Ours: Sequential, Peer: SequentialGoroutines,

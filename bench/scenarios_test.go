@@ -10,6 +10,7 @@ import "testing"
 
 func BenchmarkTurn(b *testing.B)             { runScenario(b, "Turn") }
 func BenchmarkSimple(b *testing.B)           { runScenario(b, "Simple") }
+func BenchmarkMutexSection(b *testing.B)     { runScenario(b, "MutexSection") }
 func BenchmarkSequential(b *testing.B)       { runScenario(b, "Sequential") }
 func BenchmarkParallel(b *testing.B)         { runScenario(b, "Parallel") }
 func BenchmarkParallelWaitLoop(b *testing.B) { runScenario(b, "ParallelWaitLoop") }
@@ -46,7 +47,7 @@ func TestScenarioTable(t *testing.T) {
 			t.Errorf("scenario %s has no target", s.Name)
 		}
 	}
-	for _, name := range []string{"Turn", "Simple", "Sequential", "Parallel", "ParallelWaitLoop", "Timeout", "SimpleUnreleased", "SequentialStrInt", "RepeatEmpty"} {
+	for _, name := range []string{"Turn", "Simple", "MutexSection", "Sequential", "Parallel", "ParallelWaitLoop", "Timeout", "SimpleUnreleased", "SequentialStrInt", "RepeatEmpty"} {
 		if !seen[name] {
 			t.Errorf("BenchmarkX for %s has no scenario", name)
 		}

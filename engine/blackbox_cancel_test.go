@@ -498,15 +498,23 @@ func TestCancelBeforeStartCancelsThatRun(t *testing.T) {
 	root := engine.New(r)
 	firstRan := false
 	root.Add(func(as *engine.Steps) { firstRan = true })
-	// Cancel on the loop (the wheel) ahead of the start task in the ring:
-	// more than one iteration's worth of ring tasks sit in front of it.
+	// Cancel on the loop ahead of the start task in the ring: another
+	// goroutine executes the root while the loop runs, behind more than
+	// one iteration's worth of ring tasks, and the loop's own Cancel (the
+	// local queue) runs before the ring reaches the start.
+	var p1 *engine.Promise
 	r.Immediate(func() {
-		r.Immediate(func() { root.Cancel() })
+		posted := make(chan struct{})
+		go func() {
+			for i := 0; i < 1100; i++ {
+				r.Immediate(func() {})
+			}
+			p1 = root.Promise()
+			close(posted)
+		}()
+		<-posted
+		root.Cancel()
 	})
-	for i := 0; i < 1100; i++ {
-		r.Immediate(func() {})
-	}
-	p1 := root.Promise()
 	r.RunUntilIdle()
 	_, err := p1.Wait()
 	var fe *engine.Error

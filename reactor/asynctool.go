@@ -11,16 +11,20 @@ import (
 // any goroutine; callbacks run in the order posted. Returns the zero Handle
 // after Close.
 //
-// On the loop an Immediate is a timer due at the current tick, behind the
-// timers already due: a callback that keeps rescheduling itself cannot
-// starve timers, posted tasks or flows.
+// On the loop an Immediate goes to the loop's local queue, which runs after
+// the timers already due and only as far as it was filled when the
+// iteration began: a callback that keeps rescheduling itself cannot starve
+// timers, posted tasks or flows. So does an Immediate from a goroutine that
+// finds a manual reactor idle (nobody driving it, nothing posted waiting).
 func (r *Reactor) Immediate(fn func()) Handle {
-	if r.IsSameThread() {
-		if r.closed.Load() {
-			return Handle{}
-		}
-		r.timerSeq++
-		return Handle{t: r.wheel.Add(r.currentTick(), timerwheel.Entry{Fn: fn, Aux: r.timerSeq}), pos: r.timerSeq, kind: handleTimer}
+	me := goid.Current()
+	if r.loopG.Load() == me {
+		return r.immediateLocal(fn)
+	}
+	if r.takeLoop(me) {
+		h := r.immediateLocal(fn)
+		r.loopG.Store(0)
+		return h
 	}
 	pos, ok := r.push(task{fn: fn, kind: taskImmediate})
 	if !ok {
@@ -73,14 +77,10 @@ func (r *Reactor) Cancel(h Handle) {
 		// loop looks before it runs a user timer, so that a task whose
 		// Cancel returned never runs, without waiting for a loop that may
 		// be busy; the loop then removes it from the wheel.
-		r.remote.mu.Lock()
-		if r.remote.timerCanceled == nil {
-			r.remote.timerCanceled = make(map[uint64]struct{})
-		}
-		r.remote.timerCanceled[h.pos] = struct{}{}
-		r.remote.timerPending.Add(1)
-		r.remote.mu.Unlock()
+		r.markTimerCanceled(h.pos)
 		r.push(timerTask(h.t, h.pos))
+	case handleLocal:
+		r.cancelLocal(h)
 	case handleRemote:
 		r.remote.mu.Lock()
 		if r.pending(h.pos) {
@@ -106,6 +106,20 @@ func (r *Reactor) Cancel(h Handle) {
 	}
 }
 
+// markTimerCanceled records an off-loop cancel of the loop-side task with
+// sequence seq (a wheel timer's, or a local task's with localBit).
+func (r *Reactor) markTimerCanceled(seq uint64) {
+	r.remote.mu.Lock()
+	if r.remote.timerCanceled == nil {
+		r.remote.timerCanceled = make(map[uint64]struct{})
+	}
+	if _, dup := r.remote.timerCanceled[seq]; !dup {
+		r.remote.timerCanceled[seq] = struct{}{}
+		r.remote.timerPending.Add(1)
+	}
+	r.remote.mu.Unlock()
+}
+
 // IsValid reports whether h still refers to a task that has not run and was
 // not canceled. Safe from any goroutine; for a timer scheduled on the loop,
 // an answer off the loop is a snapshot that may already be stale.
@@ -123,7 +137,9 @@ func (r *Reactor) IsValid(h Handle) bool {
 				return false
 			}
 		}
-		return r.offLoopTimerValid(h.t)
+		return r.offLoop(func() bool { return r.wheel.Valid(h.t) })
+	case handleLocal:
+		return r.localValid(h)
 	case handleRemote:
 		r.remote.mu.Lock()
 		defer r.remote.mu.Unlock()
@@ -147,23 +163,24 @@ func (r *Reactor) IsValid(h Handle) bool {
 	return false
 }
 
-// offLoopTimerValid answers IsValid for a loop-side timer asked from another
-// goroutine. The wheel is not safe to read there: a manual reactor is taken
-// between drives; a running loop is asked through the ring and answers
-// through a channel. It is the slow path by design.
-func (r *Reactor) offLoopTimerValid(h timerwheel.Handle) bool {
+// offLoop answers a question about loop-owned state (the wheel, the local
+// queue) asked from another goroutine. That state is not safe to read
+// there: a manual reactor is taken between drives; a running loop is asked
+// through the ring and answers through a channel. It is the slow path by
+// design.
+func (r *Reactor) offLoop(ask func() bool) bool {
 	if r.manual {
 		r.enter()
 		defer r.leave()
-		return r.wheel.Valid(h)
+		return ask()
 	}
 	if me := goid.Current(); r.loopG.CompareAndSwap(0, me) {
-		// No loop is running (not started, or stopped): the wheel is idle.
+		// No loop is running (not started, or stopped): its state is idle.
 		defer r.loopG.Store(0)
-		return r.wheel.Valid(h)
+		return ask()
 	}
 	ch := make(chan bool, 1)
-	if _, ok := r.push(task{fn: func() { ch <- r.wheel.Valid(h) }, kind: taskImmediate}); !ok {
+	if _, ok := r.push(task{fn: func() { ch <- ask() }, kind: taskImmediate}); !ok {
 		return false
 	}
 	return <-ch

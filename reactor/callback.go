@@ -4,6 +4,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/asyncsteps/asyncsteps/internal/goid"
 	"github.com/asyncsteps/asyncsteps/timerwheel"
 )
 
@@ -31,12 +32,14 @@ func (r *Reactor) Stop(t Timer) {
 // allocates. Called on the loop, it runs after the current callback returns.
 // It reports false, doing nothing, after Close.
 func (r *Reactor) Post(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
-	if r.IsSameThread() {
-		if r.closed.Load() {
-			return false
-		}
-		r.wheel.Add(r.currentTick(), timerwheel.Entry{Cb: cb, Arg: arg, Aux: aux})
-		return true
+	me := goid.Current()
+	if r.loopG.Load() == me {
+		return r.postLocal(cb, arg, aux)
+	}
+	if r.takeLoop(me) {
+		ok := r.postLocal(cb, arg, aux)
+		r.loopG.Store(0)
+		return ok
 	}
 	_, ok := r.push(task{cb: cb, arg: arg, aux: aux, kind: taskCall})
 	return ok

@@ -3,12 +3,16 @@
 //
 // A Reactor is owned by one goroutine, "the loop". Work reaches it three ways:
 //
-//   - from the loop itself: Immediate and Deferred become timers in a
-//     hierarchical timer wheel (an Immediate is a timer due now), so every
-//     loop-side task has a generation-checked Handle for free;
+//   - from the loop itself: Immediate and Post go to a plain FIFO, the
+//     local queue, that only the loop touches (no atomic operation), and
+//     Deferred becomes a timer in a hierarchical timer wheel; a local
+//     task's Handle is its sequence number, a timer's is generation-checked;
 //   - from any other goroutine: tasks go through a bounded lock-free MPSC
 //     ring (see package ring); the Handle of such a task is its position in
-//     the ring;
+//     the ring. A goroutine that finds a manual reactor idle (nobody drives
+//     it, nothing posted is waiting) takes the loop's role for the moment
+//     and queues locally instead: on a manual reactor the goroutine that
+//     drives it is usually the only one;
 //   - from the engine: the Run hook of the Ext it attaches with ExtOrInit,
 //     which the loop calls on every iteration, so the engine can run its own
 //     ready queue of flows without a task per step.

@@ -21,6 +21,7 @@ const (
 	handleTimer                // made on the loop: a wheel entry
 	handleRemote               // Immediate from another goroutine: pos is its submission position
 	handleRemoteDeferred       // Deferred from another goroutine: pos as for handleRemote
+	handleLocal                // Immediate or Post made on the loop: pos is localBit|its local sequence
 )
 
 // IsZero reports whether h is the zero Handle.

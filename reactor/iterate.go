@@ -14,10 +14,53 @@ const maxInboxBatch = 1024
 // one iteration fires.
 const maxTimersPerIteration = 1024
 
-// iterate runs what is ready now, once: posted tasks, due timers, then the
-// engine's ready flows. It reports whether work is still ready.
+// iterate runs what is ready now, once: the local queue, posted tasks, due
+// timers, then the engine's ready flows. It reports whether work is still ready.
 func (r *Reactor) iterate() bool {
 	r.m.iterations++
+	// Local work first: a goroutine that queued locally on an idle manual
+	// reactor and then, finding it driven, posted through the ring, sees
+	// its tasks run in its order (takeLoop keeps the converse).
+	if !r.local.empty() {
+		r.runLocal()
+	}
+	if r.inbox.Len() > 0 { // two loads: cheaper than a pop that finds nothing
+		r.drainInbox()
+	}
+	if r.overflow.active.Load() {
+		r.drainOverflow()
+	}
+	// The clock is read once, and only when a timer is pending: an
+	// iteration with only local work pays for neither.
+	var now uint64
+	haveNow := false
+	if r.wheel.Len() > 0 {
+		now, haveNow = r.currentTick(), true
+		r.fireDue(now)
+	}
+	if r.os != nil && r.closed.Load() {
+		// Closed while this iteration's callbacks ran: the shutdown that
+		// follows the turn ends the flows; none starts a step now.
+		return false
+	}
+	more := false
+	if s := r.ext.Load(); s != nil && s.run != nil {
+		more = s.run()
+	}
+	if more || !r.local.empty() || r.inbox.Len() > 0 || r.overflow.active.Load() {
+		return true
+	}
+	if next, ok := r.wheel.NextDeadline(); ok {
+		if !haveNow {
+			now = r.currentTick()
+		}
+		return next <= now
+	}
+	return false
+}
+
+// drainInbox runs the tasks posted through the ring, at most maxInboxBatch.
+func (r *Reactor) drainInbox() {
 	i := 0
 	for ; i < maxInboxBatch; i++ {
 		t, ok := r.inbox.TryPop()
@@ -30,22 +73,6 @@ func (r *Reactor) iterate() bool {
 	if i > r.m.ringHigh {
 		r.m.ringHigh = i // what was waiting, give or take what came meanwhile
 	}
-	if r.overflow.active.Load() {
-		r.drainOverflow()
-	}
-	now := r.currentTick()
-	r.fireDue(now)
-	more := false
-	if s := r.ext.Load(); s != nil && s.run != nil {
-		more = s.run()
-	}
-	if more || r.inbox.Len() > 0 || r.overflow.active.Load() {
-		return true
-	}
-	if next, ok := r.wheel.NextDeadline(); ok && next <= now {
-		return true
-	}
-	return false
 }
 
 // fireDue runs the timers due at tick now, at most maxTimersPerIteration:
@@ -80,6 +107,12 @@ func (r *Reactor) runTask(t task, pos uint64) {
 	case taskCancelTimer:
 		r.wheel.Cancel(timerwheel.HandleOf(t.timerIdx, t.aux))
 		r.takeTimerCanceled(t.seq)
+	case taskForgetLocal:
+		if r.takeTimerCanceled(t.seq) {
+			if lt := r.local.at(t.seq &^ localBit); lt != nil {
+				lt.canceled = true
+			}
+		}
 	}
 }
 

@@ -136,9 +136,16 @@ var one = [8]byte{1}
 
 // wakeLoop is called by producers after they pushed work: it writes the
 // eventfd if, and only if, the loop may be asleep.
+//
+// Only this slow path counts itself in pushing, so that shutdown closes
+// the eventfd under no write; a post to a busy loop costs one load here.
 func (r *Reactor) wakeLoop() {
 	if r.sleeping.Load() && r.sleeping.CompareAndSwap(true, false) {
-		r.kick()
+		r.pushing.Add(1)
+		if !r.fdsClosing.Load() {
+			r.kick()
+		}
+		r.pushing.Add(-1)
 	}
 }
 
@@ -451,28 +458,39 @@ func (r *Reactor) shutdown() {
 		defer r.loopG.Store(0)
 	}
 	r.closed.Store(true)
-	for r.pushing.Load() != 0 {
-		runtime.Gosched() // a producer that saw the reactor open is still pushing
-	}
-	for {
+	// Every push the ring accepted counts in accepted (a producer may still
+	// be publishing its slot: wait for it); every later one fails.
+	accepted := r.inbox.Close()
+	for r.inbox.Consumed() < accepted {
 		t, ok := r.inbox.TryPop()
 		if !ok {
-			break
+			runtime.Gosched()
+			continue
 		}
 		r.runTask(t, r.inbox.Consumed()-1)
 	}
-	if r.overflow.active.Load() {
-		r.drainOverflow() // accepted too: Post returned true for each
-	}
+	// Under the overflow lock, taken after closed was set: a producer
+	// appends to the overflow list only if it sees the reactor open under
+	// that lock.
+	r.drainOverflow() // accepted too: Post returned true for each
 	// Timers already due were accepted work too (a loop-side Immediate is
 	// one); bounded, so a callback that keeps rescheduling itself cannot
 	// hold the shutdown.
 	r.fireDue(r.currentTick())
+	r.runLocal()
 	r.runShutdownHooks()
 	if s := r.ext.Load(); s != nil && s.close != nil {
 		r.safeCall(s.close)
 	}
 	if r.os != nil {
+		// A producer that pushed before the ring closed may still be
+		// about to write the eventfd (wakeLoop): let it finish, and make
+		// any later one skip the write, before the descriptor is closed
+		// and its number reused.
+		r.fdsClosing.Store(true)
+		for r.pushing.Load() != 0 {
+			runtime.Gosched()
+		}
 		r.os.closeFDs()
 	}
 }

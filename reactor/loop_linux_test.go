@@ -26,15 +26,30 @@ func TestLateKickDoesNotSpin(t *testing.T) {
 			time.Sleep(time.Millisecond)
 		}
 	}
-	fired := make(chan struct{})
-	r.Post(func(unsafe.Pointer, uint64) {
-		r.After(30*time.Millisecond, func(unsafe.Pointer, uint64) { close(fired) }, nil, 0)
-	}, nil, 0)
-	waitSleeping()
-	if !r.sleeping.CompareAndSwap(true, false) { // a producer: CAS won, its write delayed
-		t.Fatal("loop not asleep")
+	for attempt := 1; ; attempt++ {
+		fired := make(chan struct{})
+		r.Post(func(unsafe.Pointer, uint64) {
+			r.After(30*time.Millisecond, func(unsafe.Pointer, uint64) { close(fired) }, nil, 0)
+		}, nil, 0)
+		waitSleeping()
+		if !r.sleeping.CompareAndSwap(true, false) { // a producer: CAS won, its write delayed
+			t.Fatal("loop not asleep")
+		}
+		select {
+		case <-fired:
+			// This goroutine was descheduled past the timer (a loaded
+			// machine): the loop had already slept again, and nothing
+			// will wake it to set sleeping. Wake it and set up again.
+			if attempt == 20 {
+				t.Fatal("the timer always fired before the simulated producer")
+			}
+			r.kick()
+			continue
+		default:
+		}
+		<-fired // the timer woke the loop; it drained efd and set sleeping again
+		break
 	}
-	<-fired // the timer woke the loop; it drained efd and set sleeping again
 	waitSleeping()
 	r.kick() // the producer's late write
 	var ru0, ru1 syscall.Rusage

@@ -26,7 +26,9 @@ func (r *Reactor) enter() {
 			time.Sleep(50 * time.Microsecond)
 		}
 	}
-	r.driver.Store(me)
+	if r.driver.Load() != me { // a store is a locked instruction; the driver rarely changes
+		r.driver.Store(me)
+	}
 	r.running = 1
 }
 

@@ -55,8 +55,12 @@ type Reactor struct {
 	os       *osLoop     // real reactors only: poller, eventfd, timerfd
 	started  atomic.Bool // Run was called (or Close made it impossible)
 	sleeping atomic.Bool // the loop may be blocked in the poller: wake it
-	pushing  atomic.Int32
-	done     chan struct{} // closed when a real loop has shut down
+	// pushing counts the goroutines writing the eventfd (wakeLoop, Close),
+	// and fdsClosing stops new ones, so shutdown never closes it under a
+	// write.
+	pushing    atomic.Int32
+	fdsClosing atomic.Bool
+	done       chan struct{} // closed when a real loop has shut down
 
 	closed atomic.Bool
 	inbox  *ring.MPSC[task]
@@ -69,6 +73,8 @@ type Reactor struct {
 
 	remote   remoteBook // handles given to other goroutines: their cancels and timers
 	timerSeq uint64     // loop-owned: sequence of user timers made on the loop
+
+	local localQueue // loop-owned: Immediate and Post made on the loop (local.go)
 
 	hooks shutdownHooks // AtShutdown's, with their own lock
 

@@ -38,6 +38,7 @@ const (
 	taskDeferred
 	taskCall
 	taskCancelTimer // cancel a loop-side timer (timerTask)
+	taskForgetLocal // forget the off-loop cancel mark of local task seq, canceling it if still queued
 )
 
 // push hands t to the loop through the ring. When the ring is full a real
@@ -45,10 +46,10 @@ const (
 // itself a reactor's loop; then, as on a manual reactor, the task goes to
 // the overflow list.
 func (r *Reactor) push(t task) (uint64, bool) {
-	// pushing lets shutdown wait for a producer that saw the reactor open,
-	// so a task accepted before Close is never left in the ring.
-	r.pushing.Add(1)
-	defer r.pushing.Add(-1)
+	// A task accepted before Close is never left behind without a counter
+	// of producers in flight: shutdown closes the ring, which fails every
+	// later push, and takes every position claimed before; the overflow
+	// list is checked under its lock.
 	for spins := 0; ; spins++ {
 		if r.closed.Load() {
 			return 0, false
@@ -56,11 +57,11 @@ func (r *Reactor) push(t task) (uint64, bool) {
 		if r.overflow.active.Load() {
 			// Behind tasks already in the overflow list: each producer's
 			// order holds only if nobody jumps back into the ring first.
-			pos := r.pushOverflow(t)
-			if r.wake != nil {
+			pos, ok := r.pushOverflow(t)
+			if ok && r.wake != nil {
 				r.wake()
 			}
-			return pos, true
+			return pos, ok
 		}
 		if pos, ok := r.inbox.TryPushPos(t); ok {
 			if r.wake != nil {
@@ -71,11 +72,11 @@ func (r *Reactor) push(t task) (uint64, bool) {
 		if r.manual || isLoop(goid.Current()) {
 			// A manual reactor runs only when driven; and a loop waiting
 			// for another loop's ring could deadlock with it. Both queue.
-			pos := r.pushOverflow(t)
-			if r.wake != nil {
+			pos, ok := r.pushOverflow(t)
+			if ok && r.wake != nil {
 				r.wake()
 			}
-			return pos, true
+			return pos, ok
 		}
 		// Full: the loop is behind. Yield first; if that is not enough the
 		// loop is busy for longer, so sleep with a capped backoff instead of
@@ -121,14 +122,19 @@ func isLoop(g uintptr) bool {
 // of its own, so that a Handle never confuses it with a ring position.
 const overflowBit = 1 << 63
 
-func (r *Reactor) pushOverflow(t task) uint64 {
+// pushOverflow appends t to the overflow list; false after Close.
+func (r *Reactor) pushOverflow(t task) (uint64, bool) {
 	r.overflow.mu.Lock()
+	if r.closed.Load() {
+		r.overflow.mu.Unlock()
+		return 0, false
+	}
 	pos := overflowBit | r.overflow.seq
 	r.overflow.seq++
 	r.overflow.tasks = append(r.overflow.tasks, t)
 	r.overflow.active.Store(true)
 	r.overflow.mu.Unlock()
-	return pos
+	return pos, true
 }
 
 // pending reports whether the task at pos has not been taken by the loop yet.

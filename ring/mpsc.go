@@ -83,6 +83,9 @@ func (q *MPSC[T]) TryPushPos(v T) (pos uint64, ok bool) {
 	lap := int64(q.mask + 1)
 	for {
 		pos = q.enq.Load()
+		if pos&closedBit != 0 {
+			return 0, false // Close: the CAS below fails too if it comes in between
+		}
 		// Signed differences: by the time deqCache or deq is loaded, the
 		// consumer may already be past a stale pos.
 		if int64(pos-q.deqCache.Load()) >= lap {
@@ -104,6 +107,21 @@ func (q *MPSC[T]) TryPushPos(v T) (pos uint64, ok bool) {
 		}
 		// Another producer took pos; retry at the new enq.
 	}
+}
+
+// closedBit, set in enq by Close, makes every later TryPushPos fail in the
+// same CAS that would claim a position: a producer either claimed its
+// position before Close, and Closed's count includes it, or fails.
+const closedBit = 1 << 63
+
+// Close makes every later TryPush and TryPushPos fail, and returns how many
+// items were ever pushed (or claimed: a producer that claimed its position
+// before Close may still be publishing it). The consumer that pops until
+// Consumed() reaches that count has taken every item accepted before
+// Close, without a counter of producers in flight on the push path. Safe
+// from any goroutine; closing again returns the same count.
+func (q *MPSC[T]) Close() uint64 {
+	return q.enq.Or(closedBit) &^ closedBit
 }
 
 // TryPop removes and returns the oldest item. It reports false when the
@@ -164,7 +182,7 @@ func (q *MPSC[T]) Consumed() uint64 {
 // in [0, Cap()].
 func (q *MPSC[T]) Len() int {
 	deq := q.deq.Load() // before enq: see invariant 6 in the package doc.
-	enq := q.enq.Load()
+	enq := q.enq.Load() &^ closedBit
 	n := enq - deq
 	if n > q.mask+1 {
 		n = q.mask + 1

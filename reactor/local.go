@@ -1,0 +1,177 @@
+package reactor
+
+import (
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/internal/goid"
+)
+
+// The local queue is where work scheduled to run "now" on the loop waits:
+// Immediate and Post called on the loop, and, on a manual reactor, called
+// by a goroutine that can take the loop's role at once (nobody is driving
+// it). It is the C++ reference's same-thread queue: a plain FIFO owned by
+// whoever holds the loop (loopG), so adding and running cost no atomic
+// operation, where the MPSC ring costs two per task and the timer wheel a
+// node, a tick computation and a poll.
+//
+// Invariants:
+//  1. Only the goroutine holding the loop (loopG == its goid) touches
+//     buf, head and tail; loopG's CAS and store order those accesses.
+//  2. The task added p-th (from 0) sits at buf[p&(len(buf)-1)] while
+//     head <= p < tail; its Handle's pos is localBit|p, a sequence of its
+//     own, so an off-loop cancel mark in timerCanceled never names a wheel
+//     timer.
+//  3. One iteration runs only the tasks present when it started: a
+//     callback that keeps posting itself cannot starve timers, posted
+//     tasks or flows.
+
+// localBit marks a local task's sequence number (invariant 2).
+const localBit = 1 << 62
+
+type localTask struct {
+	fn       func()                       // Immediate's callback, or nil
+	cb       func(unsafe.Pointer, uint64) // Post's callback, or nil
+	arg      unsafe.Pointer
+	aux      uint64
+	canceled bool
+}
+
+type localQueue struct {
+	buf        []localTask // power-of-two length, or nil before the first add
+	head, tail uint64
+}
+
+// localInitial is the local queue's first capacity; it doubles when full.
+const localInitial = 64
+
+func (q *localQueue) empty() bool { return q.head == q.tail }
+
+// add appends a task and returns its sequence number (without localBit).
+// Field by field: a whole-struct store of t was a quarter of the on-loop
+// turn's profile.
+func (q *localQueue) add(fn func(), cb func(unsafe.Pointer, uint64), arg unsafe.Pointer, aux uint64) uint64 {
+	if q.tail-q.head == uint64(len(q.buf)) {
+		q.grow()
+	}
+	p := q.tail
+	s := &q.buf[p&uint64(len(q.buf)-1)]
+	s.fn, s.cb, s.arg, s.aux, s.canceled = fn, cb, arg, aux, false
+	q.tail++
+	return p
+}
+
+func (q *localQueue) grow() {
+	n := max(2*len(q.buf), localInitial)
+	buf := make([]localTask, n)
+	for p := q.head; p < q.tail; p++ {
+		buf[p&uint64(n-1)] = q.buf[p&uint64(len(q.buf)-1)]
+	}
+	q.buf = buf
+}
+
+// at returns the task with sequence p if it is still queued, or nil.
+func (q *localQueue) at(p uint64) *localTask {
+	if p < q.head || p >= q.tail {
+		return nil
+	}
+	return &q.buf[p&uint64(len(q.buf)-1)]
+}
+
+// runLocal runs the local tasks queued when it was called (invariant 3).
+// Loop only.
+func (r *Reactor) runLocal() {
+	q := &r.local
+	r.m.timers += q.tail - q.head      // Metrics.TimersFired counts loop-side Immediate and Post
+	for end := q.tail; q.head < end; { // < : a nested drive (a callback running RunUntilIdle) may run past end
+		p := q.head
+		slot := &q.buf[p&uint64(len(q.buf)-1)]
+		fn, cb, arg, aux, canceled := slot.fn, slot.cb, slot.arg, slot.aux, slot.canceled
+		slot.fn, slot.arg = nil, nil // what may keep memory alive (cb is a plain function)
+		q.head++
+		if canceled {
+			continue
+		}
+		if r.remote.timerPending.Load() != 0 && r.takeTimerCanceled(localBit|p) {
+			continue // canceled off the loop before it ran
+		}
+		if cb != nil {
+			r.safeCb(cb, arg, aux)
+		} else {
+			r.safeCall(fn)
+		}
+	}
+}
+
+// takeLoop makes the caller the loop of an idle manual reactor for a moment,
+// so that it can queue work locally instead of through the ring. It fails
+// (the caller then posts through the ring) while another goroutine drives
+// the reactor, or while posted work is still waiting: a task queued here
+// must not overtake one the same goroutine posted earlier. A true result
+// must be followed by r.loopG.Store(0).
+func (r *Reactor) takeLoop(me uintptr) bool {
+	return r.manual && r.loopG.Load() == 0 && r.inbox.Len() == 0 && !r.overflow.active.Load() &&
+		r.loopG.CompareAndSwap(0, me)
+}
+
+// immediateLocal queues fn on the local queue. Loop only (or takeLoop).
+func (r *Reactor) immediateLocal(fn func()) Handle {
+	if r.closed.Load() {
+		return Handle{}
+	}
+	p := r.local.add(fn, nil, nil, 0)
+	return Handle{pos: localBit | p, kind: handleLocal}
+}
+
+// postLocal queues cb(arg, aux) on the local queue. Loop only (or takeLoop).
+func (r *Reactor) postLocal(cb func(unsafe.Pointer, uint64), arg unsafe.Pointer, aux uint64) bool {
+	if r.closed.Load() {
+		return false
+	}
+	r.local.add(nil, cb, arg, aux)
+	return true
+}
+
+// cancelLocal cancels the local task h names. Any goroutine; it never
+// waits for a loop or a drive that is busy (a driver may be waiting for
+// the canceler).
+func (r *Reactor) cancelLocal(h Handle) {
+	me := goid.Current()
+	if r.loopG.Load() == me {
+		if t := r.local.at(h.pos &^ localBit); t != nil {
+			t.canceled = true
+		}
+		return
+	}
+	if r.loopG.CompareAndSwap(0, me) {
+		if t := r.local.at(h.pos &^ localBit); t != nil {
+			t.canceled = true
+		}
+		r.loopG.Store(0)
+		return
+	}
+	// The queue belongs to whoever runs the loop now: leave a mark it
+	// checks before it runs the task, and a task that takes the mark back
+	// if the task ran first.
+	r.markTimerCanceled(h.pos)
+	r.push(task{seq: h.pos, kind: taskForgetLocal})
+}
+
+// localValid answers IsValid for a local task. Any goroutine.
+func (r *Reactor) localValid(h Handle) bool {
+	valid := func() bool {
+		t := r.local.at(h.pos &^ localBit)
+		return t != nil && !t.canceled
+	}
+	if r.IsSameThread() {
+		return valid()
+	}
+	if r.remote.timerPending.Load() != 0 {
+		r.remote.mu.Lock()
+		_, canceled := r.remote.timerCanceled[h.pos]
+		r.remote.mu.Unlock()
+		if canceled {
+			return false
+		}
+	}
+	return r.offLoop(valid)
+}

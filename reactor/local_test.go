@@ -1,0 +1,160 @@
+package reactor
+
+import (
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// Immediate and Post made on the loop share one FIFO; a local task
+// canceled before it runs never runs and is no longer valid.
+func TestLocalQueueOrderAndCancelOnLoop(t *testing.T) {
+	r := NewManual()
+	var got []int
+	add := func(i int) func() { return func() { got = append(got, i) } }
+	r.Immediate(func() {
+		r.Immediate(add(1))
+		r.Post(func(unsafe.Pointer, uint64) { got = append(got, 2) }, nil, 0)
+		h := r.Immediate(add(99))
+		r.Immediate(add(3))
+		if h.kind != handleLocal || !r.IsValid(h) {
+			t.Errorf("handle %+v: want a valid local handle", h)
+		}
+		r.Cancel(h)
+		if r.IsValid(h) {
+			t.Error("canceled local task still valid")
+		}
+	})
+	r.RunUntilIdle()
+	if len(got) != 3 || got[0] != 1 || got[1] != 2 || got[2] != 3 {
+		t.Fatalf("ran %v, want [1 2 3]", got)
+	}
+}
+
+// A goroutine that finds a manual reactor idle queues locally; the Handle
+// it gets is valid until the task runs, and Cancel from that goroutine
+// stops it.
+func TestLocalQueueFromIdleManualGoroutine(t *testing.T) {
+	r := NewManual()
+	ran := 0
+	h := r.Immediate(func() { ran++ })
+	if h.kind != handleLocal {
+		t.Fatalf("Immediate on an idle manual reactor: handle kind %d, want local", h.kind)
+	}
+	if !r.IsValid(h) {
+		t.Fatal("pending local task not valid")
+	}
+	r.Cancel(h)
+	if r.IsValid(h) {
+		t.Fatal("canceled local task valid")
+	}
+	h2 := r.Immediate(func() { ran += 10 })
+	r.RunUntilIdle()
+	if ran != 10 || r.IsValid(h2) {
+		t.Fatalf("ran %d (want 10), handle valid after run: %v", ran, r.IsValid(h2))
+	}
+	if r.remote.timerPending.Load() != 0 {
+		t.Fatal("a cancel mark was left behind")
+	}
+}
+
+// A callback that reposts itself runs once per iteration: the local queue
+// cannot starve the rest of the loop, and a nested drive inside a local
+// callback does not make the outer drain run past its end.
+func TestLocalQueueBoundedPerIteration(t *testing.T) {
+	r := NewManual()
+	n := 0
+	var again func()
+	again = func() {
+		n++
+		if n < 5 {
+			r.Immediate(again)
+		}
+	}
+	r.Immediate(again)
+	if !r.Iterate() || n != 1 {
+		t.Fatalf("after one iteration: n=%d, want 1 and more work", n)
+	}
+	r.RunUntilIdle()
+	if n != 5 {
+		t.Fatalf("n=%d, want 5", n)
+	}
+	inner := 0
+	r.Immediate(func() {
+		r.Immediate(func() { inner++ })
+		r.RunUntilIdle() // nested: runs the inner task
+		r.Immediate(func() { inner += 10 })
+	})
+	r.RunUntilIdle()
+	if inner != 11 {
+		t.Fatalf("inner=%d, want 11", inner)
+	}
+}
+
+// On a running real loop a local task canceled from another goroutine
+// while the loop is busy never runs, and the cancel mark is taken back.
+func TestLocalQueueOffLoopCancelOnRealLoop(t *testing.T) {
+	r, err := New(Options{CPU: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go r.Run()
+	defer r.Close()
+	made := make(chan Handle)
+	release := make(chan struct{})
+	ran := make(chan struct{}, 1)
+	done := make(chan struct{})
+	r.Immediate(func() {
+		made <- r.Immediate(func() { ran <- struct{}{} })
+		<-release // the loop is busy: the canceler cannot take it
+	})
+	h := <-made
+	if h.kind != handleLocal {
+		t.Fatalf("handle kind %d, want local", h.kind)
+	}
+	r.Cancel(h)
+	if r.IsValid(h) {
+		close(release)
+		t.Fatal("canceled local task valid")
+	}
+	close(release)
+	r.Immediate(func() { close(done) })
+	<-done
+	select {
+	case <-ran:
+		t.Fatal("canceled local task ran")
+	default:
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for r.remote.timerPending.Load() != 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("cancel mark never taken back")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// Cancel of a local handle from another goroutine while a manual reactor
+// is being driven does not wait for the drive (whose callback may be
+// waiting for the canceler), and the task does not run.
+func TestLocalQueueCancelDuringManualDrive(t *testing.T) {
+	r := NewManual()
+	ran := false
+	var h Handle
+	canceled := make(chan struct{})
+	r.Immediate(func() {
+		go func() { r.Cancel(h); close(canceled) }()
+		<-canceled // the drive waits for the canceler
+	})
+	h = r.Immediate(func() { ran = true }) // idle: queued locally, behind the blocker
+	if h.kind != handleLocal {
+		t.Fatalf("handle kind %d, want local", h.kind)
+	}
+	r.RunUntilIdle()
+	if ran {
+		t.Fatal("canceled local task ran")
+	}
+	if r.IsValid(h) || r.remote.timerPending.Load() != 0 {
+		t.Fatalf("after the drive: valid %v, cancel marks %d", r.IsValid(h), r.remote.timerPending.Load())
+	}
+}
