@@ -44,10 +44,8 @@ func (as *Steps) SetContext(ctx context.Context) {
 // Context returns the context of as's flow: the one given to SetContext,
 // or context.Background(). Any accessor of the flow, or the root.
 func (as *Steps) Context() context.Context {
-	if as != nil && as.fl != nil && as.fl.root != nil {
-		if ctx := as.fl.root.ctx; ctx != nil {
-			return ctx
-		}
+	if rt := rootOfFlow(as); rt != nil && rt.ctx != nil {
+		return rt.ctx
 	}
 	return context.Background()
 }

@@ -152,6 +152,9 @@ func TestContextDefault(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	root.SetContext(ctx)
+	if root.Context() != ctx {
+		t.Error("a root's Context is not the one set")
+	}
 	root.Add(func(as *engine.Steps) { inStep = as.Context() })
 	_, err := realWait(t, root.Promise(), "run")
 	wantNoErr(t, err)

@@ -22,7 +22,12 @@ import (
 // loop's labels back before it returns, so reactor work between turns (I/O,
 // timers) is not charged to the last flow. With no names at all, the check
 // is one pointer comparison per flow turn. Measured in profiles/README.md
-// ("Flow labels and trace").
+// ("Flow labels, tracing and metrics").
+//
+// The loop's goroutine carries no labels of its own between flows: a label
+// set on it before Run (pprof.Do around Run) is replaced at the first named
+// flow, since the runtime offers no way to read a goroutine's labels back.
+// Name the flows instead.
 
 // Name is an interned flow name and its precomputed pprof label context.
 // The same string always gives the same *Name. Safe from any goroutine.
@@ -127,18 +132,24 @@ func (as *Steps) SetFlowName(n *Name) {
 // FlowName returns the name of the flow as belongs to (any accessor of the
 // flow, or the root), or nil.
 func (as *Steps) FlowName() *Name {
-	if as == nil {
+	if rt := rootOfFlow(as); rt != nil {
+		return rt.name
+	}
+	return nil
+}
+
+// rootOfFlow is the root of as's flow: as itself for a root (whose flow is
+// attached only while it runs), its flow's root for a step; nil otherwise.
+func rootOfFlow(as *Steps) *root {
+	switch {
+	case as == nil:
 		return nil
+	case as.kind == kRoot:
+		return rootOf(as)
+	case as.fl != nil:
+		return as.fl.root
 	}
-	if as.kind == kRoot {
-		// A built root has no flow until it runs (its flow is pooled by
-		// the loop): the name lives on the root.
-		return rootOf(as).name
-	}
-	if as.fl == nil || as.fl.root == nil {
-		return nil
-	}
-	return as.fl.root.name
+	return nil
 }
 
 // setLabel makes the loop's goroutine carry n's pprof label (none for nil).

@@ -55,7 +55,6 @@ type counters struct {
 	steps                                uint64
 	started, succeeded, failed, canceled uint64
 	timedOut                             uint64
-	running                              int
 	byName                               []nameCounters // by Name.idx
 }
 
@@ -65,21 +64,25 @@ type nameCounters struct {
 	nanos                                int64 // the life of the flows that ended, summed
 }
 
-// flowStarted counts a root flow that starts. Loop only.
-func (e *engine) flowStarted(rt *root) {
-	c := &e.m
-	c.started++
-	c.running++
-	if n := rt.name; n != nil {
-		c.named(n).started++
-		rt.startAt = e.r.CoarseNow()
-	}
+// namedStarted counts a named root flow that starts (prepareStart counts
+// every flow). Loop only.
+func (e *engine) namedStarted(rt *root) {
+	e.m.named(rt.name).started++
+	rt.startAt = e.r.CoarseNow()
 }
 
-// flowEnded counts a root flow that ends with code ("": success). Loop only.
+// flowEnded counts a root flow that ends with code ("": success). Loop
+// only. The common case, an unnamed success, is inlined into finishRoot.
 func (e *engine) flowEnded(rt *root, code string) {
+	if len(code) == 0 && rt.name == nil {
+		e.m.succeeded++
+		return
+	}
+	e.flowEndedSlow(rt, code)
+}
+
+func (e *engine) flowEndedSlow(rt *root, code string) {
 	c := &e.m
-	c.running--
 	var nc *nameCounters
 	if n := rt.name; n != nil {
 		nc = c.named(n)
@@ -127,7 +130,7 @@ func (e *engine) snapshot() Metrics {
 		FlowsFailed:    c.failed,
 		FlowsCanceled:  c.canceled,
 		FlowsTimedOut:  c.timedOut,
-		FlowsRunning:   c.running,
+		FlowsRunning:   int(c.started - c.succeeded - c.failed - c.canceled),
 		Stats:          e.stats,
 		Reactor:        e.r.LoopMetrics(),
 	}

@@ -279,7 +279,10 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 // built, ends here.
 func (e *engine) prepareStart(rt *root) bool {
 	rt.started = true
-	e.flowStarted(rt)
+	e.m.started++ // metrics.go
+	if rt.name != nil {
+		e.namedStarted(rt)
+	}
 	rt.nextRun = e.runHead
 	if e.runHead != nil {
 		e.runHead.prevRun = rt

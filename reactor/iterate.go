@@ -18,12 +18,6 @@ const maxTimersPerIteration = 1024
 // engine's ready flows. It reports whether work is still ready.
 func (r *Reactor) iterate() bool {
 	r.m.iterations++
-	if r.manual {
-		r.m.now = r.virtual.Load() // the coarse clock (metrics.go) is the virtual one
-	}
-	if n := r.inbox.Len(); n > r.m.ringHigh {
-		r.m.ringHigh = n
-	}
 	i := 0
 	for ; i < maxInboxBatch; i++ {
 		t, ok := r.inbox.TryPop()
@@ -33,6 +27,9 @@ func (r *Reactor) iterate() bool {
 		r.runTask(t, r.inbox.Consumed()-1)
 	}
 	r.m.tasks += uint64(i)
+	if i > r.m.ringHigh {
+		r.m.ringHigh = i // what was waiting, give or take what came meanwhile
+	}
 	if r.overflow.active.Load() {
 		r.drainOverflow()
 	}

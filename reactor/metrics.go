@@ -14,10 +14,10 @@ type Metrics struct {
 	Iterations    uint64        // loop iterations: posted tasks, due timers, ready flows
 	TasksRun      uint64        // tasks taken from the cross-goroutine ring (and its overflow)
 	TimersFired   uint64        // timer-wheel entries fired: Deferred, After, and Immediate or Post made on the loop
-	Wakeups       uint64        // real loops: times the loop woke up after blocking in epoll_wait
-	RingHighWater int           // the most tasks seen waiting in the ring at the start of an iteration
+	Wakeups       uint64        // real loops: times the loop woke up after blocking in epoll_wait (gnet's Polling fallback: callbacks after an idle turn)
+	RingHighWater int           // the most tasks one iteration took from the ring: its depth high-water mark, to within what arrived while it drained (at most 1024, the per-iteration batch)
 	RingSize      int           // the ring's capacity, for RingHighWater
-	PollTime      time.Duration // real loops: time spent in epoll_wait (blocked or not)
+	PollTime      time.Duration // real loops: time spent in epoll_wait, blocked or not (the fallback: between callbacks)
 	RunTime       time.Duration // real loops: time spent between waits: I/O callbacks, tasks, timers, flows
 }
 
@@ -36,7 +36,12 @@ type loopCounters struct {
 // callbacks and turn). A manual reactor's is its virtual clock. Loop only.
 // For measuring things that last many rounds, such as a flow's life
 // (engine's per-name flow time), without a clock read per flow.
-func (r *Reactor) CoarseNow() int64 { return r.m.now }
+func (r *Reactor) CoarseNow() int64 {
+	if r.manual {
+		return r.virtual.Load()
+	}
+	return r.m.now
+}
 
 // LoopMetrics returns the reactor's counters. Loop only (or while no loop
 // runs and none will).
