@@ -3,10 +3,14 @@
 package netio
 
 import (
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
+	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 // Issue 12 item 4: time limits (zero: off) and a maximum number of
@@ -131,4 +135,44 @@ func TestNegativeLimitsRefused(t *testing.T) {
 			t.Errorf("Listen accepted %+v", o)
 		}
 	}
+}
+
+// A listener that cannot be polled again after an accept pause (its
+// SetInterest fails) is reported and retried, not left silent: the server
+// would otherwise never accept again.
+func TestResumeAcceptFailureIsLoggedAndRetried(t *testing.T) {
+	h := newEcho()
+	logged := make(chan string, 16)
+	s, _ := serve(t, h, Options{Logf: func(f string, a ...any) {
+		select {
+		case logged <- fmt.Sprintf(f, a...):
+		default:
+		}
+	}})
+	// Take the listener out of the poller, as a failed epoll_ctl leaves
+	// it, and resume: SetInterest fails on an unwatched descriptor.
+	reactortest.OnLoop(t, s.acc.r, func() {
+		if err := s.acc.r.Unwatch(s.lfd); err != nil {
+			t.Errorf("Unwatch: %v", err)
+		}
+		resumeAccept(s, 0)
+	})
+	select {
+	case line := <-logged:
+		if !strings.Contains(line, "resume accepting") {
+			t.Fatalf("logged %q, want the resume failure", line)
+		}
+	case <-time.After(reactortest.Hang):
+		t.Fatal("the failed resume was not logged")
+	}
+	// The retry runs again after fdLimitPause: once the listener is
+	// watched again (with no interest, as a pause leaves it) it succeeds
+	// and the server accepts.
+	reactortest.OnLoop(t, s.acc.r, func() {
+		if err := reactor.WatchTo(s.acc.r, s.lfd, 0, onAcceptable, s); err != nil {
+			t.Errorf("WatchTo: %v", err)
+		}
+	})
+	c := dial(t, s)
+	echoCheck(t, c, "accepting again\n")
 }

@@ -716,18 +716,26 @@ func TestRealCloseWhileBusy(t *testing.T) {
 	r.Immediate(spin)
 	// Flows that wait, and flows that loop.
 	var promises []*engine.Promise
+	var flowsStarted atomic.Int32
 	for i := 0; i < 50; i++ {
 		root := engine.New(r)
 		if i%10 != 0 {
-			root.Add(func(as *engine.Steps) { as.WaitExternal() })
+			root.Add(func(as *engine.Steps) { flowsStarted.Add(1); as.WaitExternal() })
 		} else {
 			root.Add(func(as *engine.Steps) {
+				flowsStarted.Add(1)
 				as.Loop(func(as *engine.Steps) { as.Add(func(as *engine.Steps) {}) })
 			})
 		}
 		promises = append(promises, root.Promise())
 	}
-	time.Sleep(50 * time.Millisecond)
+	// Close once the loop is busy for real: every flow started and the
+	// producers' work running.
+	for deadline := time.Now().Add(reactortest.Hang); flowsStarted.Load() < 50 || ran.Load() < 1000; runtime.Gosched() {
+		if time.Now().After(deadline) {
+			t.Fatalf("the loop did not get busy: %d flows started, %d tasks ran", flowsStarted.Load(), ran.Load())
+		}
+	}
 
 	closed := make(chan error, 1)
 	go func() { closed <- r.Close() }()
