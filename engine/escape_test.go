@@ -23,6 +23,7 @@ var hotStrict = []string{
 	"Steps.enqueue", "Steps.dequeue", "Steps.reset",
 	"engine.newFrame", "engine.releaseFrame", "engine.run", "engine.exec",
 	"engine.advance", "engine.advanceFast", "engine.afterCallback",
+	"engine.releasePlain", "engine.reuseIteration", "engine.detachFlow",
 	"engine.loopNext", "engine.ready", "engine.runReady", "engine.drive",
 	"External.Success",
 }
