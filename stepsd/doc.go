@@ -47,4 +47,9 @@
 //     (and their roots released), so a burst does not keep its peak.
 //   - Shutdown stops accepting and reading, lets requests in flight finish
 //     or time out, writes their replies, then closes.
+//   - Each request's flow is named after its command (SET, GET, DEL, ECHO,
+//     SLEEP; INVALID for a malformed line): CPU profile samples carry the
+//     label flow=<command>, and Server.Metrics counts requests and their
+//     summed life by command, beside every reactor's counters and the
+//     Limiter's (cmd/stepsd serves them with -admin).
 package stepsd

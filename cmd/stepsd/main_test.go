@@ -40,7 +40,7 @@ func TestSignalShutsDownGracefully(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			addr := freeAddr(t)
 			cmd := exec.Command(os.Args[0], "-test.run=^$")
-			cmd.Env = append(os.Environ(), "STEPSD_MAIN=1", "STEPSD_ARGS=-addr "+addr+" -reactors 2 -timeout 2s")
+			cmd.Env = append(os.Environ(), "STEPSD_MAIN=1", "STEPSD_ARGS=-addr "+addr+" -reactors 2 -timeout 2s -admin 127.0.0.1:0")
 			var stderr bytes.Buffer
 			cmd.Stderr = &stderr
 			if err := cmd.Start(); err != nil {
@@ -81,6 +81,9 @@ func TestSignalShutsDownGracefully(t *testing.T) {
 			}
 			if !strings.Contains(stderr.String(), "stopped") {
 				t.Errorf("log does not say it stopped:\n%s", stderr.String())
+			}
+			if !strings.Contains(stderr.String(), "admin on http://127.0.0.1:") {
+				t.Errorf("log does not say where the admin port is:\n%s", stderr.String())
 			}
 		})
 	}
