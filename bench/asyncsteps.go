@@ -181,14 +181,15 @@ func SimpleOnLoop(b *testing.B) {
 // --- Sequential ---
 
 type sequentialFixture struct {
+	name string // the scenario, in error messages
 	r    *reactor.Reactor
 	root *engine.Steps
-	step engine.ExecFunc
+	step engine.ExecFunc // sets last to the value it passes on
 	last int64
 }
 
 func newSequential() *sequentialFixture {
-	s := &sequentialFixture{r: reactor.NewManual()}
+	s := &sequentialFixture{name: "Sequential", r: reactor.NewManual()}
 	s.step = func(as *engine.Steps) {
 		v := as.Arg(0).Int() + 1
 		s.last = v
@@ -211,7 +212,7 @@ func (s *sequentialFixture) round(n int) error {
 	s.root.Execute()
 	s.r.RunUntilIdle()
 	if s.last != int64(n) {
-		return fmt.Errorf("Sequential: %d steps ended with value %d, want %d", n, s.last, n)
+		return fmt.Errorf("%s: %d steps ended with value %d, want %d", s.name, n, s.last, n)
 	}
 	return nil
 }

@@ -53,23 +53,24 @@ func SimpleGoroutines(b *testing.B) {
 
 // --- Sequential ---
 
-// sequentialPeer is a pipeline of SequentialSteps goroutines: stage i
-// receives an int64 on chans[i] and sends it plus one on chans[i+1], all
-// unbuffered. Each step is one handoff from a goroutine to the next: the Go
-// way of "a step that completes asynchronously and passes its result on".
-type sequentialPeer struct {
-	chans []chan int64
+// pipelinePeer is a pipeline of SequentialSteps goroutines: stage i
+// receives a message on chans[i] and sends next(message) on chans[i+1],
+// all unbuffered. Each step is one handoff from a goroutine to the next:
+// the Go way of "a step that completes asynchronously and passes its
+// result on".
+type pipelinePeer[M any] struct {
+	chans []chan M
 }
 
-func newSequentialPeer() *sequentialPeer {
-	s := &sequentialPeer{chans: make([]chan int64, SequentialSteps+1)}
+func newPipelinePeer[M any](next func(M) M) *pipelinePeer[M] {
+	s := &pipelinePeer[M]{chans: make([]chan M, SequentialSteps+1)}
 	for i := range s.chans {
-		s.chans[i] = make(chan int64)
+		s.chans[i] = make(chan M)
 	}
 	for i := range SequentialSteps {
-		go func(in <-chan int64, out chan<- int64) {
-			for v := range in {
-				out <- v + 1
+		go func(in <-chan M, out chan<- M) {
+			for m := range in {
+				out <- next(m)
 			}
 			close(out)
 		}(s.chans[i], s.chans[i+1])
@@ -77,25 +78,26 @@ func newSequentialPeer() *sequentialPeer {
 	return s
 }
 
-// round feeds 0 into the pipeline n stages from its end (n ≤
-// SequentialSteps) and returns what comes out: n.
-func (s *sequentialPeer) round(n int) int64 {
-	s.chans[SequentialSteps-n] <- 0
+// round feeds the zero message into the pipeline n stages from its end (n
+// ≤ SequentialSteps) and returns what comes out.
+func (s *pipelinePeer[M]) round(n int) M {
+	var zero M
+	s.chans[SequentialSteps-n] <- zero
 	return <-s.chans[SequentialSteps]
 }
 
 // close stops every stage.
-func (s *sequentialPeer) close() {
+func (s *pipelinePeer[M]) close() {
 	close(s.chans[0])
 	for range s.chans[SequentialSteps] {
 	}
 }
 
-// SequentialGoroutines: a value passed through a pipeline of goroutines
-// over unbuffered channels. b.N counts steps: b.N/SequentialSteps full
-// passes and one shorter pass for the remainder.
-func SequentialGoroutines(b *testing.B) {
-	s := newSequentialPeer()
+// benchPipeline is the body of a pipeline peer: b.N counts steps,
+// b.N/SequentialSteps full passes and one shorter pass for the remainder,
+// each checked by value (the number of stages it went through).
+func benchPipeline[M any](b *testing.B, name string, next func(M) M, value func(M) int64) {
+	s := newPipelinePeer(next)
 	defer s.close()
 	for range 16 {
 		s.round(SequentialSteps)
@@ -104,13 +106,21 @@ func SequentialGoroutines(b *testing.B) {
 	b.ResetTimer()
 	for left := b.N; left > 0; {
 		n := min(left, SequentialSteps)
-		if got := s.round(n); got != int64(n) {
-			fatalf(b, "SequentialGoroutines: %d stages gave %d, want %d", n, got, n)
+		if got := value(s.round(n)); got != int64(n) {
+			fatalf(b, "%s: %d stages gave %d, want %d", name, n, got, n)
 		}
 		left -= n
 	}
 	b.StopTimer()
 	reportPer(b, "step")
+}
+
+// SequentialGoroutines: an int64 passed through a pipeline of goroutines
+// over unbuffered channels, plus one per stage. b.N counts steps.
+func SequentialGoroutines(b *testing.B) {
+	benchPipeline(b, "SequentialGoroutines",
+		func(v int64) int64 { return v + 1 },
+		func(v int64) int64 { return v })
 }
 
 // --- Parallel ---

@@ -16,7 +16,7 @@ func TestSimpleGoroutines(t *testing.T) {
 }
 
 func TestSequentialGoroutines(t *testing.T) {
-	s := newSequentialPeer()
+	s := newPipelinePeer(func(v int64) int64 { return v + 1 })
 	defer s.close()
 	for _, n := range []int{1, 2, 7, SequentialSteps - 1, SequentialSteps} {
 		if got := s.round(n); got != int64(n) {

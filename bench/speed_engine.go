@@ -54,58 +54,18 @@ func (s *simpleFixture) benchUnreleased(b *testing.B) error {
 
 // --- SequentialStrInt ---
 
-type strIntFixture struct {
-	r    *reactor.Reactor
-	root *engine.Steps
-	step engine.ExecFunc
-	last int64
-}
-
 const strIntPayload = "payload"
 
-func newStrInt() *strIntFixture {
-	s := &strIntFixture{r: reactor.NewManual()}
+// newStrInt is the Sequential fixture with a step that receives and
+// passes on a Str and an Int.
+func newStrInt() *sequentialFixture {
+	s := &sequentialFixture{name: "SequentialStrInt", r: reactor.NewManual()}
 	s.step = func(as *engine.Steps) {
 		v := as.Arg(1).Int() + 1
 		s.last = v
 		as.Success(engine.Str(strIntPayload), engine.Int(v))
 	}
 	return s
-}
-
-func (s *strIntFixture) round(n int) error {
-	if s.root == nil {
-		s.root = engine.New(s.r)
-	}
-	s.last = -1
-	for range n {
-		s.root.Add(s.step)
-	}
-	s.root.Execute()
-	s.r.RunUntilIdle()
-	if s.last != int64(n) {
-		return fmt.Errorf("SequentialStrInt: %d steps ended with value %d, want %d", n, s.last, n)
-	}
-	return nil
-}
-
-func (s *strIntFixture) bench(b *testing.B) error {
-	for range 16 {
-		if err := s.round(SequentialSteps); err != nil {
-			return err
-		}
-	}
-	b.ResetTimer()
-	for left := b.N; left > 0; {
-		n := min(left, SequentialSteps)
-		if err := s.round(n); err != nil {
-			return err
-		}
-		left -= n
-	}
-	b.StopTimer()
-	reportPer(b, "step")
-	return nil
 }
 
 // SequentialStrInt: Sequential with each step succeeding with a Str and an
@@ -130,41 +90,9 @@ type strIntMsg struct {
 // SequentialStrIntGoroutines: the Sequential peer's pipeline carrying a
 // string and an int64 per hand-off. b.N counts steps.
 func SequentialStrIntGoroutines(b *testing.B) {
-	chans := make([]chan strIntMsg, SequentialSteps+1)
-	for i := range chans {
-		chans[i] = make(chan strIntMsg)
-	}
-	for i := range SequentialSteps {
-		go func(in <-chan strIntMsg, out chan<- strIntMsg) {
-			for m := range in {
-				out <- strIntMsg{strIntPayload, m.v + 1}
-			}
-			close(out)
-		}(chans[i], chans[i+1])
-	}
-	defer func() {
-		close(chans[0])
-		for range chans[SequentialSteps] {
-		}
-	}()
-	round := func(n int) int64 {
-		chans[SequentialSteps-n] <- strIntMsg{}
-		return (<-chans[SequentialSteps]).v
-	}
-	for range 16 {
-		round(SequentialSteps)
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for left := b.N; left > 0; {
-		n := min(left, SequentialSteps)
-		if got := round(n); got != int64(n) {
-			fatalf(b, "SequentialStrIntGoroutines: %d stages gave %d, want %d", n, got, n)
-		}
-		left -= n
-	}
-	b.StopTimer()
-	reportPer(b, "step")
+	benchPipeline(b, "SequentialStrIntGoroutines",
+		func(m strIntMsg) strIntMsg { return strIntMsg{strIntPayload, m.v + 1} },
+		func(m strIntMsg) int64 { return m.v })
 }
 
 // --- RepeatEmpty ---
