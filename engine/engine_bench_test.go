@@ -22,7 +22,11 @@ func BenchmarkSimple(b *testing.B) {
 	}
 }
 
-func BenchmarkSequential(b *testing.B) {
+func BenchmarkSequential(b *testing.B) { benchSequential(b, incStep) }
+
+// benchSequential runs rounds of 1024 steps, each step, on one reused
+// root: b.N counts steps.
+func benchSequential(b *testing.B, step ExecFunc) {
 	const steps = 1024
 	r := reactor.NewManual()
 	root := New(r)
@@ -30,7 +34,7 @@ func BenchmarkSequential(b *testing.B) {
 	b.ResetTimer()
 	for n := 0; n < b.N; n += steps {
 		for i := 0; i < steps; i++ {
-			root.Add(incStep)
+			root.Add(step)
 		}
 		root.Execute()
 		r.RunUntilIdle()

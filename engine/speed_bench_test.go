@@ -18,20 +18,7 @@ func strIntStep(as *Steps) {
 
 // BenchmarkSequentialStrInt is Sequential with a string riding along: it
 // must cost what the Int step costs, with no allocation.
-func BenchmarkSequentialStrInt(b *testing.B) {
-	const steps = 1024
-	r := reactor.NewManual()
-	root := New(r)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for n := 0; n < b.N; n += steps {
-		for i := 0; i < steps; i++ {
-			root.Add(strIntStep)
-		}
-		root.Execute()
-		r.RunUntilIdle()
-	}
-}
+func BenchmarkSequentialStrInt(b *testing.B) { benchSequential(b, strIntStep) }
 
 // BenchmarkRepeatEmpty is one iteration of an empty-bodied Repeat.
 func BenchmarkRepeatEmpty(b *testing.B) {
