@@ -44,7 +44,7 @@ func (r *Reactor) iterate() bool {
 		return false
 	}
 	more := false
-	if s := r.ext.Load(); s != nil && s.run != nil {
+	if s := r.ext.Load(); s != nil && s.run != nil && (s.pending == nil || *s.pending) {
 		more = s.run()
 	}
 	if more || !r.local.empty() || r.inbox.Len() > 0 || r.overflow.active.Load() {
