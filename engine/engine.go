@@ -22,6 +22,10 @@ type engine struct {
 
 	readyHead, readyTail *flow
 	batchEnd             *flow // the last flow of runReady's batch, while it runs
+	// pending is the reactor's Ext.Pending: true from the moment a flow
+	// is queued until a runReady finds the queue empty, so an iteration
+	// with only reactor work (an Immediate) skips the runner call. Loop only.
+	pending bool
 
 	runHead *root // roots whose flow is running, linked by prevRun/nextRun
 
@@ -148,10 +152,11 @@ func engineOf(r *reactor.Reactor) *engine {
 	return r.ExtOrInit(func() reactor.Ext {
 		e := &engine{r: r, ar: arena.New()} // the engine's own: frames and Stack memory
 		return reactor.Ext{
-			Value: e,
-			Run:   e.runReady,
-			Ready: func() bool { return e.readyHead != nil },
-			Close: e.closeAll,
+			Value:   e,
+			Run:     e.runReady,
+			Ready:   func() bool { return e.readyHead != nil },
+			Close:   e.closeAll,
+			Pending: &e.pending,
 		}
 	}).(*engine)
 }
@@ -167,6 +172,7 @@ func (e *engine) closeAll() {
 		e.finishRoot(rt, Canceled)
 	}
 	e.readyHead, e.readyTail = nil, nil
+	e.pending = false
 }
 
 // EngineStats is StatsOf under its first name.
@@ -192,6 +198,7 @@ func (e *engine) ready(fl *flow, action uint8) {
 		return
 	}
 	fl.queued = true
+	e.pending = true
 	fl.prevReady = e.readyTail
 	if e.readyTail == nil {
 		e.readyHead = fl
@@ -261,7 +268,8 @@ func (e *engine) runReady() bool {
 	if e.label != nil {
 		e.setLabel(nil) // the loop's own work is no flow's
 	}
-	return e.readyHead != nil
+	e.pending = e.readyHead != nil
+	return e.pending
 }
 
 // turnBudget bounds the steps one flow runs before yielding to the rest of

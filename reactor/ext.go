@@ -6,13 +6,19 @@ type Ext struct {
 	Run   Runner      // called by the loop on every iteration
 	Ready func() bool // reports, without running anything, whether Run has work
 	Close func()      // called on the loop when it shuts down, after accepted tasks ran
+	// Pending, when set, is a flag the layer keeps on the loop: true
+	// whenever Run may have work (set when it queues work, cleared only
+	// when its queue is empty). The loop then calls Run only while it is
+	// true, so an iteration with only reactor work skips the call.
+	Pending *bool
 }
 
 type extSlot struct {
-	v     any
-	run   Runner
-	ready func() bool
-	close func()
+	v       any
+	run     Runner
+	ready   func() bool
+	close   func()
+	pending *bool // Ext.Pending; read on the loop only
 }
 
 // Ext returns the value attached by ExtOrInit, or nil. Safe from any goroutine.
@@ -36,6 +42,6 @@ func (r *Reactor) ExtOrInit(init func() Ext) any {
 		return s.v
 	}
 	x := init()
-	r.ext.Store(&extSlot{v: x.Value, run: x.Run, ready: x.Ready, close: x.Close})
+	r.ext.Store(&extSlot{v: x.Value, run: x.Run, ready: x.Ready, close: x.Close, pending: x.Pending})
 	return x.Value
 }

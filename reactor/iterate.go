@@ -24,7 +24,7 @@ func (r *Reactor) iterate() bool {
 	if !r.local.empty() {
 		r.runLocal()
 	}
-	if r.inbox.Len() > 0 { // two loads: cheaper than a pop that finds nothing
+	if !r.inbox.Empty() { // two loads: cheaper than a pop that finds nothing
 		r.drainInbox()
 	}
 	if r.overflow.active.Load() {
@@ -44,10 +44,10 @@ func (r *Reactor) iterate() bool {
 		return false
 	}
 	more := false
-	if s := r.ext.Load(); s != nil && s.run != nil {
+	if s := r.ext.Load(); s != nil && s.run != nil && (s.pending == nil || *s.pending) {
 		more = s.run()
 	}
-	if more || !r.local.empty() || r.inbox.Len() > 0 || r.overflow.active.Load() {
+	if more || !r.local.empty() || !r.inbox.Empty() || r.overflow.active.Load() {
 		return true
 	}
 	if next, ok := r.wheel.NextDeadline(); ok {

@@ -190,6 +190,14 @@ func (q *MPSC[T]) Len() int {
 	return int(n)
 }
 
+// Empty reports whether Len would be 0, with the same two loads and no
+// clamp: the consumer's per-iteration check. Read in that order, enq is
+// never below deq, so equal means nothing was pushed and not popped.
+func (q *MPSC[T]) Empty() bool {
+	deq := q.deq.Load() // before enq: see invariant 6 in the package doc.
+	return q.enq.Load()&^closedBit == deq
+}
+
 // Cap returns the capacity after rounding.
 func (q *MPSC[T]) Cap() int {
 	return int(q.mask + 1)

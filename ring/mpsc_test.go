@@ -424,3 +424,28 @@ func TestMPSCStress(t *testing.T) {
 		}
 	}
 }
+
+func TestMPSCEmptyAgreesWithLen(t *testing.T) {
+	q := NewMPSC[int](4)
+	check := func(when string) {
+		t.Helper()
+		if q.Empty() != (q.Len() == 0) {
+			t.Fatalf("%s: Empty()=%v, Len()=%d", when, q.Empty(), q.Len())
+		}
+	}
+	check("new")
+	for i := range 4 {
+		q.TryPush(i)
+		check("after push")
+	}
+	for range 4 {
+		q.TryPop()
+		check("after pop")
+	}
+	if !q.Empty() {
+		t.Fatal("not Empty after popping everything")
+	}
+	q.TryPush(1)
+	q.Close()
+	check("closed with one item")
+}
