@@ -206,6 +206,33 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 // not executing it builds level 0; called on the running step's accessor it
 // adds sub-steps. It returns as, for chaining.
 func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
+	if as == nil || f == nil || len(onerror) != 0 || as.kind != kRoot {
+		return as.addSlow(f, onerror)
+	}
+	// A plain step added to a root being built that has a spare frame
+	// (every re-executed root): buildFrame's spare branch in a few stores.
+	// A spare frame was reset when it was released (releasePlain,
+	// releaseFrame): fl, head, x and the handlers are already nil.
+	rt := rootOf(as)
+	c := rt.spare
+	if c == nil || rt.run.Load()&1 != 0 || rt.released.Load() {
+		return as.addSlow(f, onerror)
+	}
+	rt.spare = c.next
+	rt.spareN--
+	rt.built++
+	c.next = nil
+	c.kind = kStep
+	c.parent = as
+	c.flags = fBuilt
+	c.st = stQueued
+	c.fn = f
+	as.enqueue(c)
+	return as
+}
+
+// addSlow is Add with its argument checks: a nil accessor, a nil f, error handlers.
+func (as *Steps) addSlow(f ExecFunc, onerror []ErrorFunc) *Steps {
 	if as == nil {
 		return nil
 	}
