@@ -50,10 +50,31 @@ func (r *Reactor) Iterate() bool {
 
 // RunUntilIdle iterates until nothing is ready. NewManual only.
 func (r *Reactor) RunUntilIdle() {
+	if r.loopG.Load() == goid.Current() {
+		// A callback driving its own manual reactor (enter's nested
+		// case), without a defer: if a panic escapes iterate (only a
+		// PanicHandler that panics can do that), running stays one too
+		// high, and the outermost drive's leaveOutermost still gives the
+		// loop up.
+		r.running++
+		for r.iterate() {
+		}
+		r.running--
+		return
+	}
 	r.enter()
-	defer r.leave()
+	defer r.leaveOutermost()
 	for r.iterate() {
 	}
+}
+
+// leaveOutermost ends the drive that enter began as the outermost one (the
+// caller was not the loop): it gives up the loop's role whatever running
+// says, so a nested drive that a panic cut short cannot keep the loop
+// taken.
+func (r *Reactor) leaveOutermost() {
+	r.running = 0
+	r.loopG.Store(0)
 }
 
 // Advance moves the virtual clock forward by d, tick by tick, firing due

@@ -194,3 +194,37 @@ func TestManualCloseRejectsNewWork(t *testing.T) {
 		t.Fatalf("Run on a manual reactor = %v", err)
 	}
 }
+
+// A panic that escapes a nested RunUntilIdle (a PanicHandler that panics
+// itself) must not leave the loop taken: the outermost drive gives it up,
+// and another goroutine can drive the reactor afterwards.
+func TestManualNestedDrivePanicReleasesLoop(t *testing.T) {
+	r := NewManual()
+	r.PanicHandler = func(v any) { panic(v) }
+	r.Immediate(func() {
+		r.Immediate(func() { panic("inner") })
+		r.RunUntilIdle() // nested: the inner panic escapes through it
+	})
+	func() {
+		defer func() {
+			if v := recover(); v != "inner" {
+				t.Errorf("recovered %v, want inner", v)
+			}
+		}()
+		r.RunUntilIdle()
+	}()
+	if r.IsSameThread() {
+		t.Fatal("the loop is still taken by the goroutine whose drive panicked")
+	}
+	ran := make(chan bool, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		r.Immediate(func() { ran <- r.IsSameThread() })
+		r.RunUntilIdle()
+	}()
+	<-done
+	if !<-ran {
+		t.Fatal("another goroutine's drive did not run its task on the loop")
+	}
+}
