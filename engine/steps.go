@@ -554,7 +554,11 @@ func (as *Steps) Success(args ...Value) {
 	if fl.owned {
 		fl.dropArgs(args)
 	}
-	fl.args.set(args)
+	if len(args) == 1 {
+		fl.args.set1(args[0])
+	} else {
+		fl.args.set(args)
+	}
 	as.flags |= fSucceeded
 }
 

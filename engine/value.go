@@ -323,6 +323,15 @@ func (a *Args) set(vals []Value) {
 	}
 }
 
+// set1 is set for one value, small enough to inline into Success: a
+// step's usual outcome.
+func (a *Args) set1(v Value) {
+	a.v[0] = v
+	if a.v[1].meta|a.v[2].meta|a.v[3].meta != 0 {
+		a.v[1], a.v[2], a.v[3] = Value{}, Value{}, Value{}
+	}
+}
+
 func (a *Args) reset() {
 	// Most resets find no values: four loads and no branch per slot.
 	if a.v[0].meta|a.v[1].meta|a.v[2].meta|a.v[3].meta == 0 {
