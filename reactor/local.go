@@ -46,22 +46,14 @@ const localInitial = 64
 
 func (q *localQueue) empty() bool { return q.head == q.tail }
 
-// add appends a task and returns its sequence number (without localBit).
-// Field by field: a whole-struct store of t was a quarter of the on-loop
-// turn's profile.
-func (q *localQueue) add(fn func(), cb func(unsafe.Pointer, uint64), arg unsafe.Pointer, aux uint64) uint64 {
-	p := q.tail
-	if p-q.head == uint64(len(q.buf)) {
-		q.grow()
-	}
-	// Written field by field: a whole-struct store was a quarter of the
-	// on-loop turn. Small enough to inline into immediateLocal/postLocal.
-	s := &q.buf[p&uint64(len(q.buf)-1)]
-	s.fn, s.cb, s.arg, s.aux, s.canceled = fn, cb, arg, aux, false
-	q.tail = p + 1
-	return p
-}
+// A task is appended in place by immediateLocal and postLocal, each with
+// the same few lines (claim the tail slot, growing when full, then store
+// field by field): a shared add was a call of its own on the on-loop turn
+// (it cannot inline because of grow), and a whole-struct store of the task
+// was a quarter of that turn's profile.
 
+// grow doubles the buffer; kept out of line so that the appends stay small.
+//
 //go:noinline
 func (q *localQueue) grow() {
 	n := max(2*len(q.buf), localInitial)
@@ -143,7 +135,7 @@ func (r *Reactor) immediateLocal(fn func()) Handle {
 	if r.closed.Load() {
 		return Handle{}
 	}
-	// localQueue.add, written out: one call less on the on-loop turn.
+	// The append, written out (see grow).
 	q := &r.local
 	p := q.tail
 	if p-q.head == uint64(len(q.buf)) {
@@ -160,7 +152,15 @@ func (r *Reactor) postLocal(cb func(unsafe.Pointer, uint64), arg unsafe.Pointer,
 	if r.closed.Load() {
 		return false
 	}
-	r.local.add(nil, cb, arg, aux)
+	// The append, written out (see grow).
+	q := &r.local
+	p := q.tail
+	if p-q.head == uint64(len(q.buf)) {
+		q.grow()
+	}
+	s := &q.buf[p&uint64(len(q.buf)-1)]
+	s.fn, s.cb, s.arg, s.aux, s.canceled = nil, cb, arg, aux, false
+	q.tail = p + 1
 	return true
 }
 
