@@ -126,7 +126,7 @@ func (r *Reactor) runLocalTo(end uint64) (done bool) {
 // must not overtake one the same goroutine posted earlier. A true result
 // must be followed by r.loopG.Store(0).
 func (r *Reactor) takeLoop(me uintptr) bool {
-	return r.manual && r.loopG.Load() == 0 && r.inbox.Len() == 0 && !r.overflow.active.Load() &&
+	return r.manual && r.loopG.Load() == 0 && r.inbox.Empty() && !r.overflow.active.Load() &&
 		r.loopG.CompareAndSwap(0, me)
 }
 

@@ -19,6 +19,12 @@ func (r *Reactor) enter() {
 		r.running++ // a callback driving its own manual reactor
 		return
 	}
+	r.take(me)
+}
+
+// take waits until the loop is free and makes me, which is not the loop,
+// its outermost drive.
+func (r *Reactor) take(me uintptr) {
 	for spins := 0; !r.loopG.CompareAndSwap(0, me); spins++ {
 		if spins < 64 {
 			runtime.Gosched()
@@ -50,7 +56,8 @@ func (r *Reactor) Iterate() bool {
 
 // RunUntilIdle iterates until nothing is ready. NewManual only.
 func (r *Reactor) RunUntilIdle() {
-	if r.loopG.Load() == goid.Current() {
+	me := goid.Current()
+	if r.loopG.Load() == me {
 		// A callback driving its own manual reactor (enter's nested
 		// case), without a defer: if a panic escapes iterate (only a
 		// PanicHandler that panics can do that), running stays one too
@@ -62,7 +69,7 @@ func (r *Reactor) RunUntilIdle() {
 		r.running--
 		return
 	}
-	r.enter()
+	r.take(me)
 	defer r.leaveOutermost()
 	for r.iterate() {
 	}
