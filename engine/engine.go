@@ -149,6 +149,11 @@ const (
 )
 
 func engineOf(r *reactor.Reactor) *engine {
+	// Attached already (every call but the first): one load, inlined,
+	// instead of ExtOrInit's call, its defer and the closure.
+	if e, ok := r.Ext().(*engine); ok {
+		return e
+	}
 	return r.ExtOrInit(func() reactor.Ext {
 		e := &engine{r: r, ar: arena.New()} // the engine's own: frames and Stack memory
 		return reactor.Ext{
