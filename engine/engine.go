@@ -51,9 +51,10 @@ type engine struct {
 
 	bridge unsafe.Pointer // a bridge's per-reactor state (BridgeData)
 
-	rootMu    sync.Mutex // guards rootFree and rootsLive: New and Release run on any goroutine
+	rootMu    sync.Mutex // guards rootFree, rootsLive and build's list: New and Release run on any goroutine
 	rootFree  rootList
 	rootsLive int
+	build     buildPool // frames for roots built off the loop (buildpool.go)
 
 	trim trimState // idle pools give memory back (trim.go)
 }

@@ -131,23 +131,37 @@ func (l *rootList) pop() *root {
 func New(r *reactor.Reactor) *Steps {
 	e := engineOf(r)
 	var rt *root
-	if r.IsSameThread() {
+	onLoop := r.IsSameThread()
+	if onLoop {
 		// On the loop: a free list no other goroutine touches.
 		rt = e.rootLocal.pop()
 	}
+	var f *Steps // off the loop: a frame for the first step, if rt has none
 	if rt != nil {
 		e.stats.RootsLive++
 	} else {
 		e.rootMu.Lock()
 		rt = e.rootFree.pop()
 		e.rootsLive++
+		if !onLoop && (rt == nil || rt.spare == nil) {
+			f, _ = e.takeBuild(1)
+		}
 		e.rootMu.Unlock()
 	}
 	if rt == nil {
 		rt = &root{}
 		rt.Steps.e = e
 		rt.Steps.kind = kRoot // written once: a stale Cancel reads it from any goroutine
+		rt.spare = f
+		rt.spareN = 1
+		if f == nil {
+			rt.spareN = 0
+		}
 	} else {
+		if f != nil {
+			rt.spare = f
+			rt.spareN = 1
+		}
 		// A root that went through Release: its holder releases roots,
 		// so it keeps a flow across runs, as the pools keep everything
 		// else (detachFlow).
@@ -178,11 +192,11 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 		// frame is counted as built, like a spare one, until the start.
 		f = e.newFrame(kind, parent, nil)
 		e.stats.FramesLive--
-	} else {
-		// Off the loop the free list is not ours: frames come in chunks
-		// that double with the root's size up to buildChunk, the rest kept
-		// as spares, so a root that grows costs a few allocations, not one
-		// per step, and a fresh root with one step allocates one frame.
+	} else if f = rt.takeShared(); f == nil {
+		// Off the loop the free list is not ours, and the build pool is
+		// empty: frames come in chunks that double with the root's size
+		// up to buildChunk, the rest kept as spares, so a root that grows
+		// costs a few allocations, not one per step.
 		chunk := make([]Steps, min(max(rt.built, 1), buildChunk))
 		for i := range chunk {
 			chunk[i].e = e
@@ -201,6 +215,23 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 	f.fl = nil // set when it is dequeued to run (attachFlow)
 	f.flags = fBuilt
 	f.setStatus(stQueued)
+	return f
+}
+
+// takeShared takes frames for a root being built off the loop from the
+// engine's build pool, doubling with the root's size as chunks do: the
+// first is returned, the rest kept as spares. Nil when the pool is empty.
+func (rt *root) takeShared() *Steps {
+	e := rt.e
+	e.rootMu.Lock()
+	f, k := e.takeBuild(min(max(rt.built, 1), buildChunk))
+	e.rootMu.Unlock()
+	if f == nil {
+		return nil
+	}
+	rt.spare = f.next
+	rt.spareN += k - 1
+	f.next = nil
 	return f
 }
 
@@ -290,7 +321,16 @@ func (e *engine) prepareStart(rt *root) bool {
 	e.runHead = rt
 	e.stats.FramesLive += rt.built
 	e.stats.FramesCreated += rt.created
-	rt.spareCap = max(rt.spareCap, rt.built)
+	if rt.keepFlow || rt.execGen() > 1 {
+		// A root that is run again or released keeps its frames as
+		// spares for its next build. A fresh root's first run gives them
+		// back to the loop (spareCap 0): most such roots are dropped at
+		// its end, and their frames would be dropped with them.
+		rt.spareCap = max(rt.spareCap, rt.built)
+	}
+	if rt.created > 0 || e.build.want.Load() {
+		e.refillBuild() // the build pool ran low (buildpool.go)
+	}
 	rt.built, rt.created = 0, 0
 	fl := e.attachFlow(rt)
 	rt.Steps.setStatus(stActive)
