@@ -90,7 +90,7 @@ func contextDone(arg unsafe.Pointer, g uint64) {
 // for a deadline, Canceled otherwise.
 func (e *engine) endByContext(rt *root) {
 	err := rt.ctx.Err()
-	at := rt.runFlow.cur // where the flow was: its AsyncStack
+	at := rt.Steps.fl.cur // where the flow was: its AsyncStack
 	if errors.Is(err, context.DeadlineExceeded) {
 		e.setError(at, Timeout, err.Error(), err)
 		e.cancelBelow(&rt.Steps)

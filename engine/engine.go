@@ -27,7 +27,7 @@ type engine struct {
 	// with only reactor work (an Immediate) skips the runner call. Loop only.
 	pending bool
 
-	runHead *root // roots whose flow is running, linked by prevRun/nextRun
+	runHead *flow // root flows running, linked by prevRun/nextRun
 
 	// cur is the frame whose callback (or error handler) is running, nil
 	// between callbacks. Execution-API calls are valid only on cur.
@@ -111,6 +111,7 @@ type flow struct {
 	queued               bool  // in the ready queue
 	owned                bool  // args may hold owned values (binary.go): checked before they are replaced
 	prevReady, nextReady *flow // in the ready queue; a flow that ends is unlinked (unlinkReady)
+	prevRun, nextRun     *flow // a root's flow, in engine.runHead while it runs
 
 	par        *Steps // the parallel step of a branch; nil for a root flow
 	nextBranch *flow  // next branch of the same parallel step
@@ -166,7 +167,8 @@ func engineOf(r *reactor.Reactor) *engine {
 // is canceled (cancel handlers run) and ends with Canceled, info "reactor
 // closed", so no Promise waits forever.
 func (e *engine) closeAll() {
-	for rt := e.runHead; rt != nil; rt = e.runHead {
+	for e.runHead != nil {
+		rt := e.runHead.root
 		rt.state.ErrorInfo = "reactor closed"
 		rt.state.LastException = &Error{Code: Canceled, Info: "reactor closed"}
 		e.cancelBelow(&rt.Steps)

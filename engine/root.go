@@ -13,12 +13,12 @@ import (
 type root struct {
 	Steps // Steps.e is the root's engine, fixed for the life of the memory
 	state State
-	// runFlow is the root's own flow while it runs, from prepareStart to the
-	// end of the run, and nil otherwise: flows are pooled by the loop
+	// Steps.fl is the root's own flow while it runs, from prepareStart to
+	// the end of the run, and nil otherwise: flows are pooled by the loop
 	// (attachFlow, detachFlow), so a root that is never Released leaves
 	// only its own small struct to the GC. Frames built before the start
-	// carry a nil fl, set when they are dequeued to run.
-	runFlow *flow
+	// carry a nil fl, set when they are dequeued to run. (The root is
+	// kept small for the same reason: 288 bytes, one size class.)
 
 	// run is execGen<<1 | running: running between Execute and the end of
 	// the flow; execGen bumped by each Execute, so a Cancel or a start
@@ -63,11 +63,10 @@ type root struct {
 	// the root again off the loop takes frames without a lock. Owned by the
 	// loop while running, by the holder otherwise.
 	spare            *Steps
-	spareN, spareCap int
-	built, created   int // frames taken/allocated while building, handed to the loop's counters at start
+	spareN, spareCap int32
+	built, created   int32 // frames taken/allocated while building, handed to the loop's counters at start
 
-	nextFree         *root // FIFO link in a free list (see rootQuarantine)
-	prevRun, nextRun *root // in engine.runHead while running
+	nextFree *root // FIFO link in a free list (see rootQuarantine)
 }
 
 func rootOf(f *Steps) *root { return (*root)(unsafe.Pointer(f)) }
@@ -197,7 +196,7 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 		// empty: frames come in chunks that double with the root's size
 		// up to buildChunk, the rest kept as spares, so a root that grows
 		// costs a few allocations, not one per step.
-		chunk := make([]Steps, min(max(rt.built, 1), buildChunk))
+		chunk := make([]Steps, min(max(int(rt.built), 1), buildChunk))
 		for i := range chunk {
 			chunk[i].e = e
 		}
@@ -205,8 +204,8 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 			chunk[i].next = rt.spare
 			rt.spare = &chunk[i]
 		}
-		rt.spareN += len(chunk) - 1
-		rt.created += len(chunk)
+		rt.spareN += int32(len(chunk) - 1)
+		rt.created += int32(len(chunk))
 		f = &chunk[0]
 	}
 	rt.built++
@@ -224,13 +223,13 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 func (rt *root) takeShared() *Steps {
 	e := rt.e
 	e.rootMu.Lock()
-	f, k := e.takeBuild(min(max(rt.built, 1), buildChunk))
+	f, k := e.takeBuild(min(max(int(rt.built), 1), buildChunk))
 	e.rootMu.Unlock()
 	if f == nil {
 		return nil
 	}
 	rt.spare = f.next
-	rt.spareN += k - 1
+	rt.spareN += int32(k - 1)
 	f.next = nil
 	return f
 }
@@ -314,13 +313,8 @@ func (e *engine) prepareStart(rt *root) bool {
 	if rt.name != nil {
 		e.namedStarted(rt)
 	}
-	rt.nextRun = e.runHead
-	if e.runHead != nil {
-		e.runHead.prevRun = rt
-	}
-	e.runHead = rt
-	e.stats.FramesLive += rt.built
-	e.stats.FramesCreated += rt.created
+	e.stats.FramesLive += int(rt.built)
+	e.stats.FramesCreated += int(rt.created)
 	if rt.keepFlow || rt.execGen() > 1 {
 		// A root that is run again or released keeps its frames as
 		// spares for its next build. A fresh root's first run gives them
@@ -333,6 +327,11 @@ func (e *engine) prepareStart(rt *root) bool {
 	}
 	rt.built, rt.created = 0, 0
 	fl := e.attachFlow(rt)
+	fl.nextRun = e.runHead // the run list lives in the flow: the root stays small
+	if e.runHead != nil {
+		e.runHead.prevRun = fl
+	}
+	e.runHead = fl
 	rt.Steps.setStatus(stActive)
 	if rt.misuse != "" {
 		info := rt.misuse
@@ -364,7 +363,7 @@ func (e *engine) prepareStart(rt *root) bool {
 // they are dequeued to run: a walk here would touch every one of them
 // once more. Loop only.
 func (e *engine) attachFlow(rt *root) *flow {
-	fl := rt.runFlow
+	fl := rt.Steps.fl
 	if fl == nil {
 		fl = e.freeRootFlows
 		if fl != nil {
@@ -377,7 +376,6 @@ func (e *engine) attachFlow(rt *root) *flow {
 			fl = &flow{e: e}
 		}
 		fl.root, fl.top = rt, &rt.Steps
-		rt.runFlow = fl
 		rt.Steps.fl = fl
 	} else {
 		// Kept from the last run (detachFlow): pooled flows are clean.
@@ -392,7 +390,7 @@ func (e *engine) attachFlow(rt *root) *flow {
 // detachFlow gives rt's flow back to the loop's pool at the end of a run.
 // Loop only; a root that never started has no flow.
 func (e *engine) detachFlow(rt *root) {
-	fl := rt.runFlow
+	fl := rt.Steps.fl
 	if fl == nil {
 		return
 	}
@@ -403,7 +401,7 @@ func (e *engine) detachFlow(rt *root) {
 		// Promise may still read them.
 		return
 	}
-	rt.runFlow, rt.Steps.fl = nil, nil
+	rt.Steps.fl = nil
 	fl.clearArgs()
 	clear(fl.held)
 	fl.held = fl.held[:0]
@@ -418,17 +416,17 @@ func (e *engine) detachFlow(rt *root) {
 
 // finishRoot ends the root's flow: success when code is "", else failure.
 func (e *engine) finishRoot(rt *root, code string) {
-	if rt.prevRun != nil {
-		rt.prevRun.nextRun = rt.nextRun
-	} else if e.runHead == rt {
-		e.runHead = rt.nextRun
-	}
-	if rt.nextRun != nil {
-		rt.nextRun.prevRun = rt.prevRun
-	}
-	rt.prevRun, rt.nextRun = nil, nil
 	rt.started, rt.cancelPending = false, false
-	if fl := rt.runFlow; fl != nil {
+	if fl := rt.Steps.fl; fl != nil {
+		if fl.prevRun != nil {
+			fl.prevRun.nextRun = fl.nextRun
+		} else if e.runHead == fl {
+			e.runHead = fl.nextRun
+		}
+		if fl.nextRun != nil {
+			fl.nextRun.prevRun = fl.prevRun
+		}
+		fl.prevRun, fl.nextRun = nil, nil
 		e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
 		fl.cur = &rt.Steps
 		fl.action = actNone
@@ -462,7 +460,7 @@ func (rt *root) endRunWith(code string) {
 	rt.promise = nil
 	if p != nil {
 		if code == "" {
-			p.args = rt.runFlow.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
+			p.args = rt.Steps.fl.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
 		} else {
 			p.err = &Error{Code: code, Info: rt.state.ErrorInfo}
 		}
@@ -621,8 +619,8 @@ func (rt *root) release() {
 	rt.name, rt.ctx = nil, nil
 	rt.promise = nil
 	rt.state.reset()
-	if rt.runFlow != nil {
-		rt.runFlow.clearArgs() // the values detachFlow left with the root
+	if rt.Steps.fl != nil {
+		rt.Steps.fl.clearArgs() // the values detachFlow left with the root
 	}
 	e := rt.e
 	if e.r.IsSameThread() && e.rootLocal.n < maxRootLocal {
