@@ -263,7 +263,7 @@ func (e *engine) runReady() bool {
 		}
 		fl.nextReady = nil
 		fl.queued = false
-		if n := fl.root.name; n != e.label {
+		if n := fl.root.name(); n != e.label {
 			e.setLabel(n) // a switch between differently named flows
 		}
 		e.drive(fl)

@@ -49,6 +49,26 @@ type root struct {
 	// whoever Swaps it back to false releases, so exactly one does.
 	releaseAtEnd atomic.Bool
 
+	// more holds what few roots use (a Promise, OnEnd, a name, a context,
+	// a trace task, a misuse while building), allocated the first time one
+	// is set and kept by a pooled root: a plain root is one size class
+	// smaller without them. Written by the holder while the root is not
+	// running, or by the loop while it runs (a trace task), one writer at a
+	// time; atomic because FlowName and Context may read it from the
+	// holder while the loop adds the trace task.
+	more atomic.Pointer[rootExt]
+
+	// spare holds frames this root's flows gave back, so that building
+	// the root again off the loop takes frames without a lock. Owned by the
+	// loop while running, by the holder otherwise.
+	spare            *Steps
+	spareN, spareCap int32
+	built, created   int32 // frames taken/allocated while building, handed to the loop's counters at start
+
+}
+
+// rootExt is the rarely used part of a root (root.more).
+type rootExt struct {
 	promise *Promise
 	onEnd   func(root *Steps, code string) // OnEnd's
 	misuse  string                         // the first misuse made while building off the loop
@@ -58,15 +78,31 @@ type root struct {
 	stopCtx func() bool     // the run's context watch; loop-owned while running
 	trace   *traceTask      // the run's trace task while runtime/trace is on (label.go)
 	startAt int64           // the run's start on the reactor's CoarseNow, for named flows (metrics.go)
+}
 
-	// spare holds frames this root's flows gave back, so that building
-	// the root again off the loop takes frames without a lock. Owned by the
-	// loop while running, by the holder otherwise.
-	spare            *Steps
-	spareN, spareCap int32
-	built, created   int32 // frames taken/allocated while building, handed to the loop's counters at start
+// extra returns rt's rootExt, allocating it the first time.
+func (rt *root) extra() *rootExt {
+	x := rt.more.Load()
+	if x == nil {
+		x = new(rootExt)
+		rt.more.Store(x)
+	}
+	return x
+}
 
-	nextFree *root // FIFO link in a free list (see rootQuarantine)
+// setMisuse records the first misuse made while building rt off the loop.
+func (rt *root) setMisuse(info string) {
+	if x := rt.extra(); x.misuse == "" {
+		x.misuse = info
+	}
+}
+
+// name is the flow's name, or nil.
+func (rt *root) name() *Name {
+	if x := rt.more.Load(); x != nil {
+		return x.name
+	}
+	return nil
 }
 
 func rootOf(f *Steps) *root { return (*root)(unsafe.Pointer(f)) }
@@ -89,6 +125,10 @@ const maxRootLocal = 1024
 // cost a few KiB and stay within the allocation tests' warm-up.
 const rootQuarantine = 8
 
+// nextFree is rt's successor in a free list. A root's own Steps.next is
+// its link there: a root is never anyone's sub-step, so the field is free.
+func (rt *root) nextFree() *root { return rootOf(rt.Steps.next) }
+
 // rootList is a FIFO free list of roots.
 type rootList struct {
 	head, tail *root
@@ -97,11 +137,11 @@ type rootList struct {
 }
 
 func (l *rootList) push(rt *root) {
-	rt.nextFree = nil
+	rt.Steps.next = nil
 	if l.tail == nil {
 		l.head = rt
 	} else {
-		l.tail.nextFree = rt
+		l.tail.Steps.next = &rt.Steps
 	}
 	l.tail = rt
 	l.n++
@@ -113,11 +153,11 @@ func (l *rootList) pop() *root {
 		return nil
 	}
 	rt := l.head
-	l.head = rt.nextFree
+	l.head = rt.nextFree()
 	if l.head == nil {
 		l.tail = nil
 	}
-	rt.nextFree = nil
+	rt.Steps.next = nil
 	if l.n--; l.n < l.low {
 		l.low = l.n
 	}
@@ -310,8 +350,9 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 func (e *engine) prepareStart(rt *root) bool {
 	rt.started = true
 	e.m.started++ // metrics.go
-	if rt.name != nil {
-		e.namedStarted(rt)
+	x := rt.more.Load()
+	if x != nil && x.name != nil {
+		e.namedStarted(rt, x)
 	}
 	e.stats.FramesLive += int(rt.built)
 	e.stats.FramesCreated += int(rt.created)
@@ -333,9 +374,9 @@ func (e *engine) prepareStart(rt *root) bool {
 	}
 	e.runHead = fl
 	rt.Steps.setStatus(stActive)
-	if rt.misuse != "" {
-		info := rt.misuse
-		rt.misuse = ""
+	if x != nil && x.misuse != "" {
+		info := x.misuse
+		x.misuse = ""
 		e.setError(&rt.Steps, InternalError, info, nil)
 		e.finishRoot(rt, InternalError)
 		return false
@@ -344,7 +385,7 @@ func (e *engine) prepareStart(rt *root) bool {
 		e.finishRoot(rt, Canceled) // canceled before it could start: no step runs
 		return false
 	}
-	if rt.ctx != nil && !e.watchContext(rt) {
+	if x != nil && x.ctx != nil && !e.watchContext(rt, x) {
 		return false // its context is done already: no step runs
 	}
 	if c := rt.Steps.dequeue(); c != nil {
@@ -434,16 +475,18 @@ func (e *engine) finishRoot(rt *root, code string) {
 	e.discardQueued(&rt.Steps)
 	rt.Steps.setStatus(stIdle)
 	e.flowEnded(rt, code)
-	if rt.stopCtx != nil {
-		rt.unwatchContext()
-	}
-	if rt.trace != nil {
-		rt.endTrace(code)
-	}
-	if fn := rt.onEnd; fn != nil {
-		// Before the run ends: until then the holder cannot release or
-		// reuse the root under fn (a Release from fn waits for the end).
-		fn(&rt.Steps, code)
+	if x := rt.more.Load(); x != nil {
+		if x.stopCtx != nil {
+			x.unwatchContext()
+		}
+		if x.trace != nil {
+			x.endTrace(code)
+		}
+		if fn := x.onEnd; fn != nil {
+			// Before the run ends: until then the holder cannot release or
+			// reuse the root under fn (a Release from fn waits for the end).
+			fn(&rt.Steps, code)
+		}
 	}
 	rt.endRunWith(code)
 	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
@@ -456,8 +499,10 @@ func (e *engine) finishRoot(rt *root, code string) {
 // the root as soon as running is false); the Promise is closed last (the
 // owner may execute the root again as soon as Wait returns).
 func (rt *root) endRunWith(code string) {
-	p := rt.promise
-	rt.promise = nil
+	var p *Promise
+	if x := rt.more.Load(); x != nil {
+		p, x.promise = x.promise, nil
+	}
 	if p != nil {
 		if code == "" {
 			p.args = rt.Steps.fl.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
@@ -614,10 +659,9 @@ func (rt *root) release() {
 	}
 	rt.lease.Add(1)
 	rt.released.Store(true)
-	rt.onEnd = nil
-	rt.misuse = ""
-	rt.name, rt.ctx = nil, nil
-	rt.promise = nil
+	if x := rt.more.Load(); x != nil {
+		*x = rootExt{} // no run: no context watch, no trace task
+	}
 	rt.state.reset()
 	if rt.Steps.fl != nil {
 		rt.Steps.fl.clearArgs() // the values detachFlow left with the root
@@ -661,7 +705,7 @@ func (as *Steps) Promise() *Promise {
 		return p
 	}
 	p.r = rt.e.r
-	rt.promise = p
+	rt.extra().promise = p
 	as.Execute()
 	return p
 }
