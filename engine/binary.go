@@ -123,7 +123,7 @@ func OnEnd(root *Steps, fn func(root *Steps, code string)) {
 		misuse(root, "OnEnd: not a root")
 		return
 	}
-	rootOf(root).onEnd = fn
+	rootOf(root).extra().onEnd = fn
 }
 
 // Root returns the root of as's flow, or nil for a foreign or nil accessor.

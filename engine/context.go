@@ -38,14 +38,18 @@ func (as *Steps) SetContext(ctx context.Context) {
 		misuse(as, "SetContext: the root is executing")
 		return
 	}
-	rt.ctx = ctx
+	if ctx != nil || rt.more.Load() != nil {
+		rt.extra().ctx = ctx
+	}
 }
 
 // Context returns the context of as's flow: the one given to SetContext,
 // or context.Background(). Any accessor of the flow, or the root.
 func (as *Steps) Context() context.Context {
-	if rt := rootOfFlow(as); rt != nil && rt.ctx != nil {
-		return rt.ctx
+	if rt := rootOfFlow(as); rt != nil {
+		if x := rt.more.Load(); x != nil && x.ctx != nil {
+			return x.ctx
+		}
 	}
 	return context.Background()
 }
@@ -53,8 +57,8 @@ func (as *Steps) Context() context.Context {
 // watchContext arms the run's context watch when the flow starts, on the
 // loop; it reports false when the context is done already and the flow has
 // been ended.
-func (e *engine) watchContext(rt *root) bool {
-	ctx := rt.ctx
+func (e *engine) watchContext(rt *root, x *rootExt) bool {
+	ctx := x.ctx
 	if ctx.Done() == nil {
 		return true // never done: nothing to watch
 	}
@@ -63,16 +67,16 @@ func (e *engine) watchContext(rt *root) bool {
 		return false
 	}
 	g := rt.execGen()
-	rt.stopCtx = context.AfterFunc(ctx, func() {
+	x.stopCtx = context.AfterFunc(ctx, func() {
 		rt.e.r.Post(contextDone, unsafe.Pointer(rt), g)
 	})
 	return true
 }
 
 // unwatchContext stops the run's context watch when the flow ends.
-func (rt *root) unwatchContext() {
-	if stop := rt.stopCtx; stop != nil {
-		rt.stopCtx = nil
+func (x *rootExt) unwatchContext() {
+	if stop := x.stopCtx; stop != nil {
+		x.stopCtx = nil
 		stop()
 	}
 }
@@ -89,8 +93,8 @@ func contextDone(arg unsafe.Pointer, g uint64) {
 // endByContext ends rt's running flow because its context is done: Timeout
 // for a deadline, Canceled otherwise.
 func (e *engine) endByContext(rt *root) {
-	err := rt.ctx.Err()
-	at := rt.runFlow.cur // where the flow was: its AsyncStack
+	err := rt.more.Load().ctx.Err() // only a root with a context ends by it
+	at := rt.Steps.fl.cur           // where the flow was: its AsyncStack
 	if errors.Is(err, context.DeadlineExceeded) {
 		e.setError(at, Timeout, err.Error(), err)
 		e.cancelBelow(&rt.Steps)

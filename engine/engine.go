@@ -27,7 +27,7 @@ type engine struct {
 	// with only reactor work (an Immediate) skips the runner call. Loop only.
 	pending bool
 
-	runHead *root // roots whose flow is running, linked by prevRun/nextRun
+	runHead *flow // root flows running, linked by prevRun/nextRun
 
 	// cur is the frame whose callback (or error handler) is running, nil
 	// between callbacks. Execution-API calls are valid only on cur.
@@ -51,9 +51,10 @@ type engine struct {
 
 	bridge unsafe.Pointer // a bridge's per-reactor state (BridgeData)
 
-	rootMu    sync.Mutex // guards rootFree and rootsLive: New and Release run on any goroutine
+	rootMu    sync.Mutex // guards rootFree, rootsLive and build's list: New and Release run on any goroutine
 	rootFree  rootList
 	rootsLive int
+	build     buildPool // frames for roots built off the loop (buildpool.go)
 
 	trim trimState // idle pools give memory back (trim.go)
 }
@@ -66,7 +67,7 @@ type Stats struct {
 	FramesCreated int // step frames ever allocated by the loop
 	FlowsLive     int // parallel branches running
 	RootsLive     int // roots handed out by New and not Released (counted on the loop and off it)
-	FramesFree    int // step frames in the loop's free list
+	FramesFree    int // step frames in the loop's free list (up to 256 more wait for roots built off the loop; no counter has them)
 	Trimmed       int // frames, roots and root flows the idle pools gave back to the GC (trim.go)
 	RootFlowsFree int // root flows in the loop's pool: a root holds a flow only while it runs
 }
@@ -110,6 +111,7 @@ type flow struct {
 	queued               bool  // in the ready queue
 	owned                bool  // args may hold owned values (binary.go): checked before they are replaced
 	prevReady, nextReady *flow // in the ready queue; a flow that ends is unlinked (unlinkReady)
+	prevRun, nextRun     *flow // a root's flow, in engine.runHead while it runs
 
 	par        *Steps // the parallel step of a branch; nil for a root flow
 	nextBranch *flow  // next branch of the same parallel step
@@ -170,7 +172,8 @@ func engineOf(r *reactor.Reactor) *engine {
 // is canceled (cancel handlers run) and ends with Canceled, info "reactor
 // closed", so no Promise waits forever.
 func (e *engine) closeAll() {
-	for rt := e.runHead; rt != nil; rt = e.runHead {
+	for e.runHead != nil {
+		rt := e.runHead.root
 		rt.state.ErrorInfo = "reactor closed"
 		rt.state.LastException = &Error{Code: Canceled, Info: "reactor closed"}
 		e.cancelBelow(&rt.Steps)
@@ -265,7 +268,7 @@ func (e *engine) runReady() bool {
 		}
 		fl.nextReady = nil
 		fl.queued = false
-		if n := fl.root.name; n != e.label {
+		if n := fl.root.name(); n != e.label {
 			e.setLabel(n) // a switch between differently named flows
 		}
 		e.drive(fl)

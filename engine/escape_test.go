@@ -26,6 +26,9 @@ var hotStrict = []string{
 	"engine.releasePlain", "engine.reuseIteration", "engine.detachFlow",
 	"engine.loopNext", "engine.ready", "engine.runReady", "engine.drive",
 	"External.Success",
+	"New", "engine.takeBuild", "engine.refillBuild", "root.takeShared",
+	"engine.prepareStart", "engine.attachFlow", "engine.finishRoot", "root.endRunWith",
+	"root.name",
 }
 
 // hotNoMove are hot functions whose only escapes are messages built on
@@ -39,11 +42,16 @@ var hotNoMove = []string{
 // branch the hot path never takes: each allocates only when that branch
 // runs. Keyed by function, then by the compiler's message.
 var coldEscapes = map[string]map[string]string{
-	"Str":             {"new(string) escapes to heap": "strings over 4 GiB only"},
-	"Bytes":           {"new([]byte) escapes to heap": "slices over 4 GiB only"},
-	"Steps.Args":      {"&Args{} escapes to heap": "a misuse: Args off the running step"},
-	"Steps.Execute":   {"&Error{...} escapes to heap": "Execute on a closed reactor"},
-	"engine.newFrame": {"make([]Steps, 256) escapes to heap": "grow, inlined: one chunk per frameChunk frames"},
+	"Str":                 {"new(string) escapes to heap": "strings over 4 GiB only"},
+	"Bytes":               {"new([]byte) escapes to heap": "slices over 4 GiB only"},
+	"Steps.Args":          {"&Args{} escapes to heap": "a misuse: Args off the running step"},
+	"Steps.Execute":       {"&Error{...} escapes to heap": "Execute on a closed reactor"},
+	"engine.newFrame":     {"make([]Steps, 256) escapes to heap": "grow, inlined: one chunk per frameChunk frames"},
+	"engine.refillBuild":  {"make([]Steps, 256) escapes to heap": "grow, inlined: one chunk per frameChunk frames"},
+	"New":                 {"&root{} escapes to heap": "a fresh root: the one allocation of a root never Released (pooled roots take none)"},
+	"engine.prepareStart": {"append escapes to heap": "namedStarted, inlined: the first flow of a name new to this reactor"},
+	"engine.attachFlow":   {"&flow{...} escapes to heap": "the loop's root-flow pool is empty: once per flow it ever holds"},
+	"root.endRunWith":     {"&Error{...} escapes to heap": "a Promise of a flow that failed"},
 }
 
 var escapeLine = regexp.MustCompile(`^\./([^:]+\.go):(\d+):\d+: (.*)$`)

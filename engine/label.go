@@ -126,14 +126,16 @@ func (as *Steps) SetFlowName(n *Name) {
 		misuse(as, "SetName: the root is executing")
 		return
 	}
-	rt.name = n
+	if n != nil || rt.more.Load() != nil {
+		rt.extra().name = n
+	}
 }
 
 // FlowName returns the name of the flow as belongs to (any accessor of the
 // flow, or the root), or nil.
 func (as *Steps) FlowName() *Name {
 	if rt := rootOfFlow(as); rt != nil {
-		return rt.name
+		return rt.name()
 	}
 	return nil
 }
@@ -195,16 +197,16 @@ func regionName(kind uint8) string {
 // execTraced is exec under runtime/trace: the step runs inside a region of
 // its flow's task, started when the flow's first step runs while tracing.
 func (e *engine) execTraced(f *Steps) {
-	rt := f.fl.root
-	if rt.trace == nil {
+	x := f.fl.root.extra()
+	if x.trace == nil {
 		name := "flow"
-		if rt.name != nil {
-			name = rt.name.name
+		if x.name != nil {
+			name = x.name.name
 		}
 		ctx, task := trace.NewTask(context.Background(), name)
-		rt.trace = &traceTask{ctx: ctx, task: task}
+		x.trace = &traceTask{ctx: ctx, task: task}
 	}
-	e.region = trace.StartRegion(rt.trace.ctx, regionName(f.kind))
+	e.region = trace.StartRegion(x.trace.ctx, regionName(f.kind))
 	e.exec(f)
 	e.endRegion()
 }
@@ -219,9 +221,9 @@ func (e *engine) endRegion() {
 }
 
 // endTrace ends the run's trace task, logging how the flow ended.
-func (rt *root) endTrace(code string) {
-	t := rt.trace
-	rt.trace = nil
+func (x *rootExt) endTrace(code string) {
+	t := x.trace
+	x.trace = nil
 	if code == "" {
 		code = "success"
 	}

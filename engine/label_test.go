@@ -126,7 +126,7 @@ func TestFlowTrace(t *testing.T) {
 	if _, err := p.Wait(); err == nil {
 		t.Fatal("flow succeeded")
 	}
-	if rootOf(root).trace != nil || root.e.region != nil {
+	if x := rootOf(root).more.Load(); x != nil && x.trace != nil || root.e.region != nil {
 		t.Fatal("task or region left open")
 	}
 	for _, s := range []string{"traced-flow-name", "loop body", "Boom"} {

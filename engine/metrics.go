@@ -66,15 +66,15 @@ type nameCounters struct {
 
 // namedStarted counts a named root flow that starts (prepareStart counts
 // every flow). Loop only.
-func (e *engine) namedStarted(rt *root) {
-	e.m.named(rt.name).started++
-	rt.startAt = e.r.CoarseNow()
+func (e *engine) namedStarted(rt *root, x *rootExt) {
+	e.m.named(x.name).started++
+	x.startAt = e.r.CoarseNow()
 }
 
 // flowEnded counts a root flow that ends with code ("": success). Loop
 // only. The common case, an unnamed success, is inlined into finishRoot.
 func (e *engine) flowEnded(rt *root, code string) {
-	if len(code) == 0 && rt.name == nil {
+	if len(code) == 0 && rt.more.Load() == nil {
 		e.m.succeeded++
 		return
 	}
@@ -84,9 +84,9 @@ func (e *engine) flowEnded(rt *root, code string) {
 func (e *engine) flowEndedSlow(rt *root, code string) {
 	c := &e.m
 	var nc *nameCounters
-	if n := rt.name; n != nil {
-		nc = c.named(n)
-		nc.nanos += e.r.CoarseNow() - rt.startAt
+	if x := rt.more.Load(); x != nil && x.name != nil {
+		nc = c.named(x.name)
+		nc.nanos += e.r.CoarseNow() - x.startAt
 	}
 	switch code {
 	case "":

@@ -13,12 +13,12 @@ import (
 type root struct {
 	Steps // Steps.e is the root's engine, fixed for the life of the memory
 	state State
-	// runFlow is the root's own flow while it runs, from prepareStart to the
-	// end of the run, and nil otherwise: flows are pooled by the loop
+	// Steps.fl is the root's own flow while it runs, from prepareStart to
+	// the end of the run, and nil otherwise: flows are pooled by the loop
 	// (attachFlow, detachFlow), so a root that is never Released leaves
 	// only its own small struct to the GC. Frames built before the start
-	// carry a nil fl, set when they are dequeued to run.
-	runFlow *flow
+	// carry a nil fl, set when they are dequeued to run. (The root is
+	// kept small for the same reason: 288 bytes, one size class.)
 
 	// run is execGen<<1 | running: running between Execute and the end of
 	// the flow; execGen bumped by each Execute, so a Cancel or a start
@@ -49,6 +49,26 @@ type root struct {
 	// whoever Swaps it back to false releases, so exactly one does.
 	releaseAtEnd atomic.Bool
 
+	// more holds what few roots use (a Promise, OnEnd, a name, a context,
+	// a trace task, a misuse while building), allocated the first time one
+	// is set and kept by a pooled root: a plain root is one size class
+	// smaller without them. Written by the holder while the root is not
+	// running, or by the loop while it runs (a trace task), one writer at a
+	// time; atomic because FlowName and Context may read it from the
+	// holder while the loop adds the trace task.
+	more atomic.Pointer[rootExt]
+
+	// spare holds frames this root's flows gave back, so that building
+	// the root again off the loop takes frames without a lock. Owned by the
+	// loop while running, by the holder otherwise.
+	spare            *Steps
+	spareN, spareCap int32
+	built, created   int32 // frames taken/allocated while building, handed to the loop's counters at start
+
+}
+
+// rootExt is the rarely used part of a root (root.more).
+type rootExt struct {
 	promise *Promise
 	onEnd   func(root *Steps, code string) // OnEnd's
 	misuse  string                         // the first misuse made while building off the loop
@@ -58,16 +78,31 @@ type root struct {
 	stopCtx func() bool     // the run's context watch; loop-owned while running
 	trace   *traceTask      // the run's trace task while runtime/trace is on (label.go)
 	startAt int64           // the run's start on the reactor's CoarseNow, for named flows (metrics.go)
+}
 
-	// spare holds frames this root's flows gave back, so that building
-	// the root again off the loop takes frames without a lock. Owned by the
-	// loop while running, by the holder otherwise.
-	spare            *Steps
-	spareN, spareCap int
-	built, created   int // frames taken/allocated while building, handed to the loop's counters at start
+// extra returns rt's rootExt, allocating it the first time.
+func (rt *root) extra() *rootExt {
+	x := rt.more.Load()
+	if x == nil {
+		x = new(rootExt)
+		rt.more.Store(x)
+	}
+	return x
+}
 
-	nextFree         *root // FIFO link in a free list (see rootQuarantine)
-	prevRun, nextRun *root // in engine.runHead while running
+// setMisuse records the first misuse made while building rt off the loop.
+func (rt *root) setMisuse(info string) {
+	if x := rt.extra(); x.misuse == "" {
+		x.misuse = info
+	}
+}
+
+// name is the flow's name, or nil.
+func (rt *root) name() *Name {
+	if x := rt.more.Load(); x != nil {
+		return x.name
+	}
+	return nil
 }
 
 func rootOf(f *Steps) *root { return (*root)(unsafe.Pointer(f)) }
@@ -90,6 +125,10 @@ const maxRootLocal = 1024
 // cost a few KiB and stay within the allocation tests' warm-up.
 const rootQuarantine = 8
 
+// nextFree is rt's successor in a free list. A root's own Steps.next is
+// its link there: a root is never anyone's sub-step, so the field is free.
+func (rt *root) nextFree() *root { return rootOf(rt.Steps.next) }
+
 // rootList is a FIFO free list of roots.
 type rootList struct {
 	head, tail *root
@@ -98,11 +137,11 @@ type rootList struct {
 }
 
 func (l *rootList) push(rt *root) {
-	rt.nextFree = nil
+	rt.Steps.next = nil
 	if l.tail == nil {
 		l.head = rt
 	} else {
-		l.tail.nextFree = rt
+		l.tail.Steps.next = &rt.Steps
 	}
 	l.tail = rt
 	l.n++
@@ -114,11 +153,11 @@ func (l *rootList) pop() *root {
 		return nil
 	}
 	rt := l.head
-	l.head = rt.nextFree
+	l.head = rt.nextFree()
 	if l.head == nil {
 		l.tail = nil
 	}
-	rt.nextFree = nil
+	rt.Steps.next = nil
 	if l.n--; l.n < l.low {
 		l.low = l.n
 	}
@@ -131,23 +170,37 @@ func (l *rootList) pop() *root {
 func New(r *reactor.Reactor) *Steps {
 	e := engineOf(r)
 	var rt *root
-	if r.IsSameThread() {
+	onLoop := r.IsSameThread()
+	if onLoop {
 		// On the loop: a free list no other goroutine touches.
 		rt = e.rootLocal.pop()
 	}
+	var f *Steps // off the loop: a frame for the first step, if rt has none
 	if rt != nil {
 		e.stats.RootsLive++
 	} else {
 		e.rootMu.Lock()
 		rt = e.rootFree.pop()
 		e.rootsLive++
+		if !onLoop && (rt == nil || rt.spare == nil) {
+			f, _ = e.takeBuild(1)
+		}
 		e.rootMu.Unlock()
 	}
 	if rt == nil {
 		rt = &root{}
 		rt.Steps.e = e
 		rt.Steps.kind = kRoot // written once: a stale Cancel reads it from any goroutine
+		rt.spare = f
+		rt.spareN = 1
+		if f == nil {
+			rt.spareN = 0
+		}
 	} else {
+		if f != nil {
+			rt.spare = f
+			rt.spareN = 1
+		}
 		// A root that went through Release: its holder releases roots,
 		// so it keeps a flow across runs, as the pools keep everything
 		// else (detachFlow).
@@ -178,12 +231,12 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 		// frame is counted as built, like a spare one, until the start.
 		f = e.newFrame(kind, parent, nil)
 		e.stats.FramesLive--
-	} else {
-		// Off the loop the free list is not ours: frames come in chunks
-		// that double with the root's size up to buildChunk, the rest kept
-		// as spares, so a root that grows costs a few allocations, not one
-		// per step, and a fresh root with one step allocates one frame.
-		chunk := make([]Steps, min(max(rt.built, 1), buildChunk))
+	} else if f = rt.takeShared(); f == nil {
+		// Off the loop the free list is not ours, and the build pool is
+		// empty: frames come in chunks that double with the root's size
+		// up to buildChunk, the rest kept as spares, so a root that grows
+		// costs a few allocations, not one per step.
+		chunk := make([]Steps, min(max(int(rt.built), 1), buildChunk))
 		for i := range chunk {
 			chunk[i].e = e
 		}
@@ -191,8 +244,8 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 			chunk[i].next = rt.spare
 			rt.spare = &chunk[i]
 		}
-		rt.spareN += len(chunk) - 1
-		rt.created += len(chunk)
+		rt.spareN += int32(len(chunk) - 1)
+		rt.created += int32(len(chunk))
 		f = &chunk[0]
 	}
 	rt.built++
@@ -201,6 +254,23 @@ func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
 	f.fl = nil // set when it is dequeued to run (attachFlow)
 	f.flags = fBuilt
 	f.setStatus(stQueued)
+	return f
+}
+
+// takeShared takes frames for a root being built off the loop from the
+// engine's build pool, doubling with the root's size as chunks do: the
+// first is returned, the rest kept as spares. Nil when the pool is empty.
+func (rt *root) takeShared() *Steps {
+	e := rt.e
+	e.rootMu.Lock()
+	f, k := e.takeBuild(min(max(int(rt.built), 1), buildChunk))
+	e.rootMu.Unlock()
+	if f == nil {
+		return nil
+	}
+	rt.spare = f.next
+	rt.spareN += int32(k - 1)
+	f.next = nil
 	return f
 }
 
@@ -280,23 +350,33 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 func (e *engine) prepareStart(rt *root) bool {
 	rt.started = true
 	e.m.started++ // metrics.go
-	if rt.name != nil {
-		e.namedStarted(rt)
+	x := rt.more.Load()
+	if x != nil && x.name != nil {
+		e.namedStarted(rt, x)
 	}
-	rt.nextRun = e.runHead
-	if e.runHead != nil {
-		e.runHead.prevRun = rt
+	e.stats.FramesLive += int(rt.built)
+	e.stats.FramesCreated += int(rt.created)
+	if rt.keepFlow || rt.execGen() > 1 {
+		// A root that is run again or released keeps its frames as
+		// spares for its next build. A fresh root's first run gives them
+		// back to the loop (spareCap 0): most such roots are dropped at
+		// its end, and their frames would be dropped with them.
+		rt.spareCap = max(rt.spareCap, rt.built)
 	}
-	e.runHead = rt
-	e.stats.FramesLive += rt.built
-	e.stats.FramesCreated += rt.created
-	rt.spareCap = max(rt.spareCap, rt.built)
+	if rt.created > 0 || e.build.want.Load() {
+		e.refillBuild() // the build pool ran low (buildpool.go)
+	}
 	rt.built, rt.created = 0, 0
 	fl := e.attachFlow(rt)
+	fl.nextRun = e.runHead // the run list lives in the flow: the root stays small
+	if e.runHead != nil {
+		e.runHead.prevRun = fl
+	}
+	e.runHead = fl
 	rt.Steps.setStatus(stActive)
-	if rt.misuse != "" {
-		info := rt.misuse
-		rt.misuse = ""
+	if x != nil && x.misuse != "" {
+		info := x.misuse
+		x.misuse = ""
 		e.setError(&rt.Steps, InternalError, info, nil)
 		e.finishRoot(rt, InternalError)
 		return false
@@ -305,7 +385,7 @@ func (e *engine) prepareStart(rt *root) bool {
 		e.finishRoot(rt, Canceled) // canceled before it could start: no step runs
 		return false
 	}
-	if rt.ctx != nil && !e.watchContext(rt) {
+	if x != nil && x.ctx != nil && !e.watchContext(rt, x) {
 		return false // its context is done already: no step runs
 	}
 	if c := rt.Steps.dequeue(); c != nil {
@@ -324,7 +404,7 @@ func (e *engine) prepareStart(rt *root) bool {
 // they are dequeued to run: a walk here would touch every one of them
 // once more. Loop only.
 func (e *engine) attachFlow(rt *root) *flow {
-	fl := rt.runFlow
+	fl := rt.Steps.fl
 	if fl == nil {
 		fl = e.freeRootFlows
 		if fl != nil {
@@ -337,7 +417,6 @@ func (e *engine) attachFlow(rt *root) *flow {
 			fl = &flow{e: e}
 		}
 		fl.root, fl.top = rt, &rt.Steps
-		rt.runFlow = fl
 		rt.Steps.fl = fl
 	} else {
 		// Kept from the last run (detachFlow): pooled flows are clean.
@@ -352,7 +431,7 @@ func (e *engine) attachFlow(rt *root) *flow {
 // detachFlow gives rt's flow back to the loop's pool at the end of a run.
 // Loop only; a root that never started has no flow.
 func (e *engine) detachFlow(rt *root) {
-	fl := rt.runFlow
+	fl := rt.Steps.fl
 	if fl == nil {
 		return
 	}
@@ -363,7 +442,7 @@ func (e *engine) detachFlow(rt *root) {
 		// Promise may still read them.
 		return
 	}
-	rt.runFlow, rt.Steps.fl = nil, nil
+	rt.Steps.fl = nil
 	fl.clearArgs()
 	clear(fl.held)
 	fl.held = fl.held[:0]
@@ -378,17 +457,17 @@ func (e *engine) detachFlow(rt *root) {
 
 // finishRoot ends the root's flow: success when code is "", else failure.
 func (e *engine) finishRoot(rt *root, code string) {
-	if rt.prevRun != nil {
-		rt.prevRun.nextRun = rt.nextRun
-	} else if e.runHead == rt {
-		e.runHead = rt.nextRun
-	}
-	if rt.nextRun != nil {
-		rt.nextRun.prevRun = rt.prevRun
-	}
-	rt.prevRun, rt.nextRun = nil, nil
 	rt.started, rt.cancelPending = false, false
-	if fl := rt.runFlow; fl != nil {
+	if fl := rt.Steps.fl; fl != nil {
+		if fl.prevRun != nil {
+			fl.prevRun.nextRun = fl.nextRun
+		} else if e.runHead == fl {
+			e.runHead = fl.nextRun
+		}
+		if fl.nextRun != nil {
+			fl.nextRun.prevRun = fl.prevRun
+		}
+		fl.prevRun, fl.nextRun = nil, nil
 		e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
 		fl.cur = &rt.Steps
 		fl.action = actNone
@@ -396,16 +475,18 @@ func (e *engine) finishRoot(rt *root, code string) {
 	e.discardQueued(&rt.Steps)
 	rt.Steps.setStatus(stIdle)
 	e.flowEnded(rt, code)
-	if rt.stopCtx != nil {
-		rt.unwatchContext()
-	}
-	if rt.trace != nil {
-		rt.endTrace(code)
-	}
-	if fn := rt.onEnd; fn != nil {
-		// Before the run ends: until then the holder cannot release or
-		// reuse the root under fn (a Release from fn waits for the end).
-		fn(&rt.Steps, code)
+	if x := rt.more.Load(); x != nil {
+		if x.stopCtx != nil {
+			x.unwatchContext()
+		}
+		if x.trace != nil {
+			x.endTrace(code)
+		}
+		if fn := x.onEnd; fn != nil {
+			// Before the run ends: until then the holder cannot release or
+			// reuse the root under fn (a Release from fn waits for the end).
+			fn(&rt.Steps, code)
+		}
 	}
 	rt.endRunWith(code)
 	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
@@ -418,11 +499,13 @@ func (e *engine) finishRoot(rt *root, code string) {
 // the root as soon as running is false); the Promise is closed last (the
 // owner may execute the root again as soon as Wait returns).
 func (rt *root) endRunWith(code string) {
-	p := rt.promise
-	rt.promise = nil
+	var p *Promise
+	if x := rt.more.Load(); x != nil {
+		p, x.promise = x.promise, nil
+	}
 	if p != nil {
 		if code == "" {
-			p.args = rt.runFlow.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
+			p.args = rt.Steps.fl.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
 		} else {
 			p.err = &Error{Code: code, Info: rt.state.ErrorInfo}
 		}
@@ -576,13 +659,12 @@ func (rt *root) release() {
 	}
 	rt.lease.Add(1)
 	rt.released.Store(true)
-	rt.onEnd = nil
-	rt.misuse = ""
-	rt.name, rt.ctx = nil, nil
-	rt.promise = nil
+	if x := rt.more.Load(); x != nil {
+		*x = rootExt{} // no run: no context watch, no trace task
+	}
 	rt.state.reset()
-	if rt.runFlow != nil {
-		rt.runFlow.clearArgs() // the values detachFlow left with the root
+	if rt.Steps.fl != nil {
+		rt.Steps.fl.clearArgs() // the values detachFlow left with the root
 	}
 	e := rt.e
 	if e.r.IsSameThread() && e.rootLocal.n < maxRootLocal {
@@ -623,7 +705,7 @@ func (as *Steps) Promise() *Promise {
 		return p
 	}
 	p.r = rt.e.r
-	rt.promise = p
+	rt.extra().promise = p
 	as.Execute()
 	return p
 }

@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"unsafe"
+
 	"testing"
 
 	"github.com/asyncsteps/asyncsteps/reactor"
@@ -92,5 +94,55 @@ func TestAllocRootGrowth(t *testing.T) {
 	}
 	if st := StatsOf(r); st.FramesLive != 0 {
 		t.Errorf("FramesLive = %d after every flow ended", st.FramesLive)
+	}
+}
+
+// A root that is never Released (plain New ... Execute, dropped after) is
+// one allocation, the root itself, whether it is built off the loop (its
+// first frame comes from the engine's build pool) or on it, and the
+// frames it used go back to the reactor, not to the GC.
+func TestAllocUnreleasedRoot(t *testing.T) {
+	r := reactor.NewManual()
+	plain := func() {
+		root := New(r)
+		root.Add(emptyStep)
+		root.Execute()
+		r.RunUntilIdle()
+	}
+	for i := 0; i < 3*buildRefill; i++ {
+		plain() // warms the build pool and the loop's free list
+	}
+	if got := testing.AllocsPerRun(4*buildRefill, plain); got != 1 {
+		t.Errorf("off the loop: %v allocs per unreleased root, want 1 (the root)", got)
+	}
+	var onLoop float64
+	r.Immediate(func() { onLoop = testing.AllocsPerRun(4*buildRefill, plain) })
+	r.RunUntilIdle()
+	if onLoop != 1 {
+		t.Errorf("on the loop: %v allocs per unreleased root, want 1 (the root)", onLoop)
+	}
+	if st := StatsOf(r); st.FramesLive != 0 {
+		t.Errorf("FramesLive = %d after every flow ended", st.FramesLive)
+	}
+	// The state of a dropped-after-use root stays readable after its end,
+	// and the root can run again: its frames were not lost with the pool.
+	root := New(r)
+	root.Add(func(as *Steps) { as.State().Set("k", 1) })
+	root.Execute()
+	r.RunUntilIdle()
+	root.Add(func(as *Steps) { as.State().Set("k", as.State().Get("k").(int)+1) })
+	root.Execute()
+	r.RunUntilIdle()
+	if got := root.State().Get("k"); got != 2 {
+		t.Errorf("state after two runs = %v, want 2", got)
+	}
+}
+
+// The root is the one allocation of a root never Released: it is kept
+// within the 288-byte size class (rarely used fields live in rootExt). A
+// field added to it should move something else out, or say why here.
+func TestRootSize(t *testing.T) {
+	if got := unsafe.Sizeof(root{}); got > 288 {
+		t.Errorf("root is %d bytes, want at most 288 (one size class: see rootExt)", got)
 	}
 }

@@ -140,12 +140,12 @@ func misuse(as *Steps, info string) {
 	}
 	switch {
 	case as.kind == kRoot:
-		if rt := rootOf(as); !rt.running() && !rt.released.Load() && rt.misuse == "" {
-			rt.misuse = info
+		if rt := rootOf(as); !rt.running() && !rt.released.Load() {
+			rt.setMisuse(info)
 		}
 	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot:
-		if rt := rootOf(as.parent); !rt.running() && !rt.released.Load() && rt.misuse == "" {
-			rt.misuse = info
+		if rt := rootOf(as.parent); !rt.running() && !rt.released.Load() {
+			rt.setMisuse(info)
 		}
 	}
 	// Anything else is an accessor used off the loop: its memory may

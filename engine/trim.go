@@ -94,8 +94,8 @@ func (l *rootList) trim() int {
 	k := min(l.low, l.n-rootQuarantine)
 	for i := 0; i < k; i++ {
 		rt := l.head
-		l.head = rt.nextFree
-		rt.nextFree = nil
+		l.head = rt.nextFree()
+		rt.Steps.next = nil
 	}
 	if l.head == nil {
 		l.tail = nil
