@@ -581,8 +581,8 @@ func (e *engine) settle(f *Steps) {
 func (e *engine) advance(fl *flow) {
 	f := fl.cur
 	for {
-		if f.flags&fFinally != 0 {
-			e.runCancel(f) // it completed: its finally handler runs now
+		if f.flags&(fFinally|fLocked) != 0 {
+			e.completed(f) // its finally handler runs now, then its Lock's Leave
 		}
 		if f == fl.top {
 			if fl.par != nil {
