@@ -26,9 +26,16 @@ import (
 // Enter and Leave run on the loop, with the running step's accessor, and
 // must not add steps, succeed or fail: Enter only decides, Leave only lets
 // go. Both are top-level functions: a Lock holds no closure.
+//
+// While an entered section runs (its callback, sub-steps, error handler),
+// Holds(obj) reports true for its flow without a Hold: Enter and Leave
+// need not record the flow, and a nested Sync on the same object finds it
+// there (Enter then usually declines, and Slow passes the reentrance
+// through).
 type Lock[T any] struct {
 	// The layout is lockOps's: AddLocked's step reads it without knowing T.
 	obj   *T
+	key   any // obj, as Holds compares it
 	enter func(as *Steps, obj *T) bool
 	leave func(as *Steps, obj *T)
 	slow  func(as *Steps, obj *T, f ExecFunc)
@@ -38,7 +45,9 @@ type Lock[T any] struct {
 // pointer, and a func value is one pointer whichever its type, so the two
 // structs have the same layout (pinned by TestLockLayout).
 type lockOps struct {
-	obj, enter, leave, slow unsafe.Pointer
+	obj                unsafe.Pointer
+	key                any
+	enter, leave, slow unsafe.Pointer
 }
 
 // Init sets l up for obj. enter, leave and slow must not be nil; Init
@@ -54,7 +63,7 @@ func (l *Lock[T]) Init(obj *T, enter func(as *Steps, obj *T) bool, leave func(as
 	case slow == nil:
 		panic("engine: Lock.Init: nil slow func")
 	}
-	l.obj, l.enter, l.leave, l.slow = obj, enter, leave, slow
+	l.obj, l.key, l.enter, l.leave, l.slow = obj, obj, enter, leave, slow
 }
 
 // AddLocked adds the step of one critical section over l (see Lock): f
@@ -62,6 +71,17 @@ func (l *Lock[T]) Init(obj *T, enter func(as *Steps, obj *T) bool, leave func(as
 // its sub-steps, inside the section too. It is what a Sync object's Sync
 // method calls; it returns as. l must have been set up with Init.
 func AddLocked[T any](as *Steps, l *Lock[T], f ExecFunc, onerror ErrorFunc) *Steps {
+	if as != nil && as.kind == kForeign {
+		if l != nil && l.obj != nil && f != nil {
+			addLockedForeign(as, l, f, onerror)
+			return as
+		}
+	}
+	return addLocked(as, (*lockOps)(unsafe.Pointer(l)), f, onerror)
+}
+
+// addLocked is AddLocked for any T, so that the generic part inlines.
+func addLocked(as *Steps, l *lockOps, f ExecFunc, onerror ErrorFunc) *Steps {
 	if as == nil {
 		return nil
 	}
@@ -78,8 +98,6 @@ func AddLocked[T any](as *Steps, l *Lock[T], f ExecFunc, onerror ErrorFunc) *Ste
 		c.xfn = cast.FuncPtr(f)
 		c.x = unsafe.Pointer(l)
 		c.onerr = onerror
-	} else if as.kind == kForeign {
-		addLockedForeign(as, l, f, onerror)
 	}
 	return as
 }
@@ -139,13 +157,30 @@ func (e *engine) completed(f *Steps) {
 func (e *engine) leaveLock(f *Steps) {
 	l := (*lockOps)(f.x)
 	saved := e.cur
+	panicked := true
 	defer func() {
 		e.cur = saved
-		if v := recover(); v != nil {
+		if panicked {
 			e.raised = raise{}
-			f.fl.root.state.LastException = &PanicError{Value: v}
+			f.fl.root.state.LastException = &PanicError{Value: recover()}
 		}
 	}()
 	e.cur = nil
 	cast.Func[func(*Steps, unsafe.Pointer)](l.leave)(f, l.obj)
+	panicked = false
+}
+
+// lockedBy reports whether f or a step below it in its flow is an entered
+// AddLocked section over key (see Lock: Holds without Hold).
+func (f *Steps) lockedBy(key any) bool {
+	top := f.fl.top
+	for x := f; x != nil; x = x.parent {
+		if x.flags&fLocked != 0 && (*lockOps)(x.x).key == key {
+			return true
+		}
+		if x == top {
+			break
+		}
+	}
+	return false
 }

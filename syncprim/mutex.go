@@ -38,24 +38,20 @@ func (m *Mutex) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFu
 }
 
 // mutexTry is the Lock's Enter: a free slot and nobody queued let the flow
-// in at once, and the section runs as the Sync step itself. A reentrance
-// takes the slow path, which passes it through without counting it.
+// in at once, and the section runs as the Sync step itself (the Lock
+// records the hold: Holds(m) is true inside). A reentrance takes the slow
+// path, which passes it through without counting it; with max 1 the flow
+// that holds m finds no free slot, so only a larger Mutex asks first.
 func mutexTry(as *engine.Steps, m *Mutex) bool {
-	if as.Holds(m) {
+	if m.max > 1 && as.Holds(m) {
 		return false
 	}
-	if _, ok := m.tryEnter(0); !ok {
-		return false
-	}
-	as.Hold(m)
-	return true
+	_, ok := m.tryEnter(0)
+	return ok
 }
 
 // mutexLeave is the Lock's Leave: the section entered by mutexTry ended.
-func mutexLeave(as *engine.Steps, m *Mutex) {
-	as.Unhold(m)
-	m.release()
-}
+func mutexLeave(_ *engine.Steps, m *Mutex) { m.release() }
 
 // mutexSlow is the Lock's slow path: the step queues (or passes through a
 // reentrance, or is rejected) and runs f as its sub-step, with per-run
