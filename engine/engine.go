@@ -380,7 +380,9 @@ const plainDone = fSucceeded | fBuilt
 // since the free list is LIFO.
 func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	if f.flags&^plainDone != 0 || f.head != nil || f.oncancel != nil || f == fl.top {
-		return false
+		if !e.leftPlainly(fl, f) {
+			return false
+		}
 	}
 	if f.flags&fSucceeded == 0 {
 		// Implicit success (spec 1.6): the next step gets no values.

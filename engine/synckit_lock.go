@@ -139,6 +139,20 @@ func (e *engine) endStep(f *Steps) {
 	}
 }
 
+// leftPlainly lets advanceFast take an entered AddLocked section that
+// ended as a plain step would (no sub-steps, nothing armed, no cancel or
+// finally handler, not the flow's top): its Leave runs, and it reports
+// true. Anything else it leaves alone, reporting false. Plain steps never
+// call it: advanceFast asks only when its own test failed.
+func (e *engine) leftPlainly(fl *flow, f *Steps) bool {
+	if f.flags&^(plainDone|fLocked) != 0 || f.flags&fLocked == 0 || f.head != nil || f.oncancel != nil || f == fl.top {
+		return false
+	}
+	f.flags &^= fLocked
+	e.leaveLock(f)
+	return true
+}
+
 // completed is endStep for a step that succeeded: a cancel handler set
 // with SetCancel does not run then, a finally handler and a Leave do.
 func (e *engine) completed(f *Steps) {
