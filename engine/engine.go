@@ -301,6 +301,9 @@ func (e *engine) drive1(fl *flow, budget *int) (done bool, raisedAt *Steps) {
 		}
 		v := recover()
 		raisedAt = e.cur
+		if raisedAt == nil {
+			raisedAt = fl.cur // outside any callback: a sync object's Leave (leftPlainly)
+		}
 		e.cur = nil
 		if e.region != nil {
 			e.endRegion()

@@ -25,7 +25,11 @@ import (
 //
 // Enter and Leave run on the loop, with the running step's accessor, and
 // must not add steps, succeed or fail: Enter only decides, Leave only lets
-// go. Both are top-level functions: a Lock holds no closure.
+// go. Both are top-level functions: a Lock holds no closure. Leave must
+// not panic: one that does after a section that succeeded fails the flow
+// with InternalError there (it runs unprotected, on the step loop's own
+// recover); after an error or a cancel the panic is recorded in
+// LastException and the flow's own outcome stands.
 //
 // While an entered section runs (its callback, sub-steps, error handler),
 // Holds(obj) reports true for its flow without a Hold: Enter and Leave
@@ -148,9 +152,19 @@ func (e *engine) leftPlainly(fl *flow, f *Steps) bool {
 	if f.flags&^(plainDone|fLocked) != 0 || f.flags&fLocked == 0 || f.head != nil || f.oncancel != nil || f == fl.top {
 		return false
 	}
-	f.flags &^= fLocked
-	e.leaveLock(f)
+	e.leaveCompleted(f)
 	return true
+}
+
+// leaveCompleted calls the Leave of f's Lock when f completed successfully.
+// Unprotected, unlike leaveLock: the step loop runs under drive1's recover,
+// which fails the flow at its current frame, f, with an InternalError if
+// Leave panics. f's own error handler is spent first: the section is over.
+func (e *engine) leaveCompleted(f *Steps) {
+	f.flags &^= fLocked
+	f.onerr = nil
+	l := (*lockOps)(f.x)
+	cast.Func[func(*Steps, unsafe.Pointer)](l.leave)(f, l.obj)
 }
 
 // completed is endStep for a step that succeeded: a cancel handler set
@@ -160,14 +174,14 @@ func (e *engine) completed(f *Steps) {
 		e.runCancel(f)
 	}
 	if f.flags&fLocked != 0 {
-		f.flags &^= fLocked
-		e.leaveLock(f)
+		e.leaveCompleted(f)
 	}
 }
 
-// leaveLock calls the Leave of f's Lock. Like a cancel handler it runs
-// with nothing current (it may not add steps), and a panic in it is
-// recorded in LastException and otherwise ignored.
+// leaveLock calls the Leave of f's Lock when f ended by an error or was
+// canceled. Like a cancel handler it runs with nothing current (it may not
+// add steps), and a panic in it is recorded in LastException and otherwise
+// ignored: the flow's own outcome stands, and cancellation must go on.
 func (e *engine) leaveLock(f *Steps) {
 	l := (*lockOps)(f.x)
 	saved := e.cur

@@ -176,23 +176,46 @@ func TestAddLockedSlowPath(t *testing.T) {
 	}
 }
 
+// A Leave must not panic; if it does, a section that ended plainly fails
+// its flow with InternalError, and one that ended by error or cancel keeps
+// its flow's outcome, with the panic recorded in LastException.
 func TestAddLockedPanickingLeave(t *testing.T) {
-	r := reactor.NewManual()
-	s := &slot{}
-	s.lock.Init(s, slotEnter, func(*engine.Steps, *slot) { panic("leave failed") }, slotSlow)
-	var ran bool
-	root := engine.New(r)
-	root.Sync(s, func(as *engine.Steps) {})
-	root.Add(func(as *engine.Steps) { ran = true })
-	p := root.Promise()
-	r.RunUntilIdle()
-	_, err := waitDone(t, p)
-	wantNoErr(t, err) // like a panicking cancel handler: recorded, the flow goes on
-	if !ran {
-		t.Fatal("the step after the section did not run")
-	}
-	if _, ok := root.State().LastException.(*engine.PanicError); !ok {
-		t.Errorf("LastException = %v, want the Leave's *PanicError", root.State().LastException)
+	for _, tc := range []struct {
+		end, code string
+		ranAfter  bool
+	}{
+		{"success", engine.InternalError, false},
+		{"success-sub", engine.InternalError, false}, // ends through advance, not advanceFast
+		{"error", "Boom", false},
+	} {
+		t.Run(tc.end, func(t *testing.T) {
+			r := reactor.NewManual()
+			s := &slot{}
+			s.lock.Init(s, slotEnter, func(*engine.Steps, *slot) { panic("leave failed") }, slotSlow)
+			var ran bool
+			root := engine.New(r)
+			root.Sync(s, func(as *engine.Steps) {
+				switch tc.end {
+				case "success-sub":
+					as.Add(func(*engine.Steps) {})
+				case "error":
+					as.Error("Boom")
+				}
+			})
+			root.Add(func(as *engine.Steps) { ran = true })
+			p := root.Promise()
+			r.RunUntilIdle()
+			_, err := waitDone(t, p)
+			wantCode(t, err, tc.code)
+			if ran != tc.ranAfter {
+				t.Errorf("the step after the section ran: %v, want %v", ran, tc.ranAfter)
+			}
+			if tc.code != engine.InternalError {
+				if _, ok := root.State().LastException.(*engine.PanicError); !ok {
+					t.Errorf("LastException = %v, want the Leave's *PanicError", root.State().LastException)
+				}
+			}
+		})
 	}
 }
 
