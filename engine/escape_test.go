@@ -26,6 +26,8 @@ var hotStrict = []string{
 	"engine.releasePlain", "engine.reuseIteration", "engine.detachFlow",
 	"engine.loopNext", "engine.ready", "engine.runReady", "engine.drive",
 	"External.Success",
+	"callLocked", "engine.leftPlainly", "engine.leaveCompleted", "engine.completed",
+	"Steps.Holds", "Steps.lockedBy",
 }
 
 // hotNoMove are hot functions whose only escapes are messages built on
@@ -33,6 +35,7 @@ var hotStrict = []string{
 // variable of theirs may be moved to the heap.
 var hotNoMove = []string{
 	"Steps.Add", "Steps.addFrame", "Steps.current", "root.buildFrame",
+	"addLocked",
 }
 
 // coldEscapes are the escapes inside hotStrict functions that sit on a
