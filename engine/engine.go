@@ -383,7 +383,7 @@ const plainDone = fSucceeded | fBuilt
 // since the free list is LIFO.
 func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	if f.flags&^plainDone != 0 || f.head != nil || f.oncancel != nil || f == fl.top {
-		if !e.leftPlainly(fl, f) {
+		if f.flags&fLocked == 0 || !e.leftPlainly(fl, f) {
 			return false
 		}
 	}

@@ -147,9 +147,10 @@ func (e *engine) endStep(f *Steps) {
 // ended as a plain step would (no sub-steps, nothing armed, no cancel or
 // finally handler, not the flow's top): its Leave runs, and it reports
 // true. Anything else it leaves alone, reporting false. Plain steps never
-// call it: advanceFast asks only when its own test failed.
+// call it: advanceFast asks only when its own test failed on a step that
+// has fLocked set.
 func (e *engine) leftPlainly(fl *flow, f *Steps) bool {
-	if f.flags&^(plainDone|fLocked) != 0 || f.flags&fLocked == 0 || f.head != nil || f.oncancel != nil || f == fl.top {
+	if f.flags&^(plainDone|fLocked) != 0 || f.head != nil || f.oncancel != nil || f == fl.top {
 		return false
 	}
 	e.leaveCompleted(f)
