@@ -67,7 +67,7 @@ func (e *engine) cancelFrame(x *Steps) {
 		e.cancelBranches(x)
 	}
 	e.discardQueued(x)
-	e.runCancel(x)
+	e.endStep(x)
 }
 
 // cancelBelow cancels and destroys t's live descendants, innermost first,

@@ -88,6 +88,14 @@
 // objects a small kit, so that a critical section costs no closure and no
 // allocation per call:
 //
+//   - Lock and AddLocked make the uncontended section one step: the
+//     object's Lock (set up once with Init) tries to let the flow in when
+//     the step starts; if it does, f runs as that step, and the Lock's
+//     leave func runs when the step ends, however it ends, whatever f set
+//     with SetCancel or SetFinally; if not, the object's slow func runs
+//     instead, as an AddWith step bound to the object, and queues with
+//     the rest of the kit. No per-call state, no extra frame, no enter or
+//     leave step: syncprim's Mutex uses it.
 //   - AddWith(as, f, v) adds a step that calls f(as, v): f a top-level
 //     function, v the object's per-call state. Bound[T](as) finds v again
 //     from the step's cancel or error handler; Rebind replaces it for the
@@ -107,5 +115,5 @@
 //     An object leaves there, with no step of its own after the section.
 //
 // Example_writingASyncObject is a complete one: a gate that lets a number
-// of flows in and rejects the rest.
+// of flows in through a Lock and rejects the rest on its slow path.
 package engine

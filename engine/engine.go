@@ -309,6 +309,9 @@ func (e *engine) drive1(fl *flow, budget *int) (done bool, raisedAt *Steps) {
 		}
 		v := recover()
 		raisedAt = e.cur
+		if raisedAt == nil {
+			raisedAt = fl.cur // outside any callback: a sync object's Leave (leftPlainly)
+		}
 		e.cur = nil
 		if e.region != nil {
 			e.endRegion()
@@ -388,7 +391,9 @@ const plainDone = fSucceeded | fBuilt
 // since the free list is LIFO.
 func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	if f.flags&^plainDone != 0 || f.head != nil || f.oncancel != nil || f == fl.top {
-		return false
+		if f.flags&fLocked == 0 || !e.leftPlainly(fl, f) {
+			return false
+		}
 	}
 	if f.flags&fSucceeded == 0 {
 		// Implicit success (spec 1.6): the next step gets no values.
@@ -589,8 +594,8 @@ func (e *engine) settle(f *Steps) {
 func (e *engine) advance(fl *flow) {
 	f := fl.cur
 	for {
-		if f.flags&fFinally != 0 {
-			e.runCancel(f) // it completed: its finally handler runs now
+		if f.flags&(fFinally|fLocked) != 0 {
+			e.completed(f) // its finally handler runs now, then its Lock's Leave
 		}
 		if f == fl.top {
 			if fl.par != nil {

@@ -29,6 +29,8 @@ var hotStrict = []string{
 	"New", "engine.takeBuild", "engine.refillBuild", "root.takeShared",
 	"engine.prepareStart", "engine.attachFlow", "engine.finishRoot", "root.endRunWith",
 	"root.name",
+	"callLocked", "engine.leftPlainly", "engine.leaveCompleted", "engine.completed",
+	"Steps.Holds", "Steps.lockedBy",
 }
 
 // hotNoMove are hot functions whose only escapes are messages built on
@@ -36,6 +38,7 @@ var hotStrict = []string{
 // variable of theirs may be moved to the heap.
 var hotNoMove = []string{
 	"Steps.Add", "Steps.addFrame", "Steps.current", "root.buildFrame",
+	"addLocked",
 }
 
 // coldEscapes are the escapes inside hotStrict functions that sit on a

@@ -1,7 +1,8 @@
 package engine
 
 // Holds reports whether as's flow (its root, or its parallel branch) holds
-// key, as recorded by Hold. Sync objects use it for reentrance: a nested
+// key, as recorded by Hold, or as an AddLocked section over key that the
+// flow is inside. Sync objects use it for reentrance: a nested
 // Sync on an object the flow holds passes through. Loop only.
 func (as *Steps) Holds(key any) bool {
 	if as == nil || as.fl == nil {
@@ -12,7 +13,7 @@ func (as *Steps) Holds(key any) bool {
 			return true
 		}
 	}
-	return false
+	return as.lockedBy(key)
 }
 
 // Hold records that as's flow holds key; Unhold forgets it. Parallel

@@ -101,6 +101,7 @@ const (
 	fArmed                  // an External is armed for this step (External, WaitExternal, SetTimeout, SetCancel)
 	fForward                // ForwardArgs: the first sub-step gets this step's own values
 	fFinally                // oncancel was set by SetFinally: it also runs on success
+	fLocked                 // an AddLocked step that entered its Lock (x): endStep calls its Leave
 )
 
 // current reports whether as is the step whose callback is running; if not,

@@ -11,55 +11,57 @@ import (
 // flow that finds it full fails with DefenseRejected (no queue), and a
 // flow already inside passes through a nested Sync on the same Gate. It
 // uses the kit described in the package documentation ("Writing a Sync
-// object"); syncprim's Mutex is the same pattern with a queue. Like every
-// Sync object it is used from one reactor's loop here; sharing one across
-// reactors needs atomics (see syncprim).
+// object"): a Lock for the one-step uncontended section, and the AddWith
+// kit (Bound, ForwardArgs, Holds) on its slow path; syncprim's Mutex is
+// the same pattern with a queue. Like every Sync object it is used from
+// one reactor's loop here; sharing one across reactors needs atomics (see
+// syncprim).
 type Gate struct {
 	inside, max int
+	lock        engine.Lock[Gate]
 }
 
-// section is what one Sync call binds to its step: immutable once added,
-// so copies of the step (CopyFrom, Clone) may share it.
-type section struct {
-	g *Gate
-	f engine.ExecFunc
+// NewGate sets the Gate's Lock up once, for its whole life.
+func NewGate(max int) *Gate {
+	g := &Gate{max: max}
+	g.lock.Init(g, gateEnter, gateLeave, gateSlow)
+	return g
 }
 
-// Sync implements engine.Sync: it adds one step, bound to its section
-// without a closure.
+// Sync implements engine.Sync: it adds one step, with no per-call state.
 func (g *Gate) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFunc) {
-	sec := engine.Local[section](as) // lives as long as the step that called Sync
-	sec.g, sec.f = g, f
-	engine.AddWith(as, gateEnter, sec, onerror)
+	engine.AddLocked(as, &g.lock, f, onerror)
 }
 
-// gateEnter is the step: it lets the flow in, or rejects it.
-func gateEnter(as *engine.Steps, sec *section) {
-	as.ForwardArgs() // the section receives what this step received
-	if as.Holds(sec.g) {
-		as.Add(sec.f) // reentrance: already inside
-		return
+// gateEnter lets the flow in when there is room: the section then runs as
+// the Sync step itself, and Holds(g) is true inside it. A flow already
+// inside takes the slow path.
+func gateEnter(as *engine.Steps, g *Gate) bool {
+	if g.inside == g.max || as.Holds(g) {
+		return false
 	}
-	if sec.g.inside == sec.g.max {
+	g.inside++
+	return true
+}
+
+// gateLeave runs when an entered section ends: success, error or cancel.
+func gateLeave(_ *engine.Steps, g *Gate) { g.inside-- }
+
+// gateSlow is the step when gateEnter declined: it passes a reentrance
+// through (f as a sub-step, receiving what this step received) and rejects
+// the rest. An object with a queue would wait here, then leave from a
+// SetFinally handler that finds its state with Bound.
+func gateSlow(as *engine.Steps, g *Gate, f engine.ExecFunc) {
+	if !as.Holds(g) {
 		as.Error(engine.DefenseRejected, "gate full")
 	}
-	sec.g.inside++
-	as.Hold(sec.g)
-	as.SetFinally(gateLeave) // however the section ends: success, error or cancel
-	as.Add(sec.f)
-}
-
-// gateLeave is the finally handler: a top-level function that finds its
-// context through Bound.
-func gateLeave(as *engine.Steps) {
-	g := engine.Bound[section](as).g
-	as.Unhold(g)
-	g.inside--
+	as.ForwardArgs()
+	as.Add(f)
 }
 
 func Example_writingASyncObject() {
 	r := reactor.NewManual()
-	g := &Gate{max: 1}
+	g := NewGate(1)
 
 	first := engine.New(r)
 	first.Add(func(as *engine.Steps) { as.Success(engine.Str("hello")) })

@@ -99,7 +99,7 @@ func (e *engine) unwind(f *Steps, code string) {
 				}
 				code = next
 			}
-			e.runCancel(f) // a finally handler: the handler did not recover
+			e.endStep(f) // a finally handler, a Lock's Leave: the handler did not recover
 		}
 		if f == fl.top {
 			if fl.par != nil {

@@ -7,6 +7,9 @@ import "github.com/asyncsteps/asyncsteps/engine"
 // most maxQueue flows; past that a newcomer fails with DefenseRejected.
 type Mutex struct {
 	gate // count = holders
+	// lock is the uncontended path: a section that finds a free slot and
+	// nobody queued is one step, with no per-call state (engine.AddLocked).
+	lock engine.Lock[Mutex]
 }
 
 // NewMutex returns a Mutex for max concurrent flows (at least 1) and a
@@ -24,12 +27,40 @@ func newMutex(max, maxQueue int) *Mutex {
 	if max < 1 {
 		max = 1
 	}
-	return &Mutex{gate{max: uint32(max), maxQueue: int64(maxQueue)}}
+	m := &Mutex{gate: gate{max: uint32(max), maxQueue: int64(maxQueue)}}
+	m.lock.Init(m, mutexTry, mutexLeave, mutexSlow)
+	return m
 }
 
 // Sync implements engine.Sync: f runs inside the section; see the package doc.
 func (m *Mutex) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFunc) {
-	addSync(as, m, nil, f, onerror)
+	engine.AddLocked(as, &m.lock, f, onerror)
+}
+
+// mutexTry is the Lock's Enter: a free slot and nobody queued let the flow
+// in at once, and the section runs as the Sync step itself (the Lock
+// records the hold: Holds(m) is true inside). A reentrance takes the slow
+// path, which passes it through without counting it; with max 1 the flow
+// that holds m finds no free slot, so only a larger Mutex asks first.
+func mutexTry(as *engine.Steps, m *Mutex) bool {
+	if m.max > 1 && as.Holds(m) {
+		return false
+	}
+	_, ok := m.tryEnter(0)
+	return ok
+}
+
+// mutexLeave is the Lock's Leave: the section entered by mutexTry ended.
+func mutexLeave(_ *engine.Steps, m *Mutex) { m.release() }
+
+// mutexSlow is the Lock's slow path: the step queues (or passes through a
+// reentrance, or is rejected) and runs f as its sub-step, with per-run
+// state in its Stack memory.
+func mutexSlow(as *engine.Steps, m *Mutex, f engine.ExecFunc) {
+	sp := engine.Stack[spec](as)
+	sp.m, sp.f = m, f
+	engine.Rebind(as, sp)
+	mutexEnter(as, sp)
 }
 
 func mutexEnter(as *engine.Steps, sp *spec) {

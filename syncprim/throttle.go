@@ -17,6 +17,9 @@ type Throttle struct {
 	gate   // count = entries this period; armedBit: the period timer runs
 
 	grants []engine.External // the owner loop's scratch for waking waiters
+	// lock is the uncontended path: an entry that finds budget left this
+	// period and nobody queued is one step, with no per-call state.
+	lock engine.Lock[Throttle]
 }
 
 // NewThrottle returns a Throttle of max entries (at least 1) per period
@@ -37,12 +40,38 @@ func newThrottle(r *reactor.Reactor, max int, period time.Duration, maxQueue int
 	if period <= 0 {
 		period = time.Second
 	}
-	return &Throttle{r: r, period: period, gate: gate{max: uint32(max), maxQueue: int64(maxQueue)}}
+	t := &Throttle{r: r, period: period, gate: gate{max: uint32(max), maxQueue: int64(maxQueue)}}
+	t.lock.Init(t, throttleTry, throttleLeave, throttleSlow)
+	return t
 }
 
 // Sync implements engine.Sync: f runs once the flow is let in; see the package doc.
 func (t *Throttle) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFunc) {
-	addSync(as, nil, t, f, onerror)
+	engine.AddLocked(as, &t.lock, f, onerror)
+}
+
+// throttleTry is the Lock's Enter: budget left this period and nobody
+// queued let the flow in at once (arming the period timer if it was not
+// running), and the section runs as the Sync step itself.
+func throttleTry(_ *engine.Steps, t *Throttle) bool {
+	prev, ok := t.tryEnter(armedBit)
+	if ok && prev&armedBit == 0 {
+		t.arm()
+	}
+	return ok
+}
+
+// throttleLeave is the Lock's Leave: an entry spends the period's budget,
+// so there is nothing to give back.
+func throttleLeave(*engine.Steps, *Throttle) {}
+
+// throttleSlow is the Lock's slow path: the step queues (or is rejected)
+// and runs f as its sub-step, with per-run state in its Stack memory.
+func throttleSlow(as *engine.Steps, t *Throttle, f engine.ExecFunc) {
+	sp := engine.Stack[spec](as)
+	sp.t, sp.f = t, f
+	engine.Rebind(as, sp)
+	throttleEnter(as, sp)
 }
 
 // arm starts the period timer on the owner reactor.

@@ -1,0 +1,215 @@
+package engine
+
+import (
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/internal/cast"
+)
+
+// Lock is a Sync object's uncontended path, for AddLocked: one step per
+// section, no per-call state. A Sync object keeps one Lock for its whole
+// life (usually a field of itself, set up once with Init) and hands it to
+// AddLocked from its Sync method.
+//
+// When the step starts, Enter(as, obj) tries to let the flow in without
+// waiting. If it does (true), the section's ExecFunc runs at once as that
+// very step's callback, and Leave(as, obj) runs once when the step ends,
+// however it ends: success (after its sub-steps), error (after its error
+// handler) or cancel; after the step's own cancel or finally handler, and
+// whatever the section's callback set with SetCancel or SetFinally. If
+// Enter declines (false: the object is full, the flow must queue, it is a
+// reentrance, or it must be rejected), Slow(as, obj, f) runs instead as the
+// step's callback, exactly as if the step had been added with
+// AddWith(as, Slow, obj) and bound to obj: it queues, adds f as a sub-step,
+// uses SetFinally, Bound and Rebind as any AddWith step may.
+//
+// Enter and Leave run on the loop, with the running step's accessor, and
+// must not add steps, succeed or fail: Enter only decides, Leave only lets
+// go. Both are top-level functions: a Lock holds no closure. Leave must
+// not panic: one that does after a section that succeeded fails the flow
+// with InternalError there (it runs unprotected, on the step loop's own
+// recover); after an error or a cancel the panic is recorded in
+// LastException and the flow's own outcome stands.
+//
+// While an entered section runs (its callback, sub-steps, error handler),
+// Holds(obj) reports true for its flow without a Hold: Enter and Leave
+// need not record the flow, and a nested Sync on the same object finds it
+// there (Enter then usually declines, and Slow passes the reentrance
+// through).
+type Lock[T any] struct {
+	// The layout is lockOps's: AddLocked's step reads it without knowing T.
+	obj   *T
+	key   any // obj, as Holds compares it
+	enter func(as *Steps, obj *T) bool
+	leave func(as *Steps, obj *T)
+	slow  func(as *Steps, obj *T, f ExecFunc)
+}
+
+// lockOps is Lock[T] for any T: a *T and an unsafe.Pointer are both one
+// pointer, and a func value is one pointer whichever its type, so the two
+// structs have the same layout (pinned by TestLockLayout).
+type lockOps struct {
+	obj                unsafe.Pointer
+	key                any
+	enter, leave, slow unsafe.Pointer
+}
+
+// Init sets l up for obj. enter, leave and slow must not be nil; Init
+// panics naming the missing one, a mistake made outside any flow.
+func (l *Lock[T]) Init(obj *T, enter func(as *Steps, obj *T) bool, leave func(as *Steps, obj *T), slow func(as *Steps, obj *T, f ExecFunc)) {
+	switch {
+	case obj == nil:
+		panic("engine: Lock.Init: nil object")
+	case enter == nil:
+		panic("engine: Lock.Init: nil enter func")
+	case leave == nil:
+		panic("engine: Lock.Init: nil leave func")
+	case slow == nil:
+		panic("engine: Lock.Init: nil slow func")
+	}
+	l.obj, l.key, l.enter, l.leave, l.slow = obj, obj, enter, leave, slow
+}
+
+// AddLocked adds the step of one critical section over l (see Lock): f
+// runs inside it, and onerror, if not nil, handles errors raised in f or
+// its sub-steps, inside the section too. It is what a Sync object's Sync
+// method calls; it returns as. l must have been set up with Init.
+func AddLocked[T any](as *Steps, l *Lock[T], f ExecFunc, onerror ErrorFunc) *Steps {
+	if as != nil && as.kind == kForeign {
+		if l != nil && l.obj != nil && f != nil {
+			addLockedForeign(as, l, f, onerror)
+			return as
+		}
+	}
+	return addLocked(as, (*lockOps)(unsafe.Pointer(l)), f, onerror)
+}
+
+// addLocked is AddLocked for any T, so that the generic part inlines.
+func addLocked(as *Steps, l *lockOps, f ExecFunc, onerror ErrorFunc) *Steps {
+	if as == nil {
+		return nil
+	}
+	if l == nil || l.obj == nil {
+		misuse(as, "AddLocked: Lock not set up with Init")
+		return as
+	}
+	if f == nil {
+		misuse(as, "AddLocked: nil ExecFunc")
+		return as
+	}
+	if c := as.addFrame(kStep, "AddLocked"); c != nil {
+		c.fn = callLocked
+		c.xfn = cast.FuncPtr(f)
+		c.x = unsafe.Pointer(l)
+		c.onerr = onerror
+	}
+	return as
+}
+
+// addLockedForeign is AddLocked on a foreign accessor: the slow path as a
+// closure (the other implementation runs our step as a plain callback).
+//
+//go:noinline
+func addLockedForeign[T any](as *Steps, l *Lock[T], f ExecFunc, onerror ErrorFunc) {
+	as.foreign().Add(func(as *Steps) { l.slow(as, l.obj, f) }, onerror)
+}
+
+// callLocked is the ExecFunc of every AddLocked step, with the section's f
+// in xfn and the *Lock in x. Entered, the step becomes f's own step (fn =
+// f, so the async stack and Bound see a plain step) and keeps the Lock in
+// x for endStep, flagged fLocked. Declined, it becomes an AddWith step of
+// Slow bound to the object.
+func callLocked(as *Steps) {
+	l := (*lockOps)(as.x)
+	f := cast.Func[ExecFunc](as.xfn)
+	if cast.Func[func(*Steps, unsafe.Pointer) bool](l.enter)(as, l.obj) {
+		as.flags |= fLocked
+		as.fn, as.xfn = f, nil
+		f(as)
+		return
+	}
+	as.fn, as.xfn, as.x = callBound, l.slow, l.obj
+	cast.Func[func(*Steps, unsafe.Pointer, ExecFunc)](l.slow)(as, l.obj, f)
+}
+
+// endStep runs what must run when f ends for good (success after its
+// sub-steps, an error its handler did not recover, cancel): its cancel or
+// finally handler, then the Leave of the Lock it entered.
+func (e *engine) endStep(f *Steps) {
+	e.runCancel(f)
+	if f.flags&fLocked != 0 {
+		f.flags &^= fLocked
+		e.leaveLock(f)
+	}
+}
+
+// leftPlainly lets advanceFast take an entered AddLocked section that
+// ended as a plain step would (no sub-steps, nothing armed, no cancel or
+// finally handler, not the flow's top): its Leave runs, and it reports
+// true. Anything else it leaves alone, reporting false. Plain steps never
+// call it: advanceFast asks only when its own test failed on a step that
+// has fLocked set.
+func (e *engine) leftPlainly(fl *flow, f *Steps) bool {
+	if f.flags&^(plainDone|fLocked) != 0 || f.head != nil || f.oncancel != nil || f == fl.top {
+		return false
+	}
+	e.leaveCompleted(f)
+	return true
+}
+
+// leaveCompleted calls the Leave of f's Lock when f completed successfully.
+// Unprotected, unlike leaveLock: the step loop runs under drive1's recover,
+// which fails the flow at its current frame, f, with an InternalError if
+// Leave panics. f's own error handler is spent first: the section is over.
+func (e *engine) leaveCompleted(f *Steps) {
+	f.flags &^= fLocked
+	f.onerr = nil
+	l := (*lockOps)(f.x)
+	cast.Func[func(*Steps, unsafe.Pointer)](l.leave)(f, l.obj)
+}
+
+// completed is endStep for a step that succeeded: a cancel handler set
+// with SetCancel does not run then, a finally handler and a Leave do.
+func (e *engine) completed(f *Steps) {
+	if f.flags&fFinally != 0 {
+		e.runCancel(f)
+	}
+	if f.flags&fLocked != 0 {
+		e.leaveCompleted(f)
+	}
+}
+
+// leaveLock calls the Leave of f's Lock when f ended by an error or was
+// canceled. Like a cancel handler it runs with nothing current (it may not
+// add steps), and a panic in it is recorded in LastException and otherwise
+// ignored: the flow's own outcome stands, and cancellation must go on.
+func (e *engine) leaveLock(f *Steps) {
+	l := (*lockOps)(f.x)
+	saved := e.cur
+	panicked := true
+	defer func() {
+		e.cur = saved
+		if panicked {
+			e.raised = raise{}
+			f.fl.root.state.LastException = &PanicError{Value: recover()}
+		}
+	}()
+	e.cur = nil
+	cast.Func[func(*Steps, unsafe.Pointer)](l.leave)(f, l.obj)
+	panicked = false
+}
+
+// lockedBy reports whether f or a step below it in its flow is an entered
+// AddLocked section over key (see Lock: Holds without Hold).
+func (f *Steps) lockedBy(key any) bool {
+	top := f.fl.top
+	for x := f; x != nil; x = x.parent {
+		if x.flags&fLocked != 0 && (*lockOps)(x.x).key == key {
+			return true
+		}
+		if x == top {
+			break
+		}
+	}
+	return false
+}
