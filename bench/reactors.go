@@ -3,6 +3,7 @@ package bench
 import (
 	"fmt"
 	"runtime"
+	"time"
 
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
@@ -44,8 +45,13 @@ func Placement() string {
 
 // StartGroup starts CPUs real reactors placed by ReactorOptions, as a
 // reactor.Group.
-func StartGroup() (*reactor.Group, error) {
-	g, err := reactor.NewGroup(CPUs, ReactorOptions(0))
+func StartGroup() (*reactor.Group, error) { return StartGroupSpin(0) }
+
+// StartGroupSpin is StartGroup with reactor.Options.Spin set to spin.
+func StartGroupSpin(spin time.Duration) (*reactor.Group, error) {
+	o := ReactorOptions(0)
+	o.Spin = spin
+	g, err := reactor.NewGroup(CPUs, o)
 	if err != nil {
 		return nil, err
 	}

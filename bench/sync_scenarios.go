@@ -86,6 +86,17 @@ var SyncScenarios = []SyncScenario{
 		ZeroAllocs: true,
 	},
 	{
+		Name: "MutexContendedSpin", Unit: "op",
+		What: "MutexContended on reactors that spin 10µs before they sleep: hand-overs without wake-ups",
+		Ours: MutexContendedSpin,
+		Peers: []Peer{
+			{ImplSemaphore, MutexContendedSemaphore},
+			{ImplSyncMutex, MutexContendedSyncMutex},
+		},
+		MaxNs:      1000,
+		ZeroAllocs: true,
+	},
+	{
 		Name: "ThrottlePass", Unit: "op",
 		What: "one entry through a rate limit that 8 workers never reach",
 		Ours: ThrottlePass,

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -14,9 +15,10 @@ import (
 // parameter: BenchmarkMutexContended/impl=asyncsteps,
 // BenchmarkMutexContended/impl=semaphore, ...
 
-func BenchmarkMutexContended(b *testing.B) { runSyncScenario(b, "MutexContended") }
-func BenchmarkThrottlePass(b *testing.B)   { runSyncScenario(b, "ThrottlePass") }
-func BenchmarkThrottleWait(b *testing.B)   { runSyncScenario(b, "ThrottleWait") }
+func BenchmarkMutexContended(b *testing.B)     { runSyncScenario(b, "MutexContended") }
+func BenchmarkMutexContendedSpin(b *testing.B) { runSyncScenario(b, "MutexContendedSpin") }
+func BenchmarkThrottlePass(b *testing.B)       { runSyncScenario(b, "ThrottlePass") }
+func BenchmarkThrottleWait(b *testing.B)       { runSyncScenario(b, "ThrottleWait") }
 
 func runSyncScenario(b *testing.B, name string) {
 	s, ok := LookupSync(name)
@@ -53,7 +55,7 @@ func TestSyncScenarioTable(t *testing.T) {
 			t.Errorf("sync scenario %s has no target", s.Name)
 		}
 	}
-	for _, name := range []string{"MutexContended", "ThrottlePass", "ThrottleWait"} {
+	for _, name := range []string{"MutexContended", "MutexContendedSpin", "ThrottlePass", "ThrottleWait"} {
 		if !seen[name] {
 			t.Errorf("BenchmarkX for %s has no sync scenario", name)
 		}
@@ -96,13 +98,18 @@ func TestSyncWork(t *testing.T) {
 func TestSyncFlows(t *testing.T) {
 	objs := map[string]func(owner *reactor.Reactor) engine.Sync{
 		"mutex":         func(*reactor.Reactor) engine.Sync { return syncprim.NewMutex(1, 0) },
+		"mutex/spin":    func(*reactor.Reactor) engine.Sync { return syncprim.NewMutex(1, 0) },
 		"throttle/pass": func(r *reactor.Reactor) engine.Sync { return syncprim.NewThrottle(r, 1<<30, time.Hour, 0) },
 		"throttle/wait": func(r *reactor.Reactor) engine.Sync { return syncprim.NewThrottle(r, WaitRate, WaitPeriod, 0) },
 	}
 	for name, mk := range objs {
 		t.Run(name, func(t *testing.T) {
-			w := &syncWork{exclusive: name == "mutex"}
-			f, err := newSyncFlows(w, mk)
+			w := &syncWork{exclusive: strings.HasPrefix(name, "mutex")}
+			spin := time.Duration(0)
+			if name == "mutex/spin" {
+				spin = HandoverSpin
+			}
+			f, err := newSyncFlows(w, spin, mk)
 			if err != nil {
 				t.Skipf("no real reactor here: %v", err)
 			}
@@ -159,7 +166,7 @@ func TestSyncFlowsAllocateNothing(t *testing.T) {
 		t.Skip("the race detector allocates")
 	}
 	w := &syncWork{exclusive: true}
-	f, err := newSyncFlows(w, func(*reactor.Reactor) engine.Sync { return syncprim.NewMutex(1, 0) })
+	f, err := newSyncFlows(w, 0, func(*reactor.Reactor) engine.Sync { return syncprim.NewMutex(1, 0) })
 	if err != nil {
 		t.Skipf("no real reactor here: %v", err)
 	}

@@ -33,8 +33,8 @@ type syncFlows struct {
 
 // newSyncFlows starts a group of CPUs reactors (StartGroup) and builds the flows around
 // the object mk returns; owner is the reactor a Throttle's timer runs on.
-func newSyncFlows(w *syncWork, mk func(owner *reactor.Reactor) engine.Sync) (*syncFlows, error) {
-	g, err := StartGroup()
+func newSyncFlows(w *syncWork, spin time.Duration, mk func(owner *reactor.Reactor) engine.Sync) (*syncFlows, error) {
+	g, err := StartGroupSpin(spin)
 	if err != nil {
 		return nil, err
 	}
@@ -86,8 +86,13 @@ func (f *syncFlows) close() error {
 // runSyncFlows is our whole benchmark for a sync scenario: warm up, b.N
 // entries, checks and metrics (rate > 0: a throttled scenario).
 func runSyncFlows(b *testing.B, name string, exclusive bool, rate int, period time.Duration, mk func(owner *reactor.Reactor) engine.Sync) {
+	runSyncFlowsSpin(b, name, 0, exclusive, rate, period, mk)
+}
+
+// runSyncFlowsSpin is runSyncFlows on reactors with Options.Spin = spin.
+func runSyncFlowsSpin(b *testing.B, name string, spin time.Duration, exclusive bool, rate int, period time.Duration, mk func(owner *reactor.Reactor) engine.Sync) {
 	w := &syncWork{exclusive: exclusive}
-	f, err := newSyncFlows(w, mk)
+	f, err := newSyncFlows(w, spin, mk)
 	if err != nil {
 		fatalf(b, "%s: %v", name, err)
 	}
@@ -113,6 +118,27 @@ func MutexContended(b *testing.B) {
 	})
 	if s := m.Stats(); s != (syncprim.Stats{}) {
 		fatalf(b, "MutexContended: %+v after the run, want zero", s)
+	}
+}
+
+// HandoverSpin is the reactor.Options.Spin of MutexContendedSpin: long
+// enough to cover a hand-over's round trip to the other reactor and back
+// (about 1 µs with both loops awake), short enough that a loop whose
+// partner went quiet sleeps soon after.
+const HandoverSpin = 10 * time.Microsecond
+
+// MutexContendedSpin is MutexContended on reactors that spin HandoverSpin
+// before they sleep: a waiter's reactor is then awake when its turn is
+// posted, and no hand-over pays for an eventfd write and a thread wake-up,
+// for CPUs kept busy meanwhile (profiles/README.md, "Cross-reactor hops").
+func MutexContendedSpin(b *testing.B) {
+	var m *syncprim.Mutex
+	runSyncFlowsSpin(b, "MutexContendedSpin", HandoverSpin, true, 0, 0, func(*reactor.Reactor) engine.Sync {
+		m = syncprim.NewMutex(1, 0)
+		return m
+	})
+	if s := m.Stats(); s != (syncprim.Stats{}) {
+		fatalf(b, "MutexContendedSpin: %+v after the run, want zero", s)
 	}
 }
 

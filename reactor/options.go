@@ -25,8 +25,12 @@ type Options struct {
 	// Spin is how long a real loop that ran out of work keeps looking for
 	// work posted from other threads before it sleeps (0: it sleeps at
 	// once). A reply expected from another reactor within that time then
-	// costs neither side a wake-up, for a core that spins meanwhile: worth
-	// it with spare cores, a loss when cores are shared (profiles/README.md).
+	// costs neither side a wake-up (and runs in the same turn, without a
+	// trip through epoll_wait), for a core that spins meanwhile: worth it
+	// with spare cores, a loss when cores are shared (profiles/README.md,
+	// "Cross-reactor hops"). A spin ends early at the next timer's
+	// deadline and at Close; I/O that becomes ready during a spin waits
+	// for its end.
 	Spin time.Duration
 	// Unlocked runs an unpinned loop (CPU -1) without locking its
 	// goroutine to an OS thread: Run then blocks in epoll_wait like any

@@ -10,7 +10,7 @@ import (
 )
 
 // The request path allocates nothing once warm: parse, flow (with its
-// timeout and Limiter), hop to the key's shard and back, reply, write. The
+// timeout and Limiter), the key command under its stripe lock, reply, write. The
 // count covers the whole process, client included, so the client reuses
 // its buffers too.
 func TestRequestPathDoesNotAllocate(t *testing.T) {

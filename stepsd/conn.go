@@ -15,13 +15,11 @@ type conn struct {
 	head, tail *request // in flight, in arrival order: replies leave in this order
 	inflight   int      // requests not yet answered
 	undone     int      // of those, the ones whose reply is not known yet
-	hopsOut    int      // of those, the ones away on another shard
 	paused     bool     // stopped reading at MaxPipeline
 	eof        bool     // no more requests will come
 	tooLong    bool     // a line over MaxLine: close once the earlier replies are out
 	closed     bool
 	dirty      bool     // in the shard's dirty list
-	held       bool     // the last flush waited for hops (see flush)
 	cursor     *request // the first request whose key command may not have gone yet (see dispatchKeyed)
 }
 
@@ -87,16 +85,12 @@ func (h *handler) OnClose(c *netio.Conn, _ error) {
 }
 
 // abandon runs after the cancels OnClose posted: the requests whose flows
-// they ended will never reach replyStep, so they are given back here (a
-// request away on another shard is given back when it returns).
+// they ended will never reach replyStep, so they are given back here.
 func abandon(cn *conn, _ uint64) {
 	for rq := cn.head; rq != nil; rq = rq.next {
 		if !rq.done {
 			rq.done = true
 			cn.undone--
-			if rq.hopping {
-				cn.hopsOut--
-			}
 		}
 	}
 	cn.flush()
@@ -166,41 +160,18 @@ func (cn *conn) dispatchKeyed(as *engine.Steps, self *request) {
 			break
 		}
 		rq.ready, rq.dispatched = false, true
-		owner := rq.sh.s.shardOf(rq.key)
-		if owner == rq.sh {
-			owner.apply(rq)
-			if rq != self {
-				rq.ext.Success()
-			}
-			continue
+		rq.sh.s.keys.apply(rq)
+		if rq != self {
+			rq.ext.Success()
 		}
-		// The key lives on another reactor: go there and back. The
-		// request stays out of the pool until it is back, whatever
-		// happens to its flow meanwhile.
-		if rq == self {
-			rq.ext = as.External()
-		}
-		rq.hopping = true
-		cn.hopsOut++
-		rq.sh.sendHop(owner, rq)
 	}
 	cn.cursor = rq
 }
 
-// flush writes the replies at the head of the queue that are known. While
-// every request still unanswered is only away on another shard, it waits:
-// those come back within microseconds, and the whole pipelined batch then
-// leaves in one write(2) instead of one per wave of hops. It waits once in
-// a row at most: a client that streams keeps new hops out at every flush,
-// and must not wait for a lull. The flows of the requests it answers have
-// ended (they ended in replyStep, before this task ran), so their requests
-// go back to the pool at once.
+// flush writes the replies at the head of the queue that are known. The
+// flows of the requests it answers have ended (they ended in replyStep,
+// before this task ran), so their requests go back to the pool at once.
 func (cn *conn) flush() {
-	if cn.undone > 0 && cn.undone == cn.hopsOut && !cn.held {
-		cn.held = true
-		return
-	}
-	cn.held = false
 	sh := cn.sh
 	wrote := false
 	for rq := cn.head; rq != nil && rq.done; rq = cn.head {
@@ -222,11 +193,7 @@ func (cn *conn) flush() {
 			cn.cursor = rq.next // not expected (it moved on in replyStep), but never left on a recycled request
 		}
 		cn.inflight--
-		if rq.hopping {
-			rq.retired = true // hopBack recycles it
-		} else {
-			sh.recycle(rq)
-		}
+		sh.recycle(rq)
 	}
 	if wrote {
 		_ = cn.c.Flush()

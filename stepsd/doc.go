@@ -23,14 +23,15 @@
 //     a last step that records the reply. Flows, their requests and their
 //     buffers are pooled per reactor: a request allocates nothing once
 //     warm (TestRequestPathDoesNotAllocate).
-//   - Each reactor owns a shard of the keys (FNV-1a of the key). A command
-//     on a key owned elsewhere hops there and back: the hops of one loop
-//     iteration travel as one batch per owner. A connection's key commands
-//     are sent in its request order, so a GET always sees the SET the same
-//     connection sent before it, even when the Limiter is contended.
+//   - The keys are shared by every reactor, in a map striped over 64
+//     locks (FNV-1a of the key): a command on a key applies on its
+//     connection's reactor, under its stripe's lock, with no trip to
+//     another reactor (a hop and its wake-ups cost microseconds; the lock,
+//     nanoseconds). A connection's key commands apply in its request
+//     order, so a GET always sees the SET the same connection sent before
+//     it, even when the Limiter is contended.
 //   - A Timeout reply says the answer did not come in time, not that the
-//     command was not applied: a SET that timed out on its way back from
-//     another shard has been applied there, as with any remote call.
+//     command was not applied.
 //   - Replies leave in request order, from one end-of-iteration task per
 //     reactor: the replies of a pipelined batch leave in one write(2).
 //   - A connection with Config.MaxPipeline requests in flight stops being

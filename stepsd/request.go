@@ -14,7 +14,7 @@ type request struct {
 	root *engine.Steps
 	sh   *shard // where the flow runs (the connection's shard)
 	cn   *conn
-	next *request // in cn's queue, the shard's free list or its retired list
+	next *request // in cn's queue or the shard's free list
 
 	op    Op
 	bad   string // parse error: the flow fails with InvalidRequest
@@ -27,13 +27,10 @@ type request struct {
 	errCode, errInfo string
 	done             bool // the reply is known
 
-	ext        engine.External // the waiting step of a SLEEP or a hop
+	ext        engine.External // the waiting step of a SLEEP or of a key command waiting for its turn
 	timer      reactor.Timer   // SLEEP's
 	ready      bool            // in execStep: its key command waits for its turn
 	dispatched bool            // its key command was applied or sent to its shard
-	hopNext    *request        // in a batch of hops
-	hopping    bool            // a hop to another shard is out: the request may not be reused
-	retired    bool            // answered (timed out); waiting for the hop to come back
 }
 
 func requestOf(as *engine.Steps) *request { return as.State().User.(*request) }
@@ -100,9 +97,6 @@ func replyStep(as *engine.Steps) {
 	cn := rq.cn
 	rq.done = true
 	cn.undone--
-	if rq.hopping {
-		cn.hopsOut-- // timed out away: no longer expected back soon
-	}
 	if cn.cursor == rq {
 		cn.dispatchKeyed(nil, nil) // it failed before its turn: the next may go
 	}

@@ -9,14 +9,15 @@ import (
 	"github.com/asyncsteps/asyncsteps/syncprim"
 )
 
-// Server is a running stepsd: a reactor group, a netio server on it and,
-// per reactor, one shard of the key space.
+// Server is a running stepsd: a reactor group, a netio server on it, the
+// keys, and per reactor a shard of the server's loop-owned state.
 type Server struct {
 	cfg    Config
 	g      *reactor.Group
 	ns     *netio.Server
 	lim    *syncprim.Limiter
 	shards []*shard
+	keys   *store
 }
 
 // Start starts the reactors and listens; it returns once the server
@@ -34,9 +35,9 @@ func Start(cfg Config) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, g: g}
+	s := &Server{cfg: cfg, g: g, keys: newStore()}
 	for i, r := range g.Reactors() {
-		s.shards = append(s.shards, &shard{s: s, r: r, idx: i, m: make(map[string]*entry), outbox: make([]hopQueue, cfg.Reactors)})
+		s.shards = append(s.shards, &shard{s: s, r: r, idx: i})
 	}
 	s.lim = syncprim.NewLimiter(g.Reactors()[0], syncprim.LimiterOptions{
 		Concurrent: cfg.Concurrent,

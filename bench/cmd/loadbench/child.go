@@ -107,7 +107,7 @@ func startChild(server string, loops int, extra ...string) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"-serve=" + server, "-addr=127.0.0.1:0", "-loops=" + strconv.Itoa(loops), "-pin=" + strconv.FormatBool(pinStepsd)}, extra...)
+	args := append([]string{"-serve=" + server, "-addr=127.0.0.1:0", "-loops=" + strconv.Itoa(loops), "-pin=" + strconv.FormatBool(pinStepsd), "-spin=" + spinStepsd.String()}, extra...)
 	cmd := exec.Command(exe, args...)
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()

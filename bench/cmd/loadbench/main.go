@@ -60,6 +60,9 @@ const (
 // pinStepsd is -pin: stepsd's children pin their reactors.
 var pinStepsd bool
 
+// spinStepsd is -spin: stepsd's Config.Spin in its children.
+var spinStepsd time.Duration
+
 // profilePrefix is -profile: where the stepsd child of the throughput
 // matrix writes its profiles.
 var profilePrefix string
@@ -76,6 +79,7 @@ func main() {
 
 	loops := fs.Int("loops", runtime.NumCPU(), "event loops of gnet, reactors of stepsd")
 	fs.StringVar(&profilePrefix, "profile", "", "write CPU, heap, allocation, mutex and block profiles of stepsd's child during the throughput matrix to <this>.cpu.prof etc., and skip the memory scenarios (make profile)")
+	fs.DurationVar(&spinStepsd, "spin", 0, "stepsd's Config.Spin (reactor.Options.Spin): how long an idle reactor looks for posted work before it sleeps")
 	fs.BoolVar(&pinStepsd, "pin", false, "pin stepsd's reactor i to CPU i (stepsd -pin); gnet and net are never pinned")
 	duration := fs.Duration("duration", 2*time.Second, "measured time of each throughput cell")
 	warmup := fs.Duration("warmup", 300*time.Millisecond, "time at the start of each cell that is not measured")

@@ -16,6 +16,7 @@ func startStepsd(addr string, loops int, lim limits, pin bool) (bound string, st
 	cfg.Addr = addr
 	cfg.Reactors = loops
 	cfg.Pin = pin
+	cfg.Spin = spinStepsd
 	if lim.concurrent > 0 {
 		cfg.Concurrent = lim.concurrent
 	}
