@@ -26,6 +26,9 @@ type engine struct {
 	// is queued until a runReady finds the queue empty, so an iteration
 	// with only reactor work (an Immediate) skips the runner call. Loop only.
 	pending bool
+	// running is set while runReady runs, so RunReady (runnow.go) called
+	// from something a flow did outside its callbacks does not nest.
+	running bool
 
 	runHead *flow // root flows running, linked by prevRun/nextRun
 
@@ -254,6 +257,7 @@ func (e *engine) runReady() bool {
 		return false
 	}
 	e.tracing = trace.IsEnabled()
+	e.running = true
 	e.batchEnd = e.readyTail
 	for e.batchEnd != nil {
 		fl := e.readyHead
@@ -276,6 +280,7 @@ func (e *engine) runReady() bool {
 	if e.label != nil {
 		e.setLabel(nil) // the loop's own work is no flow's
 	}
+	e.running = false
 	e.pending = e.readyHead != nil
 	return e.pending
 }

@@ -34,7 +34,7 @@ func (h *handler) OnOpen(c *netio.Conn) {
 func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	cn := c.Context().(*conn)
 	s := (*Server)(h)
-	n := 0
+	n, started := 0, false
 	for !cn.tooLong {
 		if cn.inflight >= s.cfg.MaxPipeline {
 			cn.paused = true
@@ -53,9 +53,29 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 			break
 		}
 		cn.start(data[n : n+i])
+		started = true
 		n += i + 1
 	}
+	if started {
+		cn.runNow()
+	}
 	return n
+}
+
+// runNow runs the flows this read started, now rather than later in the
+// loop's iteration, and writes the replies they produced in one write,
+// before the loop reads the next connection: the client has its replies
+// (and sends its next requests) while the server serves the others, as a
+// plain event-loop handler does. Flows that wait (SLEEP, a full Limiter)
+// answer later through the shard's end-of-iteration flush, as before.
+func (cn *conn) runNow() {
+	sh := cn.sh
+	sh.inline = cn
+	engine.RunReady(sh.r)
+	sh.inline = nil
+	if cn.head != nil && cn.head.done {
+		cn.flush()
+	}
 }
 
 func (h *handler) OnEOF(c *netio.Conn) {
@@ -168,21 +188,31 @@ func (cn *conn) dispatchKeyed(as *engine.Steps, self *request) {
 	cn.cursor = rq
 }
 
+// outChunk is how many bytes of replies flush gathers before it queues
+// them on the connection.
+const outChunk = 64 << 10
+
 // flush writes the replies at the head of the queue that are known. The
 // flows of the requests it answers have ended (they ended in replyStep,
 // before this task ran), so their requests go back to the pool at once.
 func (cn *conn) flush() {
 	sh := cn.sh
+	out := sh.out[:0]
 	wrote := false
 	for rq := cn.head; rq != nil && rq.done; rq = cn.head {
 		if !cn.closed {
 			if rq.errCode != "" {
-				sh.out = AppendError(sh.out[:0], rq.errCode, rq.errInfo)
+				out = AppendError(out, rq.errCode, rq.errInfo)
 			} else {
 				r := Request{Op: rq.op, Text: rq.val}
-				sh.out = AppendReply(sh.out[:0], &r, rq.res, rq.found)
+				out = AppendReply(out, &r, rq.res, rq.found)
 			}
-			_, _ = cn.c.Write(sh.out)
+			if len(out) >= outChunk {
+				// Queued a chunk at a time: the scratch stays small
+				// whatever MaxPipeline × MaxLine is.
+				_, _ = cn.c.Write(out)
+				out = out[:0]
+			}
 			wrote = true
 		}
 		cn.head = rq.next
@@ -195,6 +225,10 @@ func (cn *conn) flush() {
 		cn.inflight--
 		sh.recycle(rq)
 	}
+	if len(out) > 0 {
+		_, _ = cn.c.Write(out)
+	}
+	sh.out = out
 	if wrote {
 		_ = cn.c.Flush()
 	}

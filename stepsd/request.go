@@ -90,8 +90,8 @@ func cancelSleep(as *engine.Steps) {
 }
 
 // replyStep is every flow's last step: the reply is known. It is written
-// by the shard's end-of-iteration task, once the other flows the same read
-// started have run too.
+// by runNow when the flow ran there, else by the shard's end-of-iteration
+// task, once the other flows that became ready with it have run too.
 func replyStep(as *engine.Steps) {
 	rq := requestOf(as)
 	cn := rq.cn
@@ -99,6 +99,9 @@ func replyStep(as *engine.Steps) {
 	cn.undone--
 	if cn.cursor == rq {
 		cn.dispatchKeyed(nil, nil) // it failed before its turn: the next may go
+	}
+	if cn == cn.sh.inline {
+		return // runNow writes it once the flows it runs have run
 	}
 	if !cn.dirty {
 		cn.dirty = true

@@ -23,6 +23,7 @@ type shard struct {
 	trimEpoch      uint64
 	out            []byte // reply scratch
 
+	inline *conn   // the connection whose runNow runs flows now: its replies are written there
 	posted bool    // endOfIteration is posted
 	dirty  []*conn // connections with replies to write at the end of the iteration
 }

@@ -16,10 +16,11 @@
 // an entry spends the period's budget. A full queue fails W with
 // DefenseRejected before it enters, so onerror then runs outside.
 //
-// A Mutex or Throttle that W enters at once (a free slot or budget left,
-// nobody queued) makes W the section itself (engine.AddLocked): f runs as
-// W, with W's values, and a Mutex is left when W ends, however it ends,
-// whatever f set with SetCancel or SetFinally. What the flow observes is the same as above,
+// A Mutex, Throttle or Limiter that W enters at once (a free slot, budget
+// left, or both for a Limiter; nobody queued) makes W the section itself
+// (engine.AddLocked): f runs as W, with W's values, and a Mutex's or
+// Limiter's slot is given back when W ends, however it ends, whatever f
+// set with SetCancel or SetFinally. What the flow observes is the same as above,
 // one step shorter: no per-call state and no extra step.
 //
 // # Threads and reactors

@@ -89,23 +89,6 @@ func queueCall(as *engine.Steps, sp *spec) *call {
 	return c
 }
 
-// addSync adds the step that enters the object(s) of sp, with onerror as its
-// handler (nil: none). Every object's Sync is this.
-func addSync(as *engine.Steps, m *Mutex, t *Throttle, f engine.ExecFunc, onerror engine.ErrorFunc) {
-	sp := engine.Local[spec](as)
-	sp.m, sp.t, sp.f = m, t, f
-	engine.AddWith(as, enter, sp, onerror)
-}
-
-// enter starts one run of a Sync step on its first object.
-func enter(as *engine.Steps, sp *spec) {
-	if sp.m != nil {
-		mutexEnter(as, sp)
-		return
-	}
-	throttleEnter(as, sp)
-}
-
 // addSection adds the section's content as the running step's sub-step:
 // f, or for a Limiter, inside its Mutex, the step that passes its Throttle.
 // A Limiter whose Mutex let the flow in at once (now) tries its Throttle at

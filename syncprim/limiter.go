@@ -25,6 +25,10 @@ type LimiterOptions struct {
 type Limiter struct {
 	m *Mutex
 	t *Throttle
+	// lock is the uncontended path: a free slot and rate budget left, with
+	// nobody queued on either, let the flow in as one step with no
+	// per-call state, as a Mutex's or Throttle's own.
+	lock engine.Lock[Limiter]
 }
 
 // NewLimiter returns a Limiter whose rate timer runs on r.
@@ -37,16 +41,62 @@ func NewLimiter(r *reactor.Reactor, o LimiterOptions) *Limiter {
 	if o.Rate <= 0 {
 		o.Rate = 1
 	}
-	return &Limiter{
+	l := &Limiter{
 		m: newMutex(o.Concurrent, o.MaxQueue),
 		t: newThrottle(r, o.Rate, o.Period, o.Burst),
 	}
+	l.lock.Init(l, limiterTry, limiterLeave, limiterSlow)
+	return l
 }
 
 // Sync implements engine.Sync: f runs within both limits; a flow over
 // either queue limit fails with DefenseRejected.
 func (l *Limiter) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFunc) {
-	addSync(as, l.m, l.t, f, onerror)
+	engine.AddLocked(as, &l.lock, f, onerror)
+}
+
+// limiterTry is the Lock's Enter: a concurrency slot and rate budget, both
+// free of waiters, let the flow in at once (arming the period timer if it
+// was not running). A slot taken when the rate then says no is given back
+// before the slow path queues: release hands it to a waiter if one came
+// meanwhile, as any leave does. A reentrance (the flow holds the Limiter
+// through either path) takes the slow path, which passes it through.
+func limiterTry(as *engine.Steps, l *Limiter) bool {
+	if l.m.max > 1 && (as.Holds(l) || as.Holds(l.m)) {
+		return false
+	}
+	if _, ok := l.m.tryEnter(0); !ok {
+		return false
+	}
+	prev, ok := l.t.tryEnter(armedBit)
+	if !ok {
+		l.m.release()
+		return false
+	}
+	if prev&armedBit == 0 {
+		l.t.arm()
+	}
+	return true
+}
+
+// limiterLeave is the Lock's Leave: the concurrency slot goes back (the
+// rate's entry is spent).
+func limiterLeave(_ *engine.Steps, l *Limiter) { l.m.release() }
+
+// limiterSlow is the Lock's slow path: the Mutex's then the Throttle's
+// queue, with per-run state in the step's
+// Stack memory. A flow inside a section entered at once (Holds(l)) passes
+// the concurrency limit through, as a reentrance into the Mutex does.
+func limiterSlow(as *engine.Steps, l *Limiter, f engine.ExecFunc) {
+	sp := engine.Stack[spec](as)
+	sp.m, sp.t, sp.f = l.m, l.t, f
+	engine.Rebind(as, sp)
+	if as.Holds(l) {
+		as.ForwardArgs()
+		addSection(as, sp, true)
+		return
+	}
+	mutexEnter(as, sp)
 }
 
 // rejectInfo is the ErrorInfo of a DefenseRejected: it names the object

@@ -1,0 +1,23 @@
+package engine
+
+import "github.com/asyncsteps/asyncsteps/reactor"
+
+// RunReady runs, now, the flows ready on r's loop (those Execute queued
+// from the loop, and any other flow that became ready), each until it
+// waits or ends, as the loop itself would later in this iteration. It is
+// for the loop's own callbacks that start flows and want their outcome at
+// once: a network handler that starts a flow per request of a read can
+// write the replies of the ones that finish before it returns, in one
+// write, instead of a turn later (stepsd does). It reports whether flows
+// are still ready (they run later, as usual).
+//
+// Called off r's loop, from inside a step's callback, or while the loop
+// is already running its flows, it does nothing and returns false: flows
+// never run inside another flow's step.
+func RunReady(r *reactor.Reactor) bool {
+	e, ok := r.Ext().(*engine)
+	if !ok || e.cur != nil || e.running || e.readyHead == nil || !r.IsSameThread() {
+		return false
+	}
+	return e.runReady()
+}
