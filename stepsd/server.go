@@ -2,6 +2,7 @@ package stepsd
 
 import (
 	"net"
+	"runtime"
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/netio"
@@ -24,6 +25,9 @@ type Server struct {
 // accepts connections.
 func Start(cfg Config) (*Server, error) {
 	cfg = cfg.withDefaults()
+	if cfg.Procs > runtime.GOMAXPROCS(0) {
+		runtime.GOMAXPROCS(cfg.Procs)
+	}
 	// Unpinned reactors run unlocked: measured half the latency of a
 	// locked thread at low concurrency on shared cores, and the same
 	// throughput under load (profiles/README.md, note 10).
