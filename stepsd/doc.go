@@ -32,8 +32,13 @@
 //     it, even when the Limiter is contended.
 //   - A Timeout reply says the answer did not come in time, not that the
 //     command was not applied.
-//   - Replies leave in request order, from one end-of-iteration task per
-//     reactor: the replies of a pipelined batch leave in one write(2).
+//   - Replies leave in request order. The flows a read starts run at once
+//     (engine.RunReady), and the replies of those that finish leave in one
+//     write(2) before the reactor reads its next connection, as in a plain
+//     event-loop server; replies that come later (SLEEP, a queued
+//     Limiter) leave from one end-of-iteration task per reactor.
+//   - Start raises GOMAXPROCS to Reactors+1 if it is lower (Config.Procs):
+//     a reactor sleeping in epoll_wait then keeps its P.
 //   - A connection with Config.MaxPipeline requests in flight stops being
 //     read until half of them are answered; netio stops reading a peer
 //     that does not read its replies. Memory is bounded by both.
