@@ -12,3 +12,15 @@ import "sync/atomic"
 //
 //go:noescape
 func Uintptr(p *atomic.Uintptr, v uintptr)
+
+// Uint64 is Uintptr for an atomic.Uint64 (its word at offset 0, 8-byte
+// aligned by the type: TestLayout).
+//
+//go:noescape
+func Uint64(p *atomic.Uint64, v uint64)
+
+// Bool is Uintptr for an atomic.Bool: its uint32 at offset 0 (TestLayout)
+// gets 1 or 0, as atomic.Bool.Store writes it.
+//
+//go:noescape
+func Bool(p *atomic.Bool, v bool)

@@ -19,6 +19,24 @@ func TestLayout(t *testing.T) {
 	if got := *(*uintptr)(unsafe.Pointer(&u)); got != 0xdead || u.Load() != 0xdead {
 		t.Fatalf("stored %#x (Load %#x), want 0xdead", got, u.Load())
 	}
+	var u64 atomic.Uint64
+	if unsafe.Sizeof(u64) != 8 {
+		t.Fatalf("atomic.Uint64 is %d bytes, want 8", unsafe.Sizeof(u64))
+	}
+	Uint64(&u64, 1<<40+7)
+	if u64.Load() != 1<<40+7 {
+		t.Fatalf("Uint64 stored %#x", u64.Load())
+	}
+	var b atomic.Bool
+	if unsafe.Sizeof(b) != 4 {
+		t.Fatalf("atomic.Bool is %d bytes, want 4", unsafe.Sizeof(b))
+	}
+	for _, v := range []bool{true, false, true} {
+		Bool(&b, v)
+		if b.Load() != v || b.Swap(v) != v {
+			t.Fatalf("Bool(%v): Load %v", v, b.Load())
+		}
+	}
 }
 
 // TestLockWord uses Uintptr as the unlock of a CompareAndSwap spin lock
