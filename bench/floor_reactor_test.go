@@ -3,6 +3,8 @@ package bench
 import (
 	"sync/atomic"
 	"testing"
+
+	"github.com/asyncsteps/asyncsteps/internal/storerel"
 )
 
 // The floors of the reactor-turn rows: the same work as the Turn scenario
@@ -66,6 +68,24 @@ func BenchmarkFloorTurn(b *testing.B) {
 			}
 			run(l)
 			l.owner.Store(0)
+		}
+		check(b)
+	})
+	// off-loop-rel: off-loop with the word given back by a release-only
+	// store (internal/storerel), as the manual reactor now does: two CAS,
+	// two plain stores.
+	b.Run("off-loop-rel", func(b *testing.B) {
+		l := &floorLoop{q: make([]func(), 0, 64)}
+		const me = 1
+		for range b.N {
+			for !l.owner.CompareAndSwap(0, me) {
+			}
+			l.q = append(l.q, fn)
+			storerel.Uintptr(&l.owner, 0)
+			for !l.owner.CompareAndSwap(0, me) {
+			}
+			run(l)
+			storerel.Uintptr(&l.owner, 0)
 		}
 		check(b)
 	})

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"runtime/trace"
-	"sync"
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/arena"
@@ -54,7 +53,7 @@ type engine struct {
 
 	bridge unsafe.Pointer // a bridge's per-reactor state (BridgeData)
 
-	rootMu    sync.Mutex // guards rootFree, rootsLive and build's list: New and Release run on any goroutine
+	rootMu    spinLock // guards rootFree, rootsLive and build's list: New and Release run on any goroutine
 	rootFree  rootList
 	rootsLive int
 	build     buildPool // frames for roots built off the loop (buildpool.go)

@@ -5,6 +5,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/asyncsteps/asyncsteps/internal/storerel"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -210,7 +211,10 @@ func New(r *reactor.Reactor) *Steps {
 	// Reset again: a stale holder may have written to the state of the
 	// released root (Set is not refused) while it waited in the pool.
 	rt.state.reset()
-	rt.released.Store(false)
+	// A release-only store (a MOV, not an XCHG, on amd64): what must be
+	// seen with it is written before it, and New reads nothing after it
+	// that another goroutine's store must have reached first.
+	storerel.Bool(&rt.released, false)
 	return &rt.Steps
 }
 
@@ -657,8 +661,14 @@ func (rt *root) release() {
 		bridge.release(rt.bin, rt.e.r.IsSameThread())
 		rt.bin = nil
 	}
-	rt.lease.Add(1)
-	rt.released.Store(true)
+	// One releaser per release (releaseAfterRun's flag), so the bump is a
+	// load and a release-only store, not a locked add; released follows it
+	// in store order (amd64 keeps stores in order; a Ref reads lease, then
+	// released). Neither needs a full fence: nothing after them here must
+	// see another goroutine's store first, and the pool's lock (or the
+	// loop's own list) orders the root's next New.
+	storerel.Uint64(&rt.lease, rt.lease.Load()+1)
+	storerel.Bool(&rt.released, true)
 	if x := rt.more.Load(); x != nil {
 		*x = rootExt{} // no run: no context watch, no trace task
 	}

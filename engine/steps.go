@@ -555,9 +555,12 @@ func (as *Steps) Success(args ...Value) {
 	if fl.owned {
 		fl.dropArgs(args)
 	}
-	if len(args) == 1 {
+	switch len(args) {
+	case 1:
 		fl.args.set1(args[0])
-	} else {
+	case 2:
+		fl.args.set2(args[0], args[1])
+	default:
 		fl.args.set(args)
 	}
 	as.flags |= fSucceeded

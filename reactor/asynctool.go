@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/internal/goid"
+	"github.com/asyncsteps/asyncsteps/internal/storerel"
 	"github.com/asyncsteps/asyncsteps/timerwheel"
 )
 
@@ -23,7 +24,7 @@ func (r *Reactor) Immediate(fn func()) Handle {
 	}
 	if r.takeLoop(me) {
 		h := r.immediateLocal(fn)
-		r.loopG.Store(0)
+		storerel.Uintptr(&r.loopG, 0) // a lock word's release (see takeLoop)
 		return h
 	}
 	pos, ok := r.push(task{fn: fn, kind: taskImmediate})

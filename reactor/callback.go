@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/internal/goid"
+	"github.com/asyncsteps/asyncsteps/internal/storerel"
 	"github.com/asyncsteps/asyncsteps/timerwheel"
 )
 
@@ -38,7 +39,7 @@ func (r *Reactor) Post(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Point
 	}
 	if r.takeLoop(me) {
 		ok := r.postLocal(cb, arg, aux)
-		r.loopG.Store(0)
+		storerel.Uintptr(&r.loopG, 0) // a lock word's release (see takeLoop)
 		return ok
 	}
 	_, ok := r.push(task{cb: cb, arg: arg, aux: aux, kind: taskCall})

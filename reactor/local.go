@@ -124,7 +124,17 @@ func (r *Reactor) runLocalTo(end uint64) (done bool) {
 // (the caller then posts through the ring) while another goroutine drives
 // the reactor, or while posted work is still waiting: a task queued here
 // must not overtake one the same goroutine posted earlier. A true result
-// must be followed by r.loopG.Store(0).
+// must be followed by storerel.Uintptr(&r.loopG, 0).
+//
+// The loop word of a manual reactor is a lock: taken with a CompareAndSwap
+// (here and in take), given back with a release-only store (a plain MOV on
+// amd64, where atomic Store is a locked XCHG: two of the four locked
+// instructions of a turn from a goroutine). Release order is all the giving
+// back needs: the next taker's CompareAndSwap sees everything the holder
+// wrote, and no holder reads another word after giving the loop up that it
+// must see in order with the store (no Dekker-style hand-off; a goroutine
+// that posts through the ring while another drives relies on the driver's
+// bottom-of-iteration ring check, made while the word is still held).
 func (r *Reactor) takeLoop(me uintptr) bool {
 	return r.manual && r.loopG.Load() == 0 && r.inbox.Empty() && !r.overflow.active.Load() &&
 		r.loopG.CompareAndSwap(0, me)

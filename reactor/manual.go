@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/internal/goid"
+	"github.com/asyncsteps/asyncsteps/internal/storerel"
 )
 
 // NewManual returns a deterministic reactor for tests: no thread, a virtual
@@ -42,7 +43,7 @@ func (r *Reactor) take(me uintptr) {
 func (r *Reactor) leave() {
 	r.running--
 	if r.running == 0 {
-		r.loopG.Store(0)
+		storerel.Uintptr(&r.loopG, 0) // see takeLoop
 	}
 }
 
@@ -81,7 +82,7 @@ func (r *Reactor) RunUntilIdle() {
 // taken.
 func (r *Reactor) leaveOutermost() {
 	r.running = 0
-	r.loopG.Store(0)
+	storerel.Uintptr(&r.loopG, 0) // see takeLoop
 }
 
 // Advance moves the virtual clock forward by d, tick by tick, firing due
