@@ -28,7 +28,7 @@ type Config struct {
 	ReadTimeout  time.Duration // a partial request line waited this long for its end: closed (slowloris)
 	WriteTimeout time.Duration // replies waited this long for the client to read them: closed
 	MaxConns     int           // open connections; beyond them a new one is closed at once
-	Spin         time.Duration // reactor.Options.Spin: an idle reactor's look for posted work before it sleeps; 0: off
+	Spin         time.Duration // reactor.Options.Spin: an idle reactor's look for posted work before it sleeps; 0: adaptive (the reactor's default), reactor.NoSpin (-1ns): off
 }
 
 // DefaultConfig returns the defaults: generous enough that 256 pipelining
