@@ -18,11 +18,13 @@ const NoSpin time.Duration = -1
 // A loop woken only by I/O or by its timers learns nothing and never spins,
 // nor does a loop whose posts come later than adaptiveMaxSpin after it went
 // to sleep: an idle server, or one driven by its sockets, keeps sleeping at
-// once. A spin that finds nothing turns spinning off again, and each failure
-// in a row doubles the number of quick wake-ups the loop lets pass before it
-// tries again (up to adaptiveMaxCool): where the spinning loop itself keeps
-// the poster off the CPU (one CPU for both), spins become rare instead of
-// costing every hand-over their length. See profiles/README.md, "Adaptive
+// once. Two spins in a row that find nothing turn spinning off again, and
+// each time that happens before a spin finds work again doubles the number
+// of quick wake-ups the loop lets pass before it tries again (up to
+// adaptiveMaxCool): where the spinning loop itself keeps the poster off the
+// CPU (one CPU for both), spins become rare instead of costing every
+// hand-over their length. So a reactor that stops receiving posts spins at
+// most twice more. See profiles/README.md, "Adaptive
 // spin".
 const (
 	// adaptiveMaxSpin bounds a learned spin, and so the time ready I/O can
@@ -33,6 +35,10 @@ const (
 	// shorter than a wake-up's round trip would end just before the answer
 	// (a 2 µs fixed spin measured worse than none).
 	adaptiveMinSpin = 5 * time.Microsecond
+	// adaptiveMisses is how many spins in a row must find nothing before
+	// the loop stops spinning: one late partner (its thread preempted)
+	// should not cost the wake-ups of relearning.
+	adaptiveMisses = 2
 	// adaptiveMaxCool bounds the quick wake-ups let pass after failed spins.
 	adaptiveMaxCool = 63
 )
@@ -43,13 +49,16 @@ type adaptiveSpin struct {
 	budget   time.Duration // how long to spin before the next sleep; 0: sleep at once
 	cool     uint8         // quick wake-ups still to let pass before learning again
 	coolNext uint8         // cool after the next failed spin (0, 1, 3, 7, ...)
+	misses   uint8         // spins in a row that found nothing
 }
 
 // wokeByPost reports a wake-up from a sleep of slept, ended by work posted
 // from another thread (the loop's eventfd).
 func (a *adaptiveSpin) wokeByPost(slept time.Duration) {
 	if slept > adaptiveMaxSpin {
-		a.budget = 0 // posts come slower than a spin is worth
+		// Posts come slower than a spin is worth; a spin already learned
+		// stays until its own misses end it (this sleep may have followed
+		// one, or a partner's thread that lost its CPU for a while).
 		return
 	}
 	if a.cool > 0 {
@@ -63,11 +72,16 @@ func (a *adaptiveSpin) wokeByPost(slept time.Duration) {
 // false, took the whole budget).
 func (a *adaptiveSpin) spun(found bool, took time.Duration) {
 	if found {
+		a.misses = 0
 		a.coolNext = 0
 		// A partner slower than half the budget: give it room.
 		a.budget = min(max(a.budget, 2*took), adaptiveMaxSpin)
 		return
 	}
+	if a.misses++; a.misses < adaptiveMisses {
+		return // one miss in a row: a partner that was late once
+	}
+	a.misses = 0
 	a.budget = 0
 	a.cool = a.coolNext
 	a.coolNext = min(2*a.coolNext+1, adaptiveMaxCool)
