@@ -96,6 +96,9 @@ func TestAdaptiveSpinNotForSlowPostsOrIO(t *testing.T) {
 // that finds nothing turns it off. NoSpin never spins, whatever was
 // learned.
 func TestAdaptiveSpinRunsAndReports(t *testing.T) {
+	if forcePolling {
+		t.Skip("gnet's Polling fallback never spins adaptively")
+	}
 	r := startLoop(t, Options{CPU: -1})
 	// Asked for on the loop: the loop runs out of work right after and
 	// spins, long enough that only the post below can end the spin.
