@@ -431,8 +431,7 @@ func (r *Reactor) spinBeforeSleep() bool {
 	// As the Go scheduler caps its spinning threads: at most half the Ps
 	// (and at least one) spin at once, so spinning loops never hold every
 	// P away from the goroutines that post to them.
-	if spinning.Add(1) > l.spinCap {
-		spinning.Add(-1)
+	if !takeSpinSlot(l.spinCap) {
 		return false
 	}
 	found, took := r.spinFor(l.adapt.budget)
@@ -447,6 +446,23 @@ func (r *Reactor) spinBeforeSleep() bool {
 
 // spinning counts the loops of the process in an adaptive spin.
 var spinning atomic.Int32
+
+// spinSlotTries is how many times a loop that finds every spin slot taken
+// looks again (about a microsecond): in a ping-pong the loop holding the
+// slot is usually the partner that is just taking this loop's post, and
+// gives the slot back at once.
+const spinSlotTries = 1024
+
+// takeSpinSlot takes one of the cap slots of the adaptive spin, if one is
+// free now or within spinSlotTries looks.
+func takeSpinSlot(cap int32) bool {
+	for range spinSlotTries {
+		if n := spinning.Load(); n < cap && spinning.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+	return false
+}
 
 // wokeByEventfd reports whether a wake-up's events include efd: work was
 // posted from another thread (or Close).
