@@ -453,11 +453,11 @@ var spinning atomic.Int32
 // gives the slot back at once.
 const spinSlotTries = 1024
 
-// takeSpinSlot takes one of the cap slots of the adaptive spin, if one is
+// takeSpinSlot takes one of the limit slots of the adaptive spin, if one is
 // free now or within spinSlotTries looks.
-func takeSpinSlot(cap int32) bool {
+func takeSpinSlot(limit int32) bool {
 	for range spinSlotTries {
-		if n := spinning.Load(); n < cap && spinning.CompareAndSwap(n, n+1) {
+		if n := spinning.Load(); n < limit && spinning.CompareAndSwap(n, n+1) {
 			return true
 		}
 	}
