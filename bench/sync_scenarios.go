@@ -83,6 +83,17 @@ var SyncScenarios = []SyncScenario{
 			{ImplSemaphore, MutexContendedSemaphore},
 			{ImplSyncMutex, MutexContendedSyncMutex},
 		},
+		MaxNs:      1000,
+		ZeroAllocs: true,
+	},
+	{
+		Name: "MutexContendedNoSpin", Unit: "op",
+		What: "MutexContended on reactors that never spin (reactor.NoSpin): a wake-up per hand-over",
+		Ours: MutexContendedNoSpin,
+		Peers: []Peer{
+			{ImplSemaphore, MutexContendedSemaphore},
+			{ImplSyncMutex, MutexContendedSyncMutex},
+		},
 		ZeroAllocs: true,
 	},
 	{

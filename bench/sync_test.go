@@ -15,10 +15,11 @@ import (
 // parameter: BenchmarkMutexContended/impl=asyncsteps,
 // BenchmarkMutexContended/impl=semaphore, ...
 
-func BenchmarkMutexContended(b *testing.B)     { runSyncScenario(b, "MutexContended") }
-func BenchmarkMutexContendedSpin(b *testing.B) { runSyncScenario(b, "MutexContendedSpin") }
-func BenchmarkThrottlePass(b *testing.B)       { runSyncScenario(b, "ThrottlePass") }
-func BenchmarkThrottleWait(b *testing.B)       { runSyncScenario(b, "ThrottleWait") }
+func BenchmarkMutexContended(b *testing.B)       { runSyncScenario(b, "MutexContended") }
+func BenchmarkMutexContendedNoSpin(b *testing.B) { runSyncScenario(b, "MutexContendedNoSpin") }
+func BenchmarkMutexContendedSpin(b *testing.B)   { runSyncScenario(b, "MutexContendedSpin") }
+func BenchmarkThrottlePass(b *testing.B)         { runSyncScenario(b, "ThrottlePass") }
+func BenchmarkThrottleWait(b *testing.B)         { runSyncScenario(b, "ThrottleWait") }
 
 func runSyncScenario(b *testing.B, name string) {
 	s, ok := LookupSync(name)
@@ -55,7 +56,7 @@ func TestSyncScenarioTable(t *testing.T) {
 			t.Errorf("sync scenario %s has no target", s.Name)
 		}
 	}
-	for _, name := range []string{"MutexContended", "MutexContendedSpin", "ThrottlePass", "ThrottleWait"} {
+	for _, name := range []string{"MutexContended", "MutexContendedNoSpin", "MutexContendedSpin", "ThrottlePass", "ThrottleWait"} {
 		if !seen[name] {
 			t.Errorf("BenchmarkX for %s has no sync scenario", name)
 		}

@@ -121,6 +121,22 @@ func MutexContended(b *testing.B) {
 	}
 }
 
+// MutexContendedNoSpin is MutexContended on reactors with
+// reactor.NoSpin: a waiter's loop is asleep when its turn is posted, so
+// every hand-over to the other reactor pays the eventfd write and the
+// thread wake-up the default's adaptive spin saves (profiles/README.md,
+// "Adaptive spin").
+func MutexContendedNoSpin(b *testing.B) {
+	var m *syncprim.Mutex
+	runSyncFlowsSpin(b, "MutexContendedNoSpin", reactor.NoSpin, true, 0, 0, func(*reactor.Reactor) engine.Sync {
+		m = syncprim.NewMutex(1, 0)
+		return m
+	})
+	if s := m.Stats(); s != (syncprim.Stats{}) {
+		fatalf(b, "MutexContendedNoSpin: %+v after the run, want zero", s)
+	}
+}
+
 // HandoverSpin is the reactor.Options.Spin of MutexContendedSpin: long
 // enough to cover a hand-over's round trip to the other reactor and back
 // (about 1 µs with both loops awake), short enough that a loop whose

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"runtime"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -56,6 +57,11 @@ type osLoop struct {
 	// fallback only; see ioWatch.fresh).
 	freshPending bool
 
+	// The adaptive spin (Options.Spin 0; spin.go): what the loop learned,
+	// and how many loops of the process may spin at once.
+	adapt   adaptiveSpin
+	spinCap int32
+
 	io []ioWatch // by fd: I/O callbacks of descriptors watched through the poller
 }
 
@@ -72,7 +78,7 @@ func New(opts Options) (*Reactor, error) {
 		cpu = opts.CPU
 	}
 	r := newReactor(opts, false)
-	l := &osLoop{efd: -1, tfd: -1, cpu: cpu, unlocked: opts.Unlocked}
+	l := &osLoop{efd: -1, tfd: -1, cpu: cpu, unlocked: opts.Unlocked, spinCap: int32(max(1, runtime.GOMAXPROCS(0)/2))}
 	var err error
 	fail := func(what string, e error) (*Reactor, error) {
 		l.closeFDs()
@@ -299,6 +305,9 @@ func (r *Reactor) poll(epfd int) error {
 		r.m.now = t1
 		if msec != 0 {
 			r.m.wakeups++
+			if r.spin == 0 && wokeByEventfd(events[:max(n, 0)], l.efd) {
+				l.adapt.wokeByPost(time.Duration(t1 - t0))
+			}
 		}
 		// The batch's events belong to the watches of the moment: a
 		// callback may unwatch and close a descriptor whose number a
@@ -350,6 +359,7 @@ func (r *Reactor) turn() (more bool, err error) {
 	if r.closed.Load() {
 		return false, errStopped
 	}
+	var spun time.Duration // spins that found work in this turn
 	for i := 0; i < maxIterPerTurn; i++ {
 		if more = r.iterate(); !more {
 			// Before going to sleep, look again for a while: work posted
@@ -358,12 +368,18 @@ func (r *Reactor) turn() (more bool, err error) {
 			// producer's eventfd write and this loop's wake-up, which
 			// cost more than the spin. What it finds runs in this turn:
 			// going back to epoll_wait first would cost a syscall per
-			// spin; I/O is still looked at every maxIterPerTurn
-			// iterations.
-			if r.spin == 0 || !r.spinFor(r.spin) {
+			// spin. A spin does not look at I/O, so once the turn's spins
+			// add up to maxSpinPerTurn the turn ends and epoll_wait(0)
+			// looks: ready I/O waits at most about two spins, not
+			// maxIterPerTurn of them.
+			found, took := r.spinBeforeSleep()
+			if !found {
 				break
 			}
 			more = true
+			if spun += took; spun >= max(maxSpinPerTurn, r.spin) {
+				break
+			}
 		}
 		if r.closed.Load() {
 			return false, errStopped // flows that never wait must not delay Close
@@ -400,27 +416,99 @@ func (r *Reactor) turn() (more bool, err error) {
 	return false, r.armTimer()
 }
 
+// spinBeforeSleep spins before the loop sleeps, if Options.Spin asks
+// for it or the adaptive spin learned that it pays (spin.go), reporting
+// whether the spin found work.
+func (r *Reactor) spinBeforeSleep() (found bool, took time.Duration) {
+	switch {
+	case r.spin > 0:
+		found, took = r.spinFor(r.spin)
+		r.m.spins++
+		if found {
+			r.m.spinsFound++
+		}
+		return found, took
+	case r.spin < 0:
+		return false, 0
+	}
+	l := r.os
+	if l.adapt.budget == 0 || !l.fastPath {
+		return false, 0
+	}
+	// As the Go scheduler caps its spinning threads: at most half the Ps
+	// (and at least one) spin at once, so spinning loops never hold every
+	// P away from the goroutines that post to them.
+	if !takeSpinSlot(l.spinCap) {
+		return false, 0
+	}
+	found, took = r.spinFor(l.adapt.budget)
+	spinning.Add(-1)
+	l.adapt.spun(found, took)
+	r.m.spins++
+	if found {
+		r.m.spinsFound++
+	}
+	return found, took
+}
+
+// maxSpinPerTurn is how long the spins that found work may add up to in
+// one turn before the turn ends to look at I/O (a fixed Options.Spin
+// longer than it is its own bound).
+const maxSpinPerTurn = adaptiveMaxSpin
+
+// spinning counts the loops of the process in an adaptive spin.
+var spinning atomic.Int32
+
+// spinSlotTries is how many times a loop that finds every spin slot taken
+// looks again (about a microsecond): in a ping-pong the loop holding the
+// slot is usually the partner that is just taking this loop's post, and
+// gives the slot back at once.
+const spinSlotTries = 1024
+
+// takeSpinSlot takes one of the limit slots of the adaptive spin, if one is
+// free now or within spinSlotTries looks.
+func takeSpinSlot(limit int32) bool {
+	for range spinSlotTries {
+		if n := spinning.Load(); n < limit && spinning.CompareAndSwap(n, n+1) {
+			return true
+		}
+	}
+	return false
+}
+
+// wokeByEventfd reports whether a wake-up's events include efd: work was
+// posted from another thread (or Close).
+func wokeByEventfd(events []unix.EpollEvent, efd int) bool {
+	for i := range events {
+		if int(events[i].Fd) == efd {
+			return true
+		}
+	}
+	return false
+}
+
 // spinFor looks for posted work for about d, reporting whether it found
-// some. It stops early at the timer wheel's next deadline, so a spin never
-// makes a timer late, and at Close. I/O that becomes ready meanwhile waits
-// for the spin's end (Options.Spin). It reads the clock once every 64 looks: a look is
-// two loads, the clock a call (a third of a spinning loop's samples when
-// read every 32).
-func (r *Reactor) spinFor(d time.Duration) bool {
-	end := r.elapsed() + d
+// some and after how long. It stops early at the timer wheel's next
+// deadline, so a spin never makes a timer late, and at Close. I/O that
+// becomes ready meanwhile waits for the spin's end (Options.Spin). It reads
+// the clock once every 64 looks: a look is two loads, the clock a call (a
+// third of a spinning loop's samples when read every 32).
+func (r *Reactor) spinFor(d time.Duration) (bool, time.Duration) {
+	start := r.elapsed()
+	end := start + d
 	if next, ok := r.wheel.NextDeadline(); ok {
 		end = min(end, time.Duration(next)*r.tick)
 	}
 	for i := 1; ; i++ {
 		if !r.inbox.Empty() || r.overflow.active.Load() {
-			return true
+			return true, r.elapsed() - start
 		}
 		if i%64 == 0 {
 			if r.closed.Load() {
-				return true // the turn sees it and stops
+				return true, 0 // the turn sees it and stops
 			}
-			if r.elapsed() >= end {
-				return false
+			if now := r.elapsed(); now >= end {
+				return false, now - start
 			}
 		}
 	}

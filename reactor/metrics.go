@@ -19,11 +19,14 @@ type Metrics struct {
 	RingSize      int           // the ring's capacity, for RingHighWater
 	PollTime      time.Duration // real loops: time spent in epoll_wait, blocked or not (the fallback: between callbacks)
 	RunTime       time.Duration // real loops: time spent between waits: I/O callbacks, tasks, timers, flows
+	Spins         uint64        // real loops: spins before sleeping (Options.Spin, or the adaptive spin)
+	SpinsFound    uint64        // the spins that found posted work (the rest ended in sleep)
 }
 
 // loopCounters are the loop-owned fields behind Metrics.
 type loopCounters struct {
 	iterations, tasks, timers, wakeups uint64
+	spins, spinsFound                  uint64
 	ringHigh                           int
 	pollNanos, runNanos                int64
 	now                                int64 // CoarseNow
@@ -56,5 +59,7 @@ func (r *Reactor) LoopMetrics() Metrics {
 		RingSize:      r.inbox.Cap(),
 		PollTime:      time.Duration(c.pollNanos),
 		RunTime:       time.Duration(c.runNanos),
+		Spins:         c.spins,
+		SpinsFound:    c.spinsFound,
 	}
 }

@@ -23,14 +23,28 @@ type Options struct {
 	Tick     time.Duration // timer wheel resolution; 0 = 1ms; negative: refused
 	RingSize int           // cross-thread submission ring capacity, rounded up to a power of two; 0 = default; negative: refused
 	// Spin is how long a real loop that ran out of work keeps looking for
-	// work posted from other threads before it sleeps (0: it sleeps at
-	// once). A reply expected from another reactor within that time then
-	// costs neither side a wake-up (and runs in the same turn, without a
-	// trip through epoll_wait), for a core that spins meanwhile: worth it
-	// with spare cores, a loss when cores are shared (profiles/README.md,
-	// "Cross-reactor hops"). A spin ends early at the next timer's
-	// deadline and at Close; I/O that becomes ready during a spin waits
-	// for its end.
+	// work posted from other threads before it sleeps. A reply expected
+	// from another reactor within that time then costs neither side a
+	// wake-up (an eventfd write and a thread wake-up, 3-5 µs) and runs in
+	// the same turn, for a core that spins meanwhile: worth it with spare
+	// cores, a loss when cores are shared (profiles/README.md,
+	// "Cross-reactor hops" and "Adaptive spin"). A spin ends early at the
+	// next timer's deadline and at Close; I/O that becomes ready during a
+	// spin waits for its end, and once a turn's spins that found work add
+	// up to 25 µs (or Spin, if longer) the loop looks at I/O before it
+	// spins again.
+	//
+	// 0 (the default) is the adaptive spin: the loop spins only once it has
+	// seen posted work wake it soon after it went to sleep (two reactors
+	// handing work back and forth, as a contended syncprim.Mutex does),
+	// for about twice that gap and at most 25 µs, with at most half the
+	// process's Ps (GOMAXPROCS, at least one) spinning at once; a spin
+	// that finds nothing turns it off until such wake-ups come again, less
+	// eagerly after each failure. A loop woken only by I/O, by timers or by
+	// posts that come later than that never spins: an idle reactor sleeps.
+	// Under gnet's Polling fallback it never spins. NoSpin turns spinning
+	// off; a positive Spin spins that long before every sleep. Other
+	// negative values are refused.
 	Spin time.Duration
 	// Unlocked runs an unpinned loop (CPU -1) without locking its
 	// goroutine to an OS thread: Run then blocks in epoll_wait like any
@@ -57,8 +71,8 @@ func (o Options) check() error {
 		return fmt.Errorf("reactor: Options.Tick %v is negative", o.Tick)
 	case o.RingSize < 0:
 		return fmt.Errorf("reactor: Options.RingSize %d is negative", o.RingSize)
-	case o.Spin < 0:
-		return fmt.Errorf("reactor: Options.Spin %v is negative", o.Spin)
+	case o.Spin < 0 && o.Spin != NoSpin:
+		return fmt.Errorf("reactor: Options.Spin %v: want NoSpin (%v) for no spin, 0 for the adaptive spin, or how long to spin", o.Spin, NoSpin)
 	}
 	if o.Pin {
 		return checkCPU(o.CPU)

@@ -29,6 +29,7 @@ func TestOptionsHonouredOrRefused(t *testing.T) {
 		{"CPU -1: not pinned", reactor.Options{CPU: -1}},
 		{"Unlocked: not pinned", reactor.Options{Unlocked: true}},
 		{"Tick, RingSize, Spin", reactor.Options{Tick: 2 * time.Millisecond, RingSize: 100, Spin: time.Microsecond}},
+		{"NoSpin", reactor.Options{Spin: reactor.NoSpin}},
 	}
 	for _, tt := range ok {
 		t.Run(tt.name, func(t *testing.T) {
@@ -60,7 +61,7 @@ func TestOptionsHonouredOrRefused(t *testing.T) {
 		{reactor.Options{Pin: true, Unlocked: true}, "Unlocked with Pin"},
 		{reactor.Options{Tick: -time.Millisecond}, "Tick"},
 		{reactor.Options{RingSize: -1}, "RingSize"},
-		{reactor.Options{Spin: -1}, "Spin"},
+		{reactor.Options{Spin: -time.Second}, "Spin"},
 	}
 	for _, tt := range refused {
 		r, err := reactor.New(tt.opts)

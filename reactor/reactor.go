@@ -79,7 +79,7 @@ type Reactor struct {
 	hooks shutdownHooks // AtShutdown's, with their own lock
 
 	// spin is how long a real loop that ran out of work keeps looking for
-	// posted work before it sleeps (Options.Spin).
+	// posted work before it sleeps (Options.Spin): 0 adaptive, < 0 never.
 	spin time.Duration
 
 	// PanicHandler receives the value of a panic recovered from a callback.
@@ -103,7 +103,7 @@ func newReactor(opts Options, manual bool) *Reactor {
 		epoch:  time.Now(),
 		inbox:  ring.NewMPSC[task](size),
 		done:   make(chan struct{}),
-		spin:   max(opts.Spin, 0),
+		spin:   opts.Spin,
 	}
 	r.PanicHandler = func(v any) { fmt.Fprintf(os.Stderr, "reactor: recovered panic in callback: %v\n", v) }
 	return r

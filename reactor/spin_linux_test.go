@@ -7,6 +7,8 @@ import (
 	"time"
 	"unsafe"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
@@ -78,5 +80,78 @@ func TestSpinDoesNotDelayTimers(t *testing.T) {
 	}, &pingPong{}, 0)
 	reactortest.Wait(t, fired, "a timer on a loop spinning for an hour")
 	// And Close does not wait for the spin to end either.
+	reactortest.CloseAndWait(t, r, runErr)
+}
+
+// spinIO is the loop-owned state of TestSpinLooksAtIOBetweenSpins.
+type spinIO struct {
+	posts   int      // posted tasks run so far
+	wroteAt int      // posts when the pipe was written
+	waits   chan int // posts run between a write and its read callback
+}
+
+func spinIOPost(s *spinIO, _ uint64) { s.posts++ }
+
+// A loop whose spins keep finding posted work still looks at its I/O:
+// once a turn's spins add up to their bound (here the 2 ms Spin, each
+// spin finding a post after at least 1 ms), the turn ends and epoll_wait
+// reports the ready pipe. Without the bound the pipe waited for up to a
+// whole turn's 64 spins; the count of posts run in between, not the
+// time, is what is checked.
+func TestSpinLooksAtIOBetweenSpins(t *testing.T) {
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1, Spin: 2 * time.Millisecond})
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[0])
+	defer unix.Close(p[1])
+	s := &spinIO{waits: make(chan int)}
+	watched := make(chan error, 1)
+	r.Immediate(func() {
+		watched <- reactor.WatchTo(r, p[0], reactor.InterestRead, func(s *spinIO, fd int, _ reactor.Event) {
+			var buf [8]byte
+			_, _ = unix.Read(fd, buf[:])
+			s.waits <- s.posts - s.wroteAt
+		}, s)
+	})
+	if err := <-watched; err != nil {
+		t.Fatal(err)
+	}
+	stop := make(chan struct{})
+	posterDone := make(chan struct{})
+	go func() { // one post a millisecond: every spin finds one
+		defer close(posterDone)
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+				reactor.PostTo(r, spinIOPost, s, 0)
+			}
+		}
+	}()
+	const writes = 5
+	for range writes {
+		wrote := make(chan struct{})
+		reactor.PostTo(r, func(s *spinIO, _ uint64) {
+			s.wroteAt = s.posts
+			_, _ = unix.Write(p[1], []byte{1})
+			close(wrote)
+		}, s, 0)
+		reactortest.Wait(t, wrote, "the pipe write")
+		select {
+		case n := <-s.waits:
+			// 2 ms of spins at ≥ 1 ms each, plus the spin under way
+			// and slack: far below a turn's 64.
+			if n > 8 {
+				t.Errorf("ready I/O waited for %d posted tasks; want at most 8", n)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("the pipe's read callback never ran")
+		}
+	}
+	close(stop)
+	<-posterDone
 	reactortest.CloseAndWait(t, r, runErr)
 }

@@ -28,7 +28,7 @@ type Config struct {
 	ReadTimeout  time.Duration // a partial request line waited this long for its end: closed (slowloris)
 	WriteTimeout time.Duration // replies waited this long for the client to read them: closed
 	MaxConns     int           // open connections; beyond them a new one is closed at once
-	Spin         time.Duration // reactor.Options.Spin: an idle reactor's look for posted work before it sleeps; 0: off
+	Spin         time.Duration // reactor.Options.Spin: an idle reactor's look for posted work before it sleeps; 0: adaptive (the reactor's default), reactor.NoSpin (-1ns): off
 	// Procs is the GOMAXPROCS Start makes sure of: if the process has
 	// fewer, Start raises it (it never lowers it). 0: Reactors+1; negative:
 	// leave GOMAXPROCS alone. A reactor sleeps in epoll_wait holding its

@@ -30,6 +30,7 @@ import (
 	"runtime/pprof"
 	"syscall"
 
+	"github.com/asyncsteps/asyncsteps/reactor"
 	"github.com/asyncsteps/asyncsteps/stepsd"
 )
 
@@ -67,7 +68,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.DurationVar(&cfg.WriteTimeout, "writetimeout", d.WriteTimeout, "close a connection that does not read its replies for this long; 0: off")
 	fs.IntVar(&cfg.MaxConns, "maxconns", d.MaxConns, "open connections; a new one beyond them is closed at once; 0: no limit")
 	fs.DurationVar(&cfg.Grace, "grace", 0, "shutdown: time in-flight requests get; 0: timeout + 1s")
-	fs.DurationVar(&cfg.Spin, "spin", 0, "how long an idle reactor looks for work before it sleeps; 0: off (worth it only with spare cores)")
+	fs.DurationVar(&cfg.Spin, "spin", 0, "how long an idle reactor looks for posted work before it sleeps; 0: adaptive (only after quick wake-ups by posted work), -1ns: off; more: always (worth it only with spare cores)")
 	fs.IntVar(&cfg.Procs, "procs", 0, "GOMAXPROCS at least this (raised, never lowered); 0: reactors+1, a spare P so no loop loses its own while it sleeps; -1: leave it")
 	fs.StringVar(&o.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run to this file")
 	fs.StringVar(&o.admin, "admin", "", "serve net/http/pprof and Prometheus metrics on this address, like 127.0.0.1:7071 (loopback only); empty: off")
@@ -92,7 +93,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		{"maxline", cfg.MaxLine < 2, "at least 2"},
 		{"pipeline", cfg.MaxPipeline < 1, "at least 1"},
 		{"grace", cfg.Grace < 0, "0 (timeout + 1s) or more"},
-		{"spin", cfg.Spin < 0, "0 (off) or more"},
+		{"spin", cfg.Spin < 0 && cfg.Spin != reactor.NoSpin, "0 (adaptive), -1ns (off) or more"},
 		{"procs", cfg.Procs < -1, "0 (reactors+1), -1 (leave GOMAXPROCS alone) or more"},
 		{"idle", cfg.IdleTimeout < 0 || cfg.IdleTimeout > 0 && cfg.IdleTimeout <= cfg.Timeout, "0 (off) or more than -timeout"},
 		{"readtimeout", cfg.ReadTimeout < 0, "0 (off) or more"},
