@@ -11,8 +11,8 @@ import (
 // is a misuse that must do nothing. Add's fast path must not read the
 // root's spare frames (loop-owned while it runs) before it has seen that
 // the root is not running: the loop gives the finished sub-step's frame
-// back to the root while the misuse runs (a data race under -race, and a
-// frame handed out twice if the run ends between the two reads).
+// back to the root while the misuse runs (a data race under -race, and
+// the frames given back meanwhile lost if the run ends between the reads).
 func TestAddOnExecutingRootOffLoop(t *testing.T) {
 	r := reactor.NewManual()
 	root := engine.New(r)
