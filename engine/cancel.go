@@ -44,15 +44,16 @@ func (e *engine) runCancel(f *Steps) {
 }
 
 func (e *engine) protectCancel(f *Steps, h CancelFunc) (v any, panicked bool) {
-	saved := e.cur
+	saved, savedRunning := e.cur, e.running
 	defer func() {
-		e.cur = saved
+		e.cur, e.running = saved, savedRunning
 		e.raised = raise{}
 		if panicked {
 			v = recover()
 		}
 	}()
-	e.cur = nil // nothing may be added, succeeded or failed from a cancel handler
+	e.cur = nil      // nothing may be added, succeeded or failed from a cancel handler
+	e.running = true // nor may RunReady run flows: the engine is mid-walk (runnow.go)
 	panicked = true
 	h(f)
 	panicked = false

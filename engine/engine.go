@@ -26,7 +26,11 @@ type engine struct {
 	// with only reactor work (an Immediate) skips the runner call. Loop only.
 	pending bool
 	// running is set while runReady runs, so RunReady (runnow.go) called
-	// from something a flow did outside its callbacks does not nest.
+	// from something a flow did outside its callbacks does not nest; and
+	// while a cancel handler, a Lock's Leave or OnEnd runs from a cancel,
+	// an unwind or a root's end (protectCancel, leaveLock, finishRoot): the
+	// engine is then in the middle of a walk over frames and branches that
+	// flows run by RunReady could end and pool under it.
 	running bool
 
 	runHead *flow // root flows running, linked by prevRun/nextRun

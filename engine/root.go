@@ -489,13 +489,22 @@ func (e *engine) finishRoot(rt *root, code string) {
 		if fn := x.onEnd; fn != nil {
 			// Before the run ends: until then the holder cannot release or
 			// reuse the root under fn (a Release from fn waits for the end).
-			fn(&rt.Steps, code)
+			e.callOnEnd(fn, rt, code)
 		}
 	}
 	rt.endRunWith(code)
 	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
 		rt.release()
 	}
+}
+
+// callOnEnd runs a root's OnEnd with RunReady refused (engine.running): a
+// root's end may come from a cancel, in the middle of the engine's walk.
+func (e *engine) callOnEnd(fn func(root *Steps, code string), rt *root, code string) {
+	saved := e.running
+	defer func() { e.running = saved }()
+	e.running = true
+	fn(&rt.Steps, code)
 }
 
 // endRunWith ends the run: success when code is "". The Promise, if any,

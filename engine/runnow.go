@@ -11,9 +11,10 @@ import "github.com/asyncsteps/asyncsteps/reactor"
 // write, instead of a turn later (stepsd does). It reports whether flows
 // are still ready (they run later, as usual).
 //
-// Called off r's loop, from inside a step's callback, or while the loop
-// is already running its flows, it does nothing and returns false: flows
-// never run inside another flow's step.
+// Called off r's loop, from inside a step's callback, a cancel or finally
+// handler, a Lock's Leave or an OnEnd, or while the loop is already
+// running its flows, it does nothing and returns false: flows never run
+// inside another flow's step, nor while the engine cancels or ends one.
 func RunReady(r *reactor.Reactor) bool {
 	e, ok := r.Ext().(*engine)
 	if !ok || e.cur != nil || e.running || e.readyHead == nil || !r.IsSameThread() {

@@ -214,9 +214,16 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 	// (every re-executed root): buildFrame's spare branch in a few stores.
 	// A spare frame was reset when it was released (releasePlain,
 	// releaseFrame): fl, head, x and the handlers are already nil.
+	// The run word first: spare is the loop's while the root runs, and
+	// only a run word seen clear orders the loop's last writes to it
+	// before this read (an Add on an executing root is a misuse, made
+	// from any goroutine).
 	rt := rootOf(as)
+	if rt.run.Load()&1 != 0 || rt.released.Load() {
+		return as.addSlow(f, onerror)
+	}
 	c := rt.spare
-	if c == nil || rt.run.Load()&1 != 0 || rt.released.Load() {
+	if c == nil {
 		return as.addSlow(f, onerror)
 	}
 	rt.spare = c.next

@@ -185,16 +185,17 @@ func (e *engine) completed(f *Steps) {
 // ignored: the flow's own outcome stands, and cancellation must go on.
 func (e *engine) leaveLock(f *Steps) {
 	l := (*lockOps)(f.x)
-	saved := e.cur
+	saved, savedRunning := e.cur, e.running
 	panicked := true
 	defer func() {
-		e.cur = saved
+		e.cur, e.running = saved, savedRunning
 		if panicked {
 			e.raised = raise{}
 			f.fl.root.state.LastException = &PanicError{Value: recover()}
 		}
 	}()
 	e.cur = nil
+	e.running = true // no RunReady mid-walk, as in a cancel handler (protectCancel)
 	cast.Func[func(*Steps, unsafe.Pointer)](l.leave)(f, l.obj)
 	panicked = false
 }
