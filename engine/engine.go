@@ -399,6 +399,18 @@ const plainDone = fSucceeded | fBuilt
 // since the free list is LIFO.
 func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	if f.flags&^plainDone != 0 || f.head != nil || f.oncancel != nil || f == fl.top {
+		if f.head != nil && f.flags&^fBuilt == 0 && f.ctl.Load()&xMask == xNone {
+			// afterCallback's sub-step case (nothing armed, not forwarding
+			// its values) without the call: the first sub-step runs next.
+			f.setStatus(stActive)
+			if fl.owned {
+				fl.dropArgs(nil)
+			}
+			fl.args.reset()
+			fl.cur = f.dequeue()
+			fl.action = actExec
+			return true
+		}
 		if f.flags&fLocked == 0 || !e.leftPlainly(fl, f) {
 			return false
 		}
@@ -429,7 +441,13 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 		e.loopNext(p)
 		return true
 	}
-	e.releasePlain(f)
+	// releasePlain's common case inline (a call and its spills were
+	// a tenth of a sequential step): nothing held, the root keeps the frame.
+	if rt := f.fl.root; f.scope.Empty() && f.bin == nil && rt.spareN < rt.spareCap {
+		e.toSpare(rt, f)
+	} else {
+		e.releasePlain(f)
+	}
 	if c := p.dequeue(); c != nil {
 		c.fl = fl // a root-level step built before the start has none yet
 		fl.cur = c
@@ -471,6 +489,18 @@ func (e *engine) reuseIteration(fl *flow, f, L *Steps) bool {
 	return true
 }
 
+// toSpare resets a frame that holds nothing (no Stack memory, no
+// binding, nothing queued or armed) and gives it to rt, whose spare list
+// has room: releasePlain's common case, inlined where a step ends.
+func (e *engine) toSpare(rt *root, f *Steps) {
+	f.fl, f.parent, f.fn, f.onerr, f.x, f.xfn = nil, nil, nil, nil, nil, nil
+	f.n, f.kind, f.flags, f.st = 0, 0, 0, stFree
+	e.stats.FramesLive--
+	f.next = rt.spare
+	rt.spare = f
+	rt.spareN++
+}
+
 // releasePlain is releaseFrame for a frame advanceFast vetted: no queued
 // sub-steps, no timer (fTimeout), no External (fArmed), so only what a
 // plain step can have touched is undone: its Stack memory, its binding,
@@ -485,15 +515,13 @@ func (e *engine) releasePlain(f *Steps) {
 		f.bin = nil
 	}
 	rt := f.fl.root
+	if rt.spareN < rt.spareCap {
+		e.toSpare(rt, f)
+		return
+	}
 	f.fl, f.parent, f.fn, f.onerr, f.x, f.xfn = nil, nil, nil, nil, nil, nil
 	f.n, f.kind, f.flags, f.st = 0, 0, 0, stFree
 	e.stats.FramesLive--
-	if rt.spareN < rt.spareCap {
-		f.next = rt.spare
-		rt.spare = f
-		rt.spareN++
-		return
-	}
 	f.next = e.free
 	e.free = f
 	if e.stats.FramesFree++; e.stats.FramesFree > trimFloor && !e.trim.armed {
