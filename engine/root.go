@@ -480,17 +480,7 @@ func (e *engine) finishRoot(rt *root, code string) {
 	rt.Steps.setStatus(stIdle)
 	e.flowEnded(rt, code)
 	if x := rt.more.Load(); x != nil {
-		if x.stopCtx != nil {
-			x.unwatchContext()
-		}
-		if x.trace != nil {
-			x.endTrace(code)
-		}
-		if fn := x.onEnd; fn != nil {
-			// Before the run ends: until then the holder cannot release or
-			// reuse the root under fn (a Release from fn waits for the end).
-			e.callOnEnd(fn, rt, code)
-		}
+		e.endExt(rt, x, code)
 	}
 	rt.endRunWith(code)
 	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
@@ -498,13 +488,32 @@ func (e *engine) finishRoot(rt *root, code string) {
 	}
 }
 
-// callOnEnd runs a root's OnEnd with RunReady refused (engine.running): a
-// root's end may come from a cancel, in the middle of the engine's walk.
-func (e *engine) callOnEnd(fn func(root *Steps, code string), rt *root, code string) {
-	saved := e.running
-	defer func() { e.running = saved }()
-	e.running = true
-	fn(&rt.Steps, code)
+// endExt ends what a run's rarely used extension holds: its context
+// watch, its trace task, its OnEnd. Out of line: finishRoot runs at every
+// root's end, and this body inside it cost the common end (no extension)
+// 5-10 ns (MutexSection, profiles/README.md "Session 17 merge").
+//
+// OnEnd runs with RunReady refused (engine.running): a root's end may come
+// from a cancel, in the middle of the engine's walk. No defer restores
+// running if fn panics: the loop's next runReady clears it, so such a
+// panic only holds RunReady off until the next flow run.
+//
+//go:noinline
+func (e *engine) endExt(rt *root, x *rootExt, code string) {
+	if x.stopCtx != nil {
+		x.unwatchContext()
+	}
+	if x.trace != nil {
+		x.endTrace(code)
+	}
+	if fn := x.onEnd; fn != nil {
+		// Before the run ends: until then the holder cannot release or
+		// reuse the root under fn (a Release from fn waits for the end).
+		saved := e.running
+		e.running = true
+		fn(&rt.Steps, code)
+		e.running = saved
+	}
 }
 
 // endRunWith ends the run: success when code is "". The Promise, if any,
