@@ -192,20 +192,14 @@ func New(r *reactor.Reactor) *Steps {
 		rt = &root{}
 		rt.Steps.e = e
 		rt.Steps.kind = kRoot // written once: a stale Cancel reads it from any goroutine
-		rt.spare = f
-		rt.spareN = 1
-		if f == nil {
-			rt.spareN = 0
-		}
 	} else {
-		if f != nil {
-			rt.spare = f
-			rt.spareN = 1
-		}
 		// A root that went through Release: its holder releases roots,
 		// so it keeps a flow across runs, as the pools keep everything
 		// else (detachFlow).
 		rt.keepFlow = true
+	}
+	if f != nil {
+		rt.spare, rt.spareN = f, 1 // rt had none
 	}
 	rt.Steps.setStatus(stIdle)
 	// Reset again: a stale holder may have written to the state of the
@@ -224,41 +218,66 @@ const buildChunk = 16
 
 // buildFrame takes a frame for a step added to a root that is not running.
 func (rt *root) buildFrame(kind uint8, parent *Steps) *Steps {
+	f := rt.popSpare()
+	if f == nil {
+		f = rt.freshFrame(kind, parent)
+	}
+	rt.markBuilt(f, kind, parent)
+	return f
+}
+
+// freshFrame takes a frame for a root being built that has no spare left.
+func (rt *root) freshFrame(kind uint8, parent *Steps) *Steps {
+	e := rt.e
+	if e.r.IsSameThread() {
+		// On the loop: from the loop's free list, so that a root executed
+		// with more root-level steps than before allocates nothing. The
+		// frame is counted as built, like a spare one, until the start.
+		f := e.newFrame(kind, parent, nil)
+		e.stats.FramesLive--
+		return f
+	}
+	if f := rt.takeShared(); f != nil {
+		return f
+	}
+	// Off the loop the free list is not ours, and the build pool is empty:
+	// frames come in chunks that double with the root's size up to
+	// buildChunk, the rest kept as spares, so a root that grows costs a
+	// few allocations, not one per step.
+	chunk := make([]Steps, min(max(int(rt.built), 1), buildChunk))
+	for i := range chunk {
+		chunk[i].e = e
+	}
+	for i := 1; i < len(chunk); i++ {
+		chunk[i].next = rt.spare
+		rt.spare = &chunk[i]
+	}
+	rt.spareN += int32(len(chunk) - 1)
+	rt.created += int32(len(chunk))
+	return &chunk[0]
+}
+
+// popSpare takes one of rt's spare frames (reset when they were
+// released: releasePlain, releaseFrame, discardBuilt), or nil. Building
+// only: while rt runs its spares are the loop's.
+func (rt *root) popSpare() *Steps {
 	f := rt.spare
 	if f != nil {
 		rt.spare = f.next
 		rt.spareN--
 		f.next = nil
-	} else if e := rt.e; e.r.IsSameThread() {
-		// On the loop: from the loop's free list, so that a root executed
-		// with more root-level steps than before allocates nothing. The
-		// frame is counted as built, like a spare one, until the start.
-		f = e.newFrame(kind, parent, nil)
-		e.stats.FramesLive--
-	} else if f = rt.takeShared(); f == nil {
-		// Off the loop the free list is not ours, and the build pool is
-		// empty: frames come in chunks that double with the root's size
-		// up to buildChunk, the rest kept as spares, so a root that grows
-		// costs a few allocations, not one per step.
-		chunk := make([]Steps, min(max(int(rt.built), 1), buildChunk))
-		for i := range chunk {
-			chunk[i].e = e
-		}
-		for i := 1; i < len(chunk); i++ {
-			chunk[i].next = rt.spare
-			rt.spare = &chunk[i]
-		}
-		rt.spareN += int32(len(chunk) - 1)
-		rt.created += int32(len(chunk))
-		f = &chunk[0]
 	}
+	return f
+}
+
+// markBuilt makes f a kind step of parent, added to rt before its start.
+func (rt *root) markBuilt(f *Steps, kind uint8, parent *Steps) {
 	rt.built++
 	f.kind = kind
 	f.parent = parent
 	f.fl = nil // set when it is dequeued to run (attachFlow)
 	f.flags = fBuilt
 	f.setStatus(stQueued)
-	return f
 }
 
 // takeShared takes frames for a root being built off the loop from the

@@ -211,29 +211,20 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 		return as.addSlow(f, onerror)
 	}
 	// A plain step added to a root being built that has a spare frame
-	// (every re-executed root): buildFrame's spare branch in a few stores.
-	// A spare frame was reset when it was released (releasePlain,
-	// releaseFrame): fl, head, x and the handlers are already nil.
-	// The run word first: spare is the loop's while the root runs, and
-	// only a run word seen clear orders the loop's last writes to it
-	// before this read (an Add on an executing root is a misuse, made
-	// from any goroutine).
+	// (every re-executed root): buildFrame's spare case without addFrame's
+	// checks. The run word first: spare is the loop's while the root runs,
+	// and only a run word seen clear orders the loop's last writes to it
+	// before this read (an Add on an executing root is a misuse, made from
+	// any goroutine).
 	rt := rootOf(as)
 	if rt.run.Load()&1 != 0 || rt.released.Load() {
 		return as.addSlow(f, onerror)
 	}
-	c := rt.spare
+	c := rt.popSpare()
 	if c == nil {
 		return as.addSlow(f, onerror)
 	}
-	rt.spare = c.next
-	rt.spareN--
-	rt.built++
-	c.next = nil
-	c.kind = kStep
-	c.parent = as
-	c.flags = fBuilt
-	c.st = stQueued
+	rt.markBuilt(c, kStep, as)
 	c.fn = f
 	as.enqueue(c)
 	return as
