@@ -46,13 +46,12 @@ const localInitial = 64
 
 func (q *localQueue) empty() bool { return q.head == q.tail }
 
+// grow doubles the buffer; kept out of line so that the appends stay small.
 // A task is appended in place by immediateLocal and postLocal, each with
 // the same few lines (claim the tail slot, growing when full, then store
 // field by field): a shared add was a call of its own on the on-loop turn
 // (it cannot inline because of grow), and a whole-struct store of the task
 // was a quarter of that turn's profile.
-
-// grow doubles the buffer; kept out of line so that the appends stay small.
 //
 //go:noinline
 func (q *localQueue) grow() {

@@ -420,30 +420,25 @@ func (r *Reactor) turn() (more bool, err error) {
 // for it or the adaptive spin learned that it pays (spin.go), reporting
 // whether the spin found work.
 func (r *Reactor) spinBeforeSleep() (found bool, took time.Duration) {
-	switch {
-	case r.spin > 0:
-		found, took = r.spinFor(r.spin)
-		r.m.spins++
-		if found {
-			r.m.spinsFound++
-		}
-		return found, took
-	case r.spin < 0:
-		return false, 0
-	}
 	l := r.os
-	if l.adapt.budget == 0 || !l.fastPath {
+	d, adaptive := r.spin, r.spin == 0
+	switch {
+	case d < 0:
 		return false, 0
+	case adaptive:
+		// As the Go scheduler caps its spinning threads: at most half the
+		// Ps (and at least one) spin at once, so spinning loops never hold
+		// every P away from the goroutines that post to them.
+		if l.adapt.budget == 0 || !l.fastPath || !takeSpinSlot(l.spinCap) {
+			return false, 0
+		}
+		d = l.adapt.budget
 	}
-	// As the Go scheduler caps its spinning threads: at most half the Ps
-	// (and at least one) spin at once, so spinning loops never hold every
-	// P away from the goroutines that post to them.
-	if !takeSpinSlot(l.spinCap) {
-		return false, 0
+	found, took = r.spinFor(d)
+	if adaptive {
+		spinning.Add(-1)
+		l.adapt.spun(found, took)
 	}
-	found, took = r.spinFor(l.adapt.budget)
-	spinning.Add(-1)
-	l.adapt.spun(found, took)
 	r.m.spins++
 	if found {
 		r.m.spinsFound++
