@@ -30,7 +30,7 @@ type request struct {
 	ext        engine.External // the waiting step of a SLEEP or of a key command waiting for its turn
 	timer      reactor.Timer   // SLEEP's
 	ready      bool            // in execStep: its key command waits for its turn
-	dispatched bool            // its key command was applied or sent to its shard
+	dispatched bool            // its key command was applied to the store
 }
 
 func requestOf(as *engine.Steps) *request { return as.State().User.(*request) }
