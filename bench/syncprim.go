@@ -110,16 +110,9 @@ func runSyncFlowsSpin(b *testing.B, name string, spin time.Duration, exclusive b
 // MutexContended: SyncWorkers flows on two reactors take turns in one
 // syncprim.NewMutex(1, 0). A flow that finds it taken queues (FIFO) and is
 // resumed on its own reactor when its turn comes. b.N counts entries.
-func MutexContended(b *testing.B) {
-	var m *syncprim.Mutex
-	runSyncFlows(b, "MutexContended", true, 0, 0, func(*reactor.Reactor) engine.Sync {
-		m = syncprim.NewMutex(1, 0)
-		return m
-	})
-	if s := m.Stats(); s != (syncprim.Stats{}) {
-		fatalf(b, "MutexContended: %+v after the run, want zero", s)
-	}
-}
+// Default reactor options: the adaptive spin keeps a waiter's loop awake
+// through the hand-overs.
+func MutexContended(b *testing.B) { mutexContended(b, "MutexContended", 0) }
 
 // MutexContendedNoSpin is MutexContended on reactors with
 // reactor.NoSpin: a waiter's loop is asleep when its turn is posted, so
@@ -127,14 +120,7 @@ func MutexContended(b *testing.B) {
 // thread wake-up the default's adaptive spin saves (profiles/README.md,
 // "Adaptive spin").
 func MutexContendedNoSpin(b *testing.B) {
-	var m *syncprim.Mutex
-	runSyncFlowsSpin(b, "MutexContendedNoSpin", reactor.NoSpin, true, 0, 0, func(*reactor.Reactor) engine.Sync {
-		m = syncprim.NewMutex(1, 0)
-		return m
-	})
-	if s := m.Stats(); s != (syncprim.Stats{}) {
-		fatalf(b, "MutexContendedNoSpin: %+v after the run, want zero", s)
-	}
+	mutexContended(b, "MutexContendedNoSpin", reactor.NoSpin)
 }
 
 // HandoverSpin is the reactor.Options.Spin of MutexContendedSpin: long
@@ -147,14 +133,18 @@ const HandoverSpin = 10 * time.Microsecond
 // before they sleep: a waiter's reactor is then awake when its turn is
 // posted, and no hand-over pays for an eventfd write and a thread wake-up,
 // for CPUs kept busy meanwhile (profiles/README.md, "Cross-reactor hops").
-func MutexContendedSpin(b *testing.B) {
+func MutexContendedSpin(b *testing.B) { mutexContended(b, "MutexContendedSpin", HandoverSpin) }
+
+// mutexContended is the MutexContended rows on reactors with Options.Spin
+// = spin; the Mutex must be idle afterwards.
+func mutexContended(b *testing.B, name string, spin time.Duration) {
 	var m *syncprim.Mutex
-	runSyncFlowsSpin(b, "MutexContendedSpin", HandoverSpin, true, 0, 0, func(*reactor.Reactor) engine.Sync {
+	runSyncFlowsSpin(b, name, spin, true, 0, 0, func(*reactor.Reactor) engine.Sync {
 		m = syncprim.NewMutex(1, 0)
 		return m
 	})
 	if s := m.Stats(); s != (syncprim.Stats{}) {
-		fatalf(b, "MutexContendedSpin: %+v after the run, want zero", s)
+		fatalf(b, "%s: %+v after the run, want zero", name, s)
 	}
 }
 
