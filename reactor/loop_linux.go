@@ -63,6 +63,9 @@ type osLoop struct {
 	spinCap int32
 
 	io []ioWatch // by fd: I/O callbacks of descriptors watched through the poller
+	// epfd is the poller's epoll descriptor (pollerFD) or -1: for the one
+	// registration gnet's Poller has no call for (InterestHangup alone).
+	epfd int
 }
 
 // New returns a reactor with a real loop: a gnet netpoll Poller, an eventfd
@@ -99,6 +102,7 @@ func New(opts Options) (*Reactor, error) {
 	if err = l.poller.AddRead(&netpoll.PollAttachment{FD: l.tfd}, false); err != nil {
 		return fail("watch timerfd", err)
 	}
+	l.epfd = pollerFD(l.poller, l.efd)
 	// The Go epoch is taken before the monotonic reading, so a timerfd
 	// deadline computed from epochMono is never earlier than the same tick
 	// on the reactor's clock: a timer cannot wake the loop too soon.

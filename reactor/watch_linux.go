@@ -5,6 +5,7 @@ package reactor
 import (
 	"errors"
 	"fmt"
+	"os"
 	"unsafe"
 
 	"github.com/panjf2000/gnet/v2/pkg/netpoll"
@@ -111,7 +112,9 @@ func clearFresh(arg any) error {
 // SetInterest changes what a watched fd is polled for. Going from a set
 // with read to write alone takes two epoll_ctl calls (gnet's poller has no
 // "modify to write-only"); every other change takes at most one, and none
-// when in is unchanged. Loop only.
+// when in is unchanged. InterestHangup alone keeps fd in the poller for its
+// hang-up and errors (edge-triggered; see InterestHangup); with read or
+// write it is implied. Loop only.
 func (r *Reactor) SetInterest(fd int, in Interest) error {
 	l := r.os
 	if l == nil || fd < 0 || fd >= len(l.io) || l.io[fd].cb == nil {
@@ -119,7 +122,10 @@ func (r *Reactor) SetInterest(fd int, in Interest) error {
 	}
 	w := &l.io[fd]
 	old := w.in
-	in &= InterestRead | InterestWrite
+	in &= InterestRead | InterestWrite | InterestHangup
+	if in&(InterestRead|InterestWrite) != 0 {
+		in &^= InterestHangup // reported anyway: one registration per set
+	}
 	if in == old {
 		return nil
 	}
@@ -128,6 +134,8 @@ func (r *Reactor) SetInterest(fd int, in Interest) error {
 	switch {
 	case in == 0:
 		err = l.poller.Delete(fd)
+	case in == InterestHangup:
+		err = l.watchHangup(fd, old != 0)
 	case old == 0 || in == InterestWrite:
 		if old != 0 {
 			if err = l.poller.Delete(fd); err != nil {
@@ -158,6 +166,31 @@ func (r *Reactor) SetInterest(fd int, in Interest) error {
 	return nil
 }
 
+// watchHangup registers fd (added, or modified if it is in epoll already)
+// for its hang-up and errors only: EPOLLRDHUP, with EPOLLHUP and EPOLLERR,
+// which epoll always adds, edge-triggered so that a peer's shutdown that
+// lasts while the input before it waits is reported once, not on every
+// wait. gnet's Poller has no call for it: the loop's epoll descriptor
+// takes it directly. Where that descriptor is unknown (a gnet layout
+// pollerFD does not recognise), gnet's edge-triggered read stands in: it
+// reports the same hang-ups and errors, and once per arrival of data too,
+// which a callback that is not reading ignores.
+func (l *osLoop) watchHangup(fd int, inEpoll bool) error {
+	if l.epfd < 0 {
+		pa := &netpoll.PollAttachment{FD: fd}
+		if inEpoll {
+			return l.poller.ModRead(pa, true)
+		}
+		return l.poller.AddRead(pa, true)
+	}
+	op := unix.EPOLL_CTL_ADD
+	if inEpoll {
+		op = unix.EPOLL_CTL_MOD
+	}
+	ev := unix.EpollEvent{Events: unix.EPOLLRDHUP | unix.EPOLLET, Fd: int32(fd)}
+	return os.NewSyscallError("epoll_ctl", unix.EpollCtl(l.epfd, op, fd, &ev))
+}
+
 // Unwatch forgets fd: it is no longer polled and its callback is dropped.
 // Call it before closing fd. Loop only.
 func (r *Reactor) Unwatch(fd int) error {
@@ -176,8 +209,11 @@ func (r *Reactor) Unwatch(fd int) error {
 // ioEvent translates epoll's bits to ours.
 func ioEvent(ev netpoll.IOEvent) Event {
 	var e Event
-	if ev&(unix.EPOLLIN|unix.EPOLLPRI|unix.EPOLLRDHUP) != 0 {
+	if ev&(unix.EPOLLIN|unix.EPOLLPRI) != 0 {
 		e |= EventRead
+	}
+	if ev&unix.EPOLLRDHUP != 0 {
+		e |= EventHangup
 	}
 	if ev&unix.EPOLLOUT != 0 {
 		e |= EventWrite

@@ -1,0 +1,137 @@
+//go:build linux
+
+package reactor
+
+import (
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// tcpPair returns a connected loopback pair: the client side, and the
+// server side's descriptor (owned by the returned server conn, which the
+// test keeps open until it ends).
+func tcpPair(t *testing.T) (client *net.TCPConn, server *net.TCPConn, sfd int) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	c, err := net.Dial("tcp", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(); _ = s.Close() })
+	rc, err := s.(*net.TCPConn).SyscallConn()
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = rc.Control(func(fd uintptr) { sfd = int(fd) })
+	return c.(*net.TCPConn), s.(*net.TCPConn), sfd
+}
+
+// hangupWatch records the events of a watch under InterestHangup.
+type hangupWatch struct {
+	calls  atomic.Int32
+	events chan Event
+}
+
+func onHangupWatch(arg unsafe.Pointer, _ int, ev Event) {
+	w := (*hangupWatch)(arg)
+	w.calls.Add(1)
+	select {
+	case w.events <- ev:
+	default:
+	}
+}
+
+// Issue 23 item 1: a descriptor whose reading is paused stays in the
+// poller for its hang-up and errors. A peer's shutdown is reported once
+// (edge-triggered: a handler that leaves it for later does not make the
+// loop spin), its reset as EventError; data sent meanwhile raises nothing
+// (on the fast path; gnet's edge-triggered read, the fallback where the
+// epoll descriptor is unknown, reports each arrival too).
+func TestInterestHangupReportsShutdownOnceAndReset(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		noEpfd bool
+	}{{"epoll descriptor", false}, {"gnet edge-triggered read", true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := startLoop(t, Options{CPU: -1})
+			client, _, sfd := tcpPair(t)
+			w := &hangupWatch{events: make(chan Event, 64)}
+			var err error
+			onLoop(r, func() {
+				if tc.noEpfd {
+					r.os.epfd = -1
+				}
+				if err = r.Watch(sfd, InterestRead, onHangupWatch, unsafe.Pointer(w)); err == nil {
+					// Read interest with Hangup is one registration: no change.
+					err = r.SetInterest(sfd, InterestRead|InterestHangup)
+				}
+				if err == nil {
+					err = r.SetInterest(sfd, InterestHangup) // paused
+				}
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { onLoop(r, func() { _ = r.Unwatch(sfd) }) })
+			next := func(what string, want Event) {
+				t.Helper()
+				deadline := time.After(5 * time.Second)
+				for {
+					select {
+					case ev := <-w.events:
+						if ev&want != 0 {
+							return
+						}
+						if tc.noEpfd && ev == EventRead {
+							continue // the fallback's report of data
+						}
+						t.Fatalf("%s: event %b, want %b", what, ev, want)
+					case <-deadline:
+						t.Fatalf("%s: no event", what)
+					}
+				}
+			}
+			if _, err := client.Write([]byte("paused input")); err != nil {
+				t.Fatal(err)
+			}
+			if !tc.noEpfd {
+				// The data's arrival raises nothing: a round trip on the
+				// loop after it (the client's write is in the server's
+				// queue once Write returns on loopback) finds no call.
+				for range 3 {
+					onLoop(r, func() {})
+				}
+				if n := w.calls.Load(); n != 0 {
+					t.Fatalf("%d calls for data while only hang-up is asked", n)
+				}
+			}
+			if err := client.CloseWrite(); err != nil {
+				t.Fatal(err)
+			}
+			next("peer's shutdown", EventHangup)
+			// Reported once: several loop turns later there is no more.
+			before := w.calls.Load()
+			for range 5 {
+				onLoop(r, func() {})
+				time.Sleep(time.Millisecond) // lets the loop wait in epoll again
+			}
+			if n := w.calls.Load(); n != before {
+				t.Fatalf("the peer's shutdown was reported %d more times while it lasted", n-before)
+			}
+			_ = client.SetLinger(0)
+			_ = client.Close() // RST
+			next("peer's reset", EventError)
+		})
+	}
+}
