@@ -36,8 +36,9 @@ type Conn struct {
 }
 
 // Connection state bits. Invariant: the poller is asked for read exactly
-// when none of stPaused, stOutFull, stEOF, stClosing is set, and for write
-// exactly when stWBlocked is (updateInterest keeps it so).
+// when none of stPaused, stOutFull, stEOF, stClosing is set, for write
+// exactly when stWBlocked is, and for hang-up always (updateInterest keeps
+// it so): a connection that is not read still learns of its peer's reset.
 const (
 	stPaused    uint16 = 1 << iota // PauseRead
 	stOutFull                      // queued output reached HighWater
@@ -222,9 +223,27 @@ func onConnIO(c *Conn, _ int, ev reactor.Event) {
 		c.state &^= stWBlocked
 		c.flush()
 	}
-	if ev&(reactor.EventRead|reactor.EventError) != 0 && c.in&reactor.InterestRead != 0 && c.state&stClosed == 0 {
-		c.read()
+	if c.state&stClosed != 0 {
+		return
 	}
+	switch {
+	case ev&(reactor.EventRead|reactor.EventError) != 0 && c.in&reactor.InterestRead != 0:
+		c.read()
+	case ev&reactor.EventError != 0:
+		// Not reading (paused, output full, after end of input): the
+		// poller watches for hang-up alone, and this is the peer's reset
+		// or another error. Reading would hand input to a paused
+		// handler: the socket's pending error says what happened. A
+		// reset ends the connection now, so its handler can give back
+		// what its requests in flight hold (OnClose). Without an error
+		// (both sides shut down) it is reported once and left.
+		if err := sysSockError(c.fd); err != nil {
+			c.finish(err)
+		}
+	}
+	// EventHangup alone (the peer shut down its side while its input
+	// waits) is left for the read that finds the end of stream: a
+	// half-closed peer still reads its replies.
 }
 
 // read does one read(2): level-triggered polling calls again while more
@@ -394,7 +413,9 @@ func (c *Conn) updateInterest() {
 	if c.state&stClosed != 0 {
 		return
 	}
-	var want reactor.Interest
+	// Hang-up and errors stay watched while nothing reads: a peer that
+	// resets a paused connection is seen at once (onConnIO).
+	want := reactor.InterestHangup
 	if c.state&(stPaused|stOutFull|stEOF|stClosing) == 0 {
 		want |= reactor.InterestRead
 	}

@@ -322,12 +322,13 @@ func (l *loop) open(fd int, ra net.Addr) {
 
 // openConn registers c with the loop and calls OnOpen.
 func (l *loop) openConn(c *Conn) {
-	if err := reactor.WatchTo(l.r, c.fd, reactor.InterestRead, onConnIO, c); err != nil {
+	const in = reactor.InterestRead | reactor.InterestHangup
+	if err := reactor.WatchTo(l.r, c.fd, in, onConnIO, c); err != nil {
 		_ = sysClose(c.fd)
 		l.s.connGone()
 		return
 	}
-	c.in = reactor.InterestRead
+	c.in = in
 	c.lastIO = now()
 	c.next = l.head
 	if l.head != nil {

@@ -109,6 +109,19 @@ func sysWrite(fd int, b []byte) (int, error) {
 	}
 }
 
+// sysSockError returns the socket's pending error (SO_ERROR, which reading
+// clears), or nil.
+func sysSockError(fd int) error {
+	v, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_ERROR)
+	switch {
+	case err != nil:
+		return os.NewSyscallError("getsockopt SO_ERROR", err)
+	case v != 0:
+		return unix.Errno(v) // as read(2) would return it
+	}
+	return nil
+}
+
 func sysShutdownWrite(fd int) error { return unix.Shutdown(fd, unix.SHUT_WR) }
 func sysClose(fd int) error         { return unix.Close(fd) }
 

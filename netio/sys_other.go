@@ -14,6 +14,7 @@ func accept(int, bool) (int, net.Addr, error)              { return -1, nil, err
 func isFDLimit(error) bool                                 { return false }
 func sysRead(int, []byte) (int, error)                     { return 0, errNoLinux }
 func sysWrite(int, []byte) (int, error)                    { return 0, errNoLinux }
+func sysSockError(int) error                               { return errNoLinux }
 func sysShutdownWrite(int) error                           { return errNoLinux }
 func sysClose(int) error                                   { return errNoLinux }
 
