@@ -29,7 +29,9 @@ type Conn struct {
 	linger reactor.Timer // Close's deadline for draining output
 
 	// For the time limits (now() values; 0: not set): the last byte read
-	// or written, since when input is kept, since when the socket is full.
+	// or written, since when input is kept, and since when output has
+	// waited for the socket with no byte taken (the socket was found full
+	// and nothing was written since).
 	lastIO, inSince, blockedSince int64
 
 	prev, next *Conn // the loop's open connections
@@ -353,15 +355,21 @@ func (c *Conn) dropInput() {
 // flush writes queued output until done or the socket is full.
 func (c *Conn) flush() {
 	o := c.l.s.o
+	progress := false
 	for c.Buffered() > 0 {
 		n, err := sysWrite(c.fd, c.output.B[c.outOff:])
 		if n > 0 {
 			c.outOff += n
 			c.lastIO = now()
+			progress = true
 		}
 		if err == errAgain {
 			c.state |= stWBlocked
-			if c.blockedSince == 0 {
+			// WriteTimeout is "no progress for that long": a peer that
+			// reads, however slowly, starts it again.
+			if progress {
+				c.blockedSince = c.lastIO
+			} else if c.blockedSince == 0 {
 				c.blockedSince = now()
 			}
 			if c.outOff >= o.LowWater && c.outOff > len(c.output.B)/2 {

@@ -31,7 +31,7 @@ var (
 	ErrBadConsume    = errors.New("netio: OnData returned a count out of range")
 	ErrIdleTimeout   = errors.New("netio: idle over Options.IdleTimeout")
 	ErrReadTimeout   = errors.New("netio: incomplete input over Options.ReadTimeout")
-	ErrWriteTimeout  = errors.New("netio: output not taken by the peer within Options.WriteTimeout")
+	ErrWriteTimeout  = errors.New("netio: peer took no output for Options.WriteTimeout")
 )
 
 // PanicError is the error a connection ends with when a handler panicked.

@@ -24,7 +24,7 @@ type Options struct {
 	// of the shortest (at least 5ms, at most 1s).
 	IdleTimeout  time.Duration // no byte read or written for this long, and no output waiting [0: off]; ErrIdleTimeout
 	ReadTimeout  time.Duration // an incomplete message (input kept by OnData) waited this long for the rest, more bytes or not [0: off]; ErrReadTimeout
-	WriteTimeout time.Duration // output waited this long for the peer to take it (the socket stayed full) [0: off]; ErrWriteTimeout
+	WriteTimeout time.Duration // output waited this long with no byte of it taken by the peer (the socket stayed full; any progress starts it again, so a slow but steady reader is kept) [0: off]; ErrWriteTimeout
 
 	// MaxConns bounds the open connections [0: no limit]. A connection
 	// accepted beyond it is closed at once, counted (Server.Refused) and
