@@ -81,4 +81,3 @@ func TestWriteTimeoutIsNoProgress(t *testing.T) {
 		})
 	}
 }
-
