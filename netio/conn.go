@@ -216,7 +216,23 @@ func (c *Conn) Abort() error {
 
 func lingerExpired(c *Conn, _ uint64) {
 	c.linger = reactor.Timer{}
-	c.finish(ErrLinger)
+	c.expire(ErrLinger)
+}
+
+// expire closes c for a time limit (or Close's Linger). Output the peer has
+// not taken, queued here or still in the kernel's send queue, is dropped
+// with a reset (SO_LINGER 0): a plain close would hand it to the kernel,
+// which keeps the socket in FIN-WAIT-1 with those bytes, outside MaxConns,
+// for as long as the peer keeps its window shut (minutes). A connection
+// with nothing unread closes as usual (FIN): its peer reads end of stream.
+func (c *Conn) expire(err error) {
+	if c.state&stClosed != 0 {
+		return
+	}
+	if c.Buffered() > 0 || sysUnsent(c.fd) > 0 {
+		_ = sysResetOnClose(c.fd)
+	}
+	c.finish(err)
 }
 
 // onConnIO is every connection's poller callback.

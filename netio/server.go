@@ -134,11 +134,11 @@ func sweepLoop(l *loop, _ uint64) {
 		if c.state&stClosed == 0 {
 			switch {
 			case o.WriteTimeout > 0 && c.blockedSince != 0 && t-c.blockedSince > int64(o.WriteTimeout):
-				c.finish(ErrWriteTimeout)
+				c.expire(ErrWriteTimeout)
 			case o.ReadTimeout > 0 && c.inSince != 0 && c.state&stPaused == 0 && t-c.inSince > int64(o.ReadTimeout):
-				c.finish(ErrReadTimeout)
+				c.expire(ErrReadTimeout)
 			case o.IdleTimeout > 0 && c.Buffered() == 0 && t-c.lastIO > int64(o.IdleTimeout):
-				c.finish(ErrIdleTimeout)
+				c.expire(ErrIdleTimeout)
 			}
 		}
 		c = next

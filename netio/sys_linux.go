@@ -122,6 +122,22 @@ func sysSockError(fd int) error {
 	return nil
 }
 
+// sysUnsent returns the bytes in the socket's send queue that the peer has
+// not acknowledged (SIOCOUTQ); on error, 1: assume some.
+func sysUnsent(fd int) int {
+	n, err := unix.IoctlGetInt(fd, unix.SIOCOUTQ)
+	if err != nil {
+		return 1
+	}
+	return n
+}
+
+// sysResetOnClose makes the socket's close abortive: SO_LINGER 0 drops its
+// send queue and sends RST instead of FIN.
+func sysResetOnClose(fd int) error {
+	return unix.SetsockoptLinger(fd, unix.SOL_SOCKET, unix.SO_LINGER, &unix.Linger{Onoff: 1, Linger: 0})
+}
+
 func sysShutdownWrite(fd int) error { return unix.Shutdown(fd, unix.SHUT_WR) }
 func sysClose(fd int) error         { return unix.Close(fd) }
 

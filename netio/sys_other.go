@@ -15,6 +15,8 @@ func isFDLimit(error) bool                                 { return false }
 func sysRead(int, []byte) (int, error)                     { return 0, errNoLinux }
 func sysWrite(int, []byte) (int, error)                    { return 0, errNoLinux }
 func sysSockError(int) error                               { return errNoLinux }
+func sysUnsent(int) int                                    { return 0 }
+func sysResetOnClose(int) error                            { return errNoLinux }
 func sysShutdownWrite(int) error                           { return errNoLinux }
 func sysClose(int) error                                   { return errNoLinux }
 

@@ -3,10 +3,18 @@
 package netio
 
 import (
+	"errors"
 	"io"
+	"net"
+	"os"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/asyncsteps/asyncsteps/internal/leakcheck"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 )
 
 // Issue 23 item 3: WriteTimeout is "no progress for that long", not "all
@@ -78,6 +86,98 @@ func TestWriteTimeoutIsNoProgress(t *testing.T) {
 				t.Fatalf("cut %v after the last read; WriteTimeout is %v", d, timeout)
 			}
 			t.Logf("cut %v after the last read (%d bytes read)", recs[0].st.endAt.Sub(lastRead), got)
+		})
+	}
+}
+
+// finWait1 counts the sockets of local port port in FIN-WAIT-1
+// (/proc/net/tcp and tcp6): closed with output their peer has not taken.
+func finWait1(t *testing.T, port int) int {
+	t.Helper()
+	n := 0
+	for _, f := range []string{"/proc/net/tcp", "/proc/net/tcp6"} {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		for _, line := range strings.Split(string(b), "\n")[1:] {
+			fs := strings.Fields(line)
+			if len(fs) < 4 {
+				continue
+			}
+			i := strings.LastIndexByte(fs[1], ':')
+			p, err := strconv.ParseUint(fs[1][i+1:], 16, 16)
+			if err == nil && int(p) == port && fs[3] == "04" { // TCP_FIN_WAIT1
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// Issue 23 item 4: a connection closed for a time limit does not leave the
+// output its peer did not take behind in the kernel. Replies that all fit
+// in the socket's buffers never meet the write timeout, only the idle one;
+// a plain close then leaves a FIN-WAIT-1 socket holding them for as long
+// as the peer keeps its window shut. With output unread the close is a
+// reset (the peer reads ECONNRESET); with nothing unread it is a FIN.
+func TestTimeoutCloseDropsUnreadOutput(t *testing.T) {
+	const size = 192 << 10
+	for _, tc := range []struct {
+		name   string
+		o      Options
+		give   bool // the client asks for size bytes of output and reads none
+		reset  bool // the client sees a reset, not end of stream
+		reason error
+	}{
+		{"idle, output in the kernel", Options{IdleTimeout: 200 * time.Millisecond}, true, true, ErrIdleTimeout},
+		{"idle, nothing unread", Options{IdleTimeout: 200 * time.Millisecond}, false, false, ErrIdleTimeout},
+		{"write timeout", Options{WriteTimeout: 200 * time.Millisecond, HighWater: 4 << 20}, true, true, ErrWriteTimeout},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newEcho()
+			h.conns = make(chan *Conn, 1)
+			big := strings.Repeat("z", size)
+			bufSize := 1 << 20 // the output fits in the kernel (idle) ...
+			if tc.reason == ErrWriteTimeout {
+				bufSize = 4096 // ... or does not (write timeout)
+			}
+			h.onOpen = func(c *Conn) { _ = setSndBuf(c.fd, bufSize) }
+			h.onLine = func(c *Conn, _ []byte) bool {
+				_, _ = c.WriteString(big)
+				return true
+			}
+			s, _ := serve(t, h, tc.o)
+			port := s.Addr().(*net.TCPAddr).Port
+			c := dialWith(t, s, smallBufDialer(4096))
+			sc := h.nextConn(t)
+			if tc.give {
+				write(t, c, "give\n")
+				leakcheck.Until(t, "the output written", func() (ok bool) {
+					reactortest.OnLoop(t, sc.Reactor(), func() {
+						ok = sc.Closed() || sysUnsent(sc.fd) > 0
+						if tc.reason == ErrIdleTimeout {
+							ok = ok && sc.Buffered() == 0 // all in the kernel
+						}
+					})
+					return ok
+				})
+			}
+			recs := h.waitClosed(t, 1)
+			checkErrs(t, recs, tc.reason)
+			// A FIN waits in FIN-WAIT-1 for its ACK (a moment, from a live
+			// peer); a FIN behind output the peer does not read waits as
+			// long as the peer keeps its window shut.
+			leakcheck.Until(t, "no socket left in FIN-WAIT-1", func() bool { return finWait1(t, port) == 0 })
+			_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
+			got, err := io.Copy(io.Discard, c)
+			switch {
+			case tc.reset && !errors.Is(err, syscall.ECONNRESET):
+				t.Fatalf("client read %d bytes, then %v; want a reset", got, err)
+			case !tc.reset && err != nil:
+				t.Fatalf("client read %d bytes, then %v; want end of stream", got, err)
+			}
+			t.Logf("client read %d of %d bytes, then %v", got, size, err)
 		})
 	}
 }
