@@ -229,7 +229,19 @@ func (c *Conn) expire(err error) {
 	if c.state&stClosed != 0 {
 		return
 	}
+	s := c.l.s
+	switch err {
+	case ErrIdleTimeout:
+		s.idleTimeouts.Add(1)
+	case ErrReadTimeout:
+		s.readTimeouts.Add(1)
+	case ErrWriteTimeout:
+		s.writeTimeouts.Add(1)
+	case ErrLinger:
+		s.lingerDrops.Add(1)
+	}
 	if c.Buffered() > 0 || sysUnsent(c.fd) > 0 {
+		s.resets.Add(1)
 		_ = sysResetOnClose(c.fd)
 	}
 	c.finish(err)
@@ -317,6 +329,7 @@ func (c *Conn) consumeInput() {
 
 func (c *Conn) checkInput() {
 	if c.state&stClosed == 0 && c.input != nil && len(c.input.B) > c.l.s.o.MaxInput {
+		c.l.s.inputTooLarge.Add(1)
 		c.finish(ErrInputTooLarge)
 	}
 }

@@ -5,7 +5,6 @@ package netio
 import (
 	"fmt"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -97,34 +96,58 @@ func TestZeroLimitsAreOff(t *testing.T) {
 
 func TestMaxConns(t *testing.T) {
 	h := newEcho()
-	var mu sync.Mutex
-	var logs []string
+	logs := make(chan string, 16)
 	s, _ := serve(t, h, Options{MaxConns: 2, Logf: func(f string, a ...any) {
-		mu.Lock()
-		logs = append(logs, f)
-		mu.Unlock()
+		logs <- fmt.Sprintf(f, a...)
 	}})
 	a, b := dial(t, s), dial(t, s)
 	echoCheck(t, a, "a\n")
 	echoCheck(t, b, "b\n")
-	for i := 0; i < 3; i++ {
+	const over = 20
+	for i := 0; i < over; i++ {
 		c := dial(t, s)
 		expectEnd(t, c)
 	}
-	if n := s.Refused(); n != 3 {
-		t.Fatalf("Refused %d, want 3", n)
+	if n := s.Refused(); n != over {
+		t.Fatalf("Refused %d, want %d", n, over)
 	}
-	mu.Lock()
-	nlogs := len(logs)
-	mu.Unlock()
-	if nlogs != 1 {
-		t.Fatalf("%d log lines for 3 refusals within a second, want 1", nlogs)
+	if st := s.Stats(); st.Refused != over || st.Accepted != 2 || st.Open != 2 {
+		t.Fatalf("Stats %+v, want %d refused, 2 accepted and open", st, over)
+	}
+	// Issue 23 item 5: the log says how many were refused, not only the
+	// first: one line at once, then, a second later, one with the true
+	// count of those that came meanwhile.
+	next := func() string {
+		t.Helper()
+		select {
+		case line := <-logs:
+			return line
+		case <-time.After(5 * time.Second):
+			t.Fatal("no log line")
+			return ""
+		}
+	}
+	if line := next(); !strings.Contains(line, "refusing new ones; 1 refused so far") {
+		t.Fatalf("first line %q", line)
+	}
+	began := time.Now()
+	line := next()
+	if want := fmt.Sprintf("%d connections refused in the last 1s (Options.MaxConns 2); %d refused so far", over-1, over); !strings.Contains(line, want) {
+		t.Fatalf("second line %q, want %q", line, want)
+	}
+	if d := time.Since(began); d > 3*time.Second {
+		t.Errorf("the count came %v after the first line, want about 1s", d)
 	}
 	echoCheck(t, a, "a still served\n")
 	_ = b.Close()
 	h.waitClosed(t, 1)
 	c := dial(t, s) // a slot is free again
 	echoCheck(t, c, "c\n")
+	select {
+	case line := <-logs:
+		t.Errorf("logged %q with no refusal since the last line", line)
+	case <-time.After(1200 * time.Millisecond): // a second with no refusal: the log is quiet
+	}
 }
 
 func TestNegativeLimitsRefused(t *testing.T) {

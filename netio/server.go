@@ -22,14 +22,20 @@ type Server struct {
 	live     atomic.Int64 // connections accepted and not yet closed
 	accepted atomic.Uint64
 	refused  atomic.Uint64 // closed at once: over MaxConns
-	lastLog  atomic.Int64  // now() of the last log of refusals
-	stopping atomic.Bool   // Shutdown began, or a reactor shut down: accept no more
-	shutdown atomic.Bool   // Shutdown began
-	idleMu   sync.Mutex
-	idle     chan struct{} // closed when live drops to 0 while stopping
-	lclosed  chan struct{} // closed once the listener is closed
-	lonce    sync.Once
-	started  chan error // the accepting loop's answer to Listen
+	// Connections ended by a limit (Stats); atomics, for Stats from any
+	// goroutine: each is counted once per connection, off the hot path.
+	idleTimeouts, readTimeouts, writeTimeouts, lingerDrops, inputTooLarge, resets atomic.Uint64
+	// The refusals' log (the accepting loop's): how many the last line
+	// reported, and whether a line is due a second after it.
+	loggedRefused uint64
+	logPending    bool
+	stopping      atomic.Bool // Shutdown began, or a reactor shut down: accept no more
+	shutdown      atomic.Bool // Shutdown began
+	idleMu        sync.Mutex
+	idle          chan struct{} // closed when live drops to 0 while stopping
+	lclosed       chan struct{} // closed once the listener is closed
+	lonce         sync.Once
+	started       chan error // the accepting loop's answer to Listen
 }
 
 // loop is a Server's state on one reactor. Loop-owned.
@@ -113,15 +119,67 @@ func (s *Server) Accepted() uint64 { return s.accepted.Load() }
 // Options.MaxConns were open. Safe from any goroutine.
 func (s *Server) Refused() uint64 { return s.refused.Load() }
 
-// refuse closes a connection accepted over MaxConns, and logs it at most
-// once a second.
+// Stats counts a server's connections: accepted, refused and ended by each
+// limit, since Listen. Every field counts up, except Open.
+type Stats struct {
+	Open     int    // open now (Conns)
+	Accepted uint64 // accepted and opened
+	Refused  uint64 // closed at once: Options.MaxConns were open (Refused)
+	// Closed by a time limit (ErrIdleTimeout, ErrReadTimeout,
+	// ErrWriteTimeout), by Close's Linger (ErrLinger), for unconsumed
+	// input over MaxInput (ErrInputTooLarge).
+	IdleTimeouts, ReadTimeouts, WriteTimeouts, LingerExpired, InputTooLarge uint64
+	// Of the time-limit and Linger closes, those with output the peer had
+	// not taken, which were closed with a reset.
+	Resets uint64
+}
+
+// Stats returns the server's counters. Safe from any goroutine.
+func (s *Server) Stats() Stats {
+	return Stats{
+		Open:          s.Conns(),
+		Accepted:      s.accepted.Load(),
+		Refused:       s.refused.Load(),
+		IdleTimeouts:  s.idleTimeouts.Load(),
+		ReadTimeouts:  s.readTimeouts.Load(),
+		WriteTimeouts: s.writeTimeouts.Load(),
+		LingerExpired: s.lingerDrops.Load(),
+		InputTooLarge: s.inputTooLarge.Load(),
+		Resets:        s.resets.Load(),
+	}
+}
+
+// refuseLogEvery is how often the refusals' log says how many more came.
+const refuseLogEvery = time.Second
+
+// refuse closes a connection accepted over MaxConns. The first refusal
+// after a quiet second is logged at once; those that follow within a
+// second are counted and reported a second later, in one line with their
+// true number, and so on while they go on. It runs on the accepting loop.
 func (s *Server) refuse(fd int) {
 	n := s.refused.Add(1) // counted before the peer can see the close
 	_ = sysClose(fd)
-	t, last := now(), s.lastLog.Load()
-	if (last == 0 || t-last >= int64(time.Second)) && s.lastLog.CompareAndSwap(last, t) {
-		s.o.Logf("netio: %d connections open (Options.MaxConns): refusing new ones; %d refused so far", s.o.MaxConns, n)
+	if s.logPending {
+		return
 	}
+	s.o.Logf("netio: %d connections open (Options.MaxConns): refusing new ones; %d refused so far", s.o.MaxConns, n)
+	s.loggedRefused = n
+	s.logPending = true
+	reactor.AfterTo(s.acc.r, refuseLogEvery, logRefusals, s, 0)
+}
+
+// logRefusals reports the refusals since the last line, if any, and then
+// looks again a second later; after a quiet second the next refusal is
+// logged at once.
+func logRefusals(s *Server, _ uint64) {
+	n := s.refused.Load()
+	if n == s.loggedRefused {
+		s.logPending = false
+		return
+	}
+	s.o.Logf("netio: %d connections refused in the last %v (Options.MaxConns %d); %d refused so far", n-s.loggedRefused, refuseLogEvery, s.o.MaxConns, n)
+	s.loggedRefused = n
+	reactor.AfterTo(s.acc.r, refuseLogEvery, logRefusals, s, 0)
 }
 
 // sweepLoop closes the loop's connections that are over a time limit, then

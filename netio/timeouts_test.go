@@ -165,6 +165,13 @@ func TestTimeoutCloseDropsUnreadOutput(t *testing.T) {
 			}
 			recs := h.waitClosed(t, 1)
 			checkErrs(t, recs, tc.reason)
+			st := s.Stats()
+			if n := map[error]uint64{ErrIdleTimeout: st.IdleTimeouts, ErrWriteTimeout: st.WriteTimeouts}[tc.reason]; n != 1 {
+				t.Errorf("Stats %+v: %d closes for %v, want 1", st, n, tc.reason)
+			}
+			if want := map[bool]uint64{true: 1}[tc.reset]; st.Resets != want {
+				t.Errorf("Stats %+v: %d resets, want %d", st, st.Resets, want)
+			}
 			// A FIN waits in FIN-WAIT-1 for its ACK (a moment, from a live
 			// peer); a FIN behind output the peer does not read waits as
 			// long as the peer keeps its window shut.
@@ -178,6 +185,38 @@ func TestTimeoutCloseDropsUnreadOutput(t *testing.T) {
 				t.Fatalf("client read %d bytes, then %v; want end of stream", got, err)
 			}
 			t.Logf("client read %d of %d bytes, then %v", got, size, err)
+		})
+	}
+}
+
+// Issue 23 item 5: every limit that ends a connection is counted in Stats.
+func TestLimitsAreCounted(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		o     Options
+		send  string // a full line: the handler writes more than the client reads, and closes
+		want  error
+		count func(Stats) uint64
+	}{
+		{"read timeout", Options{ReadTimeout: 100 * time.Millisecond}, "partial", ErrReadTimeout, func(s Stats) uint64 { return s.ReadTimeouts }},
+		{"input too large", Options{MaxInput: 64}, strings.Repeat("x", 200), ErrInputTooLarge, func(s Stats) uint64 { return s.InputTooLarge }},
+		{"linger", Options{Linger: 100 * time.Millisecond}, "close\n", ErrLinger, func(s Stats) uint64 { return s.LingerExpired }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newEcho()
+			h.onOpen = func(c *Conn) { _ = setSndBuf(c.fd, 4096) }
+			h.onLine = func(c *Conn, _ []byte) bool {
+				_, _ = c.WriteString(strings.Repeat("w", 1<<20)) // more than the kernel takes
+				_ = c.Close()
+				return false
+			}
+			s, _ := serve(t, h, tc.o)
+			c := dialWith(t, s, smallBufDialer(4096))
+			write(t, c, tc.send)
+			checkErrs(t, h.waitClosed(t, 1), tc.want)
+			if n := tc.count(s.Stats()); n != 1 {
+				t.Fatalf("Stats %+v: counted %d, want 1", s.Stats(), n)
+			}
 		})
 	}
 }
