@@ -119,6 +119,7 @@ func abandon(cn *conn, _ uint64) {
 // lineTooLong stops reading; the connection closes, with an error line,
 // once the requests before it are answered.
 func (cn *conn) lineTooLong() {
+	cn.sh.s.linesTooLong.Add(1)
 	cn.tooLong = true
 	cn.c.PauseRead()
 	cn.maybeClose()

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/netio"
 	"github.com/asyncsteps/asyncsteps/syncprim"
 )
 
@@ -41,6 +42,11 @@ type Metrics struct {
 	// Limiter's two parts: concurrency slots and the rate.
 	Concurrency, Rate syncprim.Stats
 	Conns             int // open connections
+	// Net counts the connections accepted, refused at MaxConns and ended
+	// by each connection limit (netio's).
+	Net netio.Stats
+	// LinesTooLong counts the connections closed for a line over MaxLine.
+	LinesTooLong uint64
 }
 
 // Metrics takes a snapshot of the server's counters: each reactor's,
@@ -53,5 +59,7 @@ func (s *Server) Metrics(ctx context.Context) Metrics {
 		m.Reactors[i], m.Err[i] = engine.ReadMetrics(ctx, r)
 	}
 	m.Concurrency, m.Rate = s.lim.Stats()
+	m.Net = s.ns.Stats()
+	m.LinesTooLong = s.linesTooLong.Load()
 	return m
 }

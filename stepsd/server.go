@@ -3,6 +3,7 @@ package stepsd
 import (
 	"net"
 	"runtime"
+	"sync/atomic"
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/netio"
@@ -19,6 +20,8 @@ type Server struct {
 	lim    *syncprim.Limiter
 	shards []*shard
 	keys   *store
+
+	linesTooLong atomic.Uint64 // connections closed for a line over MaxLine
 }
 
 // Start starts the reactors and listens; it returns once the server

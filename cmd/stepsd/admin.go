@@ -19,7 +19,8 @@ import (
 // Prometheus text format, on a listener of its own, apart from the request
 // port, served by ordinary goroutines (never by the reactors).
 //
-//	/metrics              counters of every reactor, flows by command, the Limiter
+//	/metrics              counters of every reactor, flows by command, the Limiter,
+//	                      connections refused and closed by each limit
 //	/debug/pprof/         the runtime profiles; /debug/pprof/profile?seconds=N is a CPU profile
 //	                      whose samples carry the label flow=<command>
 //
@@ -216,4 +217,26 @@ func writeMetrics(w io.Writer, m stepsd.Metrics) {
 		p.sample("stepsd_limiter_rejected_total", c, "Limiter: requests refused with DefenseRejected, the queue being full.", float64(l.rej), "part", l.part)
 	}
 	p.sample("stepsd_connections", g, "Open connections.", float64(m.Conns))
+	n := m.Net
+	p.sample("stepsd_connections_accepted_total", c, "Connections accepted.", float64(n.Accepted))
+	p.sample("stepsd_connections_refused_total", c, "Connections closed at once, -maxconns being open.", float64(n.Refused))
+	closed := []struct {
+		reason string
+		v      uint64
+	}{
+		{"idle_timeout", n.IdleTimeouts},
+		{"read_timeout", n.ReadTimeouts},
+		{"write_timeout", n.WriteTimeouts},
+		{"linger", n.LingerExpired},
+		{"input_too_large", n.InputTooLarge},
+		{"line_too_long", m.LinesTooLong},
+	}
+	for i, r := range closed {
+		help := ""
+		if i == 0 {
+			help = "Connections closed by a limit: -idle, -readtimeout, -writetimeout, output not drained at close (linger), unconsumed input over netio's MaxInput, a line over -maxline."
+		}
+		p.sample("stepsd_connections_closed_total", c, help, float64(r.v), "reason", r.reason)
+	}
+	p.sample("stepsd_connections_reset_total", c, "Of the connections closed by a time limit or linger, those closed with a reset: output the client had not read was dropped.", float64(n.Resets))
 }
