@@ -91,7 +91,7 @@ func TestAdminMetricsCountRefusals(t *testing.T) {
 		}
 	}
 	limitsDial(t, s).expectEnd() // a third connection: over -maxconns
-	b.send("ECHO never end")      // a partial line: -readtimeout
+	b.send("ECHO never end")     // a partial line: -readtimeout
 	b.expectEnd()
 	for s.Conns() != 1 { // b's slot is free once its close is counted
 		if time.Now().After(deadline) {
