@@ -33,6 +33,12 @@ type Conn struct {
 	// waited for the socket with no byte taken (the socket was found full
 	// and nothing was written since).
 	lastIO, inSince, blockedSince int64
+	// unacked is the kernel's send queue (SIOCOUTQ) at the last sweep
+	// while blocked; 0 when not blocked. It falling is the peer taking
+	// output although no write of ours made progress: the kernel's
+	// buffer, megabytes, says writable again only once a third of it has
+	// drained, which a slow reader can take longer than WriteTimeout to do.
+	unacked int
 
 	prev, next *Conn // the loop's open connections
 }
@@ -415,7 +421,7 @@ func (c *Conn) flush() {
 		}
 	}
 	if c.Buffered() == 0 {
-		c.blockedSince = 0
+		c.blockedSince, c.unacked = 0, 0
 		if c.output != nil {
 			buffers.Put(c.output)
 			c.output, c.outOff = nil, 0

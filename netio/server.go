@@ -190,6 +190,15 @@ func sweepLoop(l *loop, _ uint64) {
 	for c := l.head; c != nil; {
 		next := c.next // finish unlinks c
 		if c.state&stClosed == 0 {
+			if o.WriteTimeout > 0 && c.blockedSince != 0 {
+				// The peer took output from the kernel's queue since the
+				// last sweep: progress, as a write of ours would be.
+				q := sysUnsent(c.fd)
+				if q < c.unacked {
+					c.blockedSince = t
+				}
+				c.unacked = q
+			}
 			switch {
 			case o.WriteTimeout > 0 && c.blockedSince != 0 && t-c.blockedSince > int64(o.WriteTimeout):
 				c.expire(ErrWriteTimeout)

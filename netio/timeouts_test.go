@@ -20,27 +20,35 @@ import (
 // Issue 23 item 3: WriteTimeout is "no progress for that long", not "all
 // output written within it": a peer that reads steadily, however much
 // slower than the server writes, keeps its connection; one that stops
-// reading is cut WriteTimeout after its output stopped moving.
+// reading is cut WriteTimeout after its output stopped moving. With a
+// large socket buffer the kernel says writable again only once a third of
+// it has drained, longer than the timeout at the reader's pace: the
+// progress the peer makes in the kernel counts too.
 func TestWriteTimeoutIsNoProgress(t *testing.T) {
 	const (
-		timeout = 300 * time.Millisecond
-		size    = 512 << 10 // at the steady reader's pace: 1.3s, over 4 timeouts
+		timeout = 250 * time.Millisecond
 		chunk   = 4 << 10
-		pace    = 10 * time.Millisecond
 	)
 	for _, tc := range []struct {
-		name  string
-		reads int // chunks the client reads before it stops; -1: all
-		cut   bool
+		name   string
+		sndbuf int           // the server socket's SO_SNDBUF (the kernel doubles it)
+		size   int           // output asked for
+		pace   time.Duration // between the reader's chunks
+		reads  int           // chunks the client reads before it stops; -1: all
+		cut    bool
 	}{
-		{"steady slow reader", -1, false},
-		{"reader that stops", 32, true},
-		{"never reads", 0, true},
+		// 512 KiB at 400 KiB/s: 1.3s, over 5 timeouts.
+		{"steady slow reader, small buffer", 4096, 512 << 10, 10 * time.Millisecond, -1, false},
+		// A third of 256 KiB at 200 KiB/s: 0.4s between writable events.
+		{"steady slow reader, large buffer", 128 << 10, 384 << 10, 20 * time.Millisecond, -1, false},
+		{"reader that stops, small buffer", 4096, 512 << 10, 10 * time.Millisecond, 32, true},
+		{"reader that stops, large buffer", 128 << 10, 384 << 10, 20 * time.Millisecond, 16, true},
+		{"never reads", 4096, 512 << 10, 0, 0, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := newEcho()
-			big := strings.Repeat("y", size)
-			h.onOpen = func(c *Conn) { _ = setSndBuf(c.fd, 4096) }
+			big := strings.Repeat("y", tc.size)
+			h.onOpen = func(c *Conn) { _ = setSndBuf(c.fd, tc.sndbuf) }
 			h.onLine = func(c *Conn, _ []byte) bool {
 				_, _ = c.WriteString(big)
 				return true
@@ -57,20 +65,17 @@ func TestWriteTimeoutIsNoProgress(t *testing.T) {
 				n, err := io.ReadFull(c, buf)
 				got += n
 				if err != nil {
-					if tc.cut {
-						t.Fatalf("connection ended after %d bytes while reading: %v", got, err)
-					}
-					t.Fatalf("steady reader cut after %d of %d bytes, %v: %v", got, size, time.Since(began), err)
+					t.Fatalf("cut after %d of %d bytes, %v, while reading: %v", got, tc.size, time.Since(began), err)
 				}
 				lastRead = time.Now()
-				if got == size {
+				if got == tc.size {
 					break
 				}
-				time.Sleep(pace) // the reader's pace, not a synchronisation
+				time.Sleep(tc.pace) // the reader's pace, not a synchronisation
 			}
 			if !tc.cut {
-				if got != size {
-					t.Fatalf("read %d of %d bytes", got, size)
+				if got != tc.size {
+					t.Fatalf("read %d of %d bytes", got, tc.size)
 				}
 				_ = c.CloseWrite()
 				recs := h.waitClosed(t, 1)
