@@ -192,7 +192,7 @@ func (c *Conn) CloseWrite() error {
 
 // Close writes the queued output, then closes the connection; OnClose gets
 // nil. Output still queued after Options.Linger is dropped and the
-// connection aborted (OnClose gets ErrLinger). Idempotent.
+// connection reset (OnClose gets ErrLinger). Idempotent.
 func (c *Conn) Close() error {
 	if !c.l.r.IsSameThread() {
 		return ErrWrongThread

@@ -31,6 +31,22 @@
 //     OnClose is called exactly once per connection that was opened.
 //   - A panic in OnOpen, OnData or OnEOF aborts that connection only, with
 //     a *PanicError; the loop and the other connections go on.
+//   - A connection that is not being read (PauseRead, output over
+//     HighWater, after end of input) is still watched for its peer's reset:
+//     a reset ends it at once (OnClose gets the error), so a handler with
+//     work in flight for it can give that work's resources back instead of
+//     finishing it for nobody. A half-close (FIN) is not an end: the peer
+//     may still read, and the FIN is read after the input before it.
+//   - Limits (Options): IdleTimeout, ReadTimeout, WriteTimeout (no byte of
+//     output taken by the peer for that long: written by us, or
+//     acknowledged from the kernel's queue; a slow but steady reader is
+//     kept), MaxInput and MaxConns. A connection closed for a time limit,
+//     or by Close's Linger, with output its peer has not taken (queued, or
+//     in the kernel's send queue) closes with a reset (SO_LINGER 0): a
+//     plain close would leave the kernel holding that output in a
+//     FIN-WAIT-1 socket, outside MaxConns, for as long as the peer keeps
+//     its window shut. With nothing unread it closes with a FIN. Server.Stats
+//     counts the connections refused and ended by each limit.
 //   - Closing a reactor closes its connections (OnClose runs) and, on the
 //     accepting reactor, the listener.
 package netio

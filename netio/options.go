@@ -13,22 +13,26 @@ type Options struct {
 	MaxInput  int           // unconsumed input a connection may keep [1 MiB]
 	HighWater int           // queued output at which a connection stops reading [256 KiB]
 	LowWater  int           // queued output below which it reads again [HighWater/4]
-	Linger    time.Duration // how long Close waits for queued output to drain [5s]
+	Linger    time.Duration // how long Close waits for queued output to drain; then the connection is reset [5s]
 	Nagle     bool          // leave Nagle's algorithm on (TCP_NODELAY is set by default)
 	ReusePort bool          // SO_REUSEPORT on the listener, for several servers on one port
 
 	// Time limits, each off when zero (as in net/http.Server). A
 	// connection over one is closed at once and OnClose gets the matching
-	// error. They are checked by a sweep of each loop's connections a few
-	// times per shortest limit, so one may be exceeded by up to an eighth
-	// of the shortest (at least 5ms, at most 1s).
+	// error; with output its peer has not taken (queued, or still in the
+	// kernel's send queue) the close is a reset, which drops that output
+	// instead of leaving it to the kernel (package doc). They are checked
+	// by a sweep of each loop's connections a few times per shortest
+	// limit, so one may be exceeded by up to an eighth of the shortest (at
+	// least 5ms, at most 1s). Server.Stats counts the closes by each.
 	IdleTimeout  time.Duration // no byte read or written for this long, and no output waiting [0: off]; ErrIdleTimeout
 	ReadTimeout  time.Duration // an incomplete message (input kept by OnData) waited this long for the rest, more bytes or not [0: off]; ErrReadTimeout
 	WriteTimeout time.Duration // output waited this long with no byte of it taken by the peer (the socket stayed full; any progress starts it again, so a slow but steady reader is kept) [0: off]; ErrWriteTimeout
 
 	// MaxConns bounds the open connections [0: no limit]. A connection
-	// accepted beyond it is closed at once, counted (Server.Refused) and
-	// logged at most once a second.
+	// accepted beyond it is closed at once and counted (Server.Refused,
+	// Server.Stats). The first refusal after a quiet second is logged at
+	// once; those that follow are logged once a second, with their number.
 	MaxConns int
 	// Logf is where the server logs (refused connections) [log.Printf].
 	Logf func(format string, args ...any)

@@ -26,7 +26,7 @@ type Config struct {
 	// longer than Timeout: a connection waiting for its answers is idle.
 	IdleTimeout  time.Duration // no byte read or written for this long: closed
 	ReadTimeout  time.Duration // a partial request line waited this long for its end: closed (slowloris)
-	WriteTimeout time.Duration // replies waited this long for the client to read them: closed
+	WriteTimeout time.Duration // the client took none of its replies for this long: closed (a slow but steady reader is kept)
 	MaxConns     int           // open connections; beyond them a new one is closed at once
 	Spin         time.Duration // reactor.Options.Spin: an idle reactor's look for posted work before it sleeps; 0: adaptive (the reactor's default), reactor.NoSpin (-1ns): off
 	// Procs is the GOMAXPROCS Start makes sure of: if the process has

@@ -44,11 +44,19 @@
 //     that does not read its replies. Memory is bounded by both.
 //   - A connection that resets (or that the server closes: a limit, a
 //     write error) cancels the flows of its requests still in flight: their
-//     cancel handlers run and their Limiter slots return at once. After a
-//     half-close every request already read is still answered.
+//     cancel handlers run and their Limiter slots return at once, also when
+//     its pipeline is full and the server no longer reads it (the reset is
+//     watched for all the same). After a half-close every request already
+//     read is still answered.
 //   - Connection limits (Config.IdleTimeout, ReadTimeout, WriteTimeout,
 //     MaxConns; netio.Options) bound what an idle, slowloris or
-//     never-reading client can hold.
+//     never-reading client can hold. WriteTimeout cuts a client that takes
+//     none of its replies for that long; one that reads slowly but
+//     steadily is kept. A connection closed for a time limit with replies
+//     it has not read is reset, so the kernel does not keep them.
+//     Server.Metrics counts the connections refused and closed by each
+//     limit (Metrics.Net, Metrics.LinesTooLong) beside the Limiter's
+//     rejections.
 //   - Pooled requests that stayed unused for a whole GC cycle are dropped
 //     (and their roots released), so a burst does not keep its peak.
 //   - Shutdown stops accepting and reading, lets requests in flight finish

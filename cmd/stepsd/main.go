@@ -12,7 +12,8 @@
 //
 // With -admin 127.0.0.1:7071 it also serves, on that separate loopback
 // port, Prometheus metrics (/metrics: per reactor, per command, the
-// Limiter) and net/http/pprof (/debug/pprof/). Each request's flow is named
+// Limiter, connections refused and closed by each limit) and
+// net/http/pprof (/debug/pprof/). Each request's flow is named
 // after its command, so the CPU profile of a loaded server splits by
 // command:
 //
@@ -65,7 +66,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&cfg.MaxPipeline, "pipeline", d.MaxPipeline, "requests in flight per connection before it stops reading (at least 1)")
 	fs.DurationVar(&cfg.IdleTimeout, "idle", d.IdleTimeout, "close a connection with no traffic for this long (more than -timeout); 0: off")
 	fs.DurationVar(&cfg.ReadTimeout, "readtimeout", d.ReadTimeout, "close a connection whose request line is not complete after this long; 0: off")
-	fs.DurationVar(&cfg.WriteTimeout, "writetimeout", d.WriteTimeout, "close a connection that does not read its replies for this long; 0: off")
+	fs.DurationVar(&cfg.WriteTimeout, "writetimeout", d.WriteTimeout, "close a connection that takes none of its replies for this long (a slow but steady reader is kept); 0: off")
 	fs.IntVar(&cfg.MaxConns, "maxconns", d.MaxConns, "open connections; a new one beyond them is closed at once; 0: no limit")
 	fs.DurationVar(&cfg.Grace, "grace", 0, "shutdown: time in-flight requests get; 0: timeout + 1s")
 	fs.DurationVar(&cfg.Spin, "spin", 0, "how long an idle reactor looks for posted work before it sleeps; 0: adaptive (only after quick wake-ups by posted work), -1ns: off; more: always (worth it only with spare cores)")
