@@ -41,7 +41,10 @@
 //
 //   - Watch(fd, interest, cb, arg) (WatchTo for a typed arg) registers fd with the loop's gnet
 //     Poller; cb(arg, fd, ev) runs on the loop while fd is ready for what
-//     SetInterest last asked (level-triggered). Unwatch before closing fd.
+//     SetInterest last asked (level-triggered). InterestHangup alone keeps
+//     a descriptor that is not read in the poller for its peer's reset and
+//     shutdown, each reported once (edge-triggered): a paused connection
+//     still learns that its peer is gone. Unwatch before closing fd.
 //     An event read in the same epoll_wait batch as the Unwatch of its fd
 //     is dropped, even if a new watch took the number meanwhile.
 //   - AtShutdown hooks run on the loop at Close, after accepted tasks and
