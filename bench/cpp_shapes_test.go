@@ -1,0 +1,78 @@
+package bench
+
+import "testing"
+
+// The C++-shaped fixtures: right results under both drivers, and no
+// allocation once warm.
+
+func TestCppParallel(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d Driver) {
+		p := newCppParallel(d)
+		var a float64
+		var err error
+		driven(t, p.r, d, func() {
+			// Two full batches warm the pools (see TestParallel).
+			for _, n := range []int{1, 3, drainEvery + 1, ParallelFlows, ParallelFlows} {
+				if err = p.batch(n); err != nil {
+					return
+				}
+			}
+			a = testing.AllocsPerRun(2, func() {
+				if e := p.batch(ParallelFlows); e != nil {
+					err = e
+				}
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a != 0 {
+			t.Errorf("a batch of %d two-step flows: %v allocs, want 0", ParallelFlows, a)
+		}
+	})
+}
+
+func TestCppWaitLoop(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d Driver) {
+		w := newCppWaitLoop(d)
+		var a float64
+		var err error
+		driven(t, w.r, d, func() {
+			if err = w.start(); err != nil {
+				return
+			}
+			// Fewer than, exactly and more than one round of the flows:
+			// the ones left parked go first next time.
+			for _, n := range []int{1, 7, ParallelFlows, ParallelFlows + 5, 2 * ParallelFlows} {
+				if err = w.run(n); err != nil {
+					return
+				}
+			}
+			a = testing.AllocsPerRun(2, func() {
+				if e := w.run(ParallelFlows + 3); e != nil {
+					err = e
+				}
+			})
+			if err == nil {
+				err = w.close()
+			}
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a != 0 {
+			t.Errorf("%d iterations: %v allocs, want 0", ParallelFlows+3, a)
+		}
+	})
+}
+
+func TestCppWrongDriver(t *testing.T) {
+	p := newCppParallel(DriverLoop)
+	if err := p.batch(1); err == nil {
+		t.Error("a driver=loop Parallel batch ran off the loop")
+	}
+	w := newCppWaitLoop(DriverLoop)
+	if err := w.start(); err == nil {
+		t.Error("a driver=loop ParallelWaitLoop started off the loop")
+	}
+}
