@@ -76,3 +76,19 @@ func TestCppWrongDriver(t *testing.T) {
 		t.Error("a driver=loop ParallelWaitLoop started off the loop")
 	}
 }
+
+func TestEmptyIteration(t *testing.T) {
+	eachDriver(t, func(t *testing.T, d Driver) {
+		f := newEmptyIter()
+		var a float64
+		driven(t, f.r, d, func() {
+			for range warmRounds {
+				f.r.RunUntilIdle()
+			}
+			a = testing.AllocsPerRun(1000, f.r.RunUntilIdle)
+		})
+		if a != 0 {
+			t.Errorf("RunUntilIdle on an idle reactor: %v allocs, want 0", a)
+		}
+	})
+}
