@@ -18,11 +18,9 @@ type floorStep struct {
 	fl   *floorRoot
 }
 
-// floorRoot is a root at its least: its first step, the value passed
-// between steps, a ready link.
+// floorRoot is a root at its least: its first step and a ready link.
 type floorRoot struct {
 	head *floorStep
-	arg  int64
 	next *floorRoot
 }
 
