@@ -2,35 +2,23 @@ package bench
 
 import "testing"
 
-// The C++-shaped fixtures: right results under both drivers, and no
-// allocation once warm.
+// The C++-shaped fixtures: right results under both drivers (also under
+// -race, at small sizes), and no allocation once warm at full size
+// (TestCppAllocs, which `make allocs` runs without the race detector).
 
 func TestCppParallel(t *testing.T) {
 	eachDriver(t, func(t *testing.T, d Driver) {
 		p := newCppParallel(d)
-		var a float64
 		var err error
 		driven(t, p.r, d, func() {
-			// Two full batches warm the pools (see TestParallel).
-			for _, n := range []int{1, 3, drainEvery + 1, ParallelFlows, ParallelFlows} {
+			for _, n := range []int{1, 3, drainEvery + 1} {
 				if err = p.batch(n); err != nil {
 					return
 				}
 			}
-			if raceEnabled {
-				return // as in TestCppWaitLoop
-			}
-			a = testing.AllocsPerRun(2, func() {
-				if e := p.batch(ParallelFlows); e != nil {
-					err = e
-				}
-			})
 		})
 		if err != nil {
 			t.Fatal(err)
-		}
-		if a != 0 {
-			t.Errorf("a batch of %d two-step flows: %v allocs, want 0", ParallelFlows, a)
 		}
 	})
 }
@@ -38,7 +26,6 @@ func TestCppParallel(t *testing.T) {
 func TestCppWaitLoop(t *testing.T) {
 	eachDriver(t, func(t *testing.T, d Driver) {
 		w := newCppWaitLoop(d)
-		var a float64
 		var err error
 		driven(t, w.r, d, func() {
 			if err = w.start(); err != nil {
@@ -51,8 +38,51 @@ func TestCppWaitLoop(t *testing.T) {
 					return
 				}
 			}
-			if raceEnabled {
-				return // the allocation count means nothing under -race (make allocs checks it), and it is slow there
+			err = w.close()
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestCppAllocs: a full Parallel batch and a ParallelWaitLoop run of more
+// than one round allocate nothing once the pools are warm.
+func TestCppAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("allocation counts are checked without -race (make allocs)")
+	}
+	eachDriver(t, func(t *testing.T, d Driver) {
+		p := newCppParallel(d)
+		var a float64
+		var err error
+		driven(t, p.r, d, func() {
+			// Two full batches warm the pools (see TestParallel).
+			for _, n := range []int{1, 3, drainEvery + 1, ParallelFlows, ParallelFlows} {
+				if err = p.batch(n); err != nil {
+					return
+				}
+			}
+			a = testing.AllocsPerRun(2, func() {
+				if e := p.batch(ParallelFlows); e != nil {
+					err = e
+				}
+			})
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a != 0 {
+			t.Errorf("Parallel: a batch of %d two-step flows: %v allocs, want 0", ParallelFlows, a)
+		}
+
+		w := newCppWaitLoop(d)
+		driven(t, w.r, d, func() {
+			if err = w.start(); err != nil {
+				return
+			}
+			if err = w.run(2 * ParallelFlows); err != nil {
+				return
 			}
 			a = testing.AllocsPerRun(2, func() {
 				if e := w.run(ParallelFlows + 3); e != nil {
@@ -67,20 +97,9 @@ func TestCppWaitLoop(t *testing.T) {
 			t.Fatal(err)
 		}
 		if a != 0 {
-			t.Errorf("%d iterations: %v allocs, want 0", ParallelFlows+3, a)
+			t.Errorf("ParallelWaitLoop: %d iterations: %v allocs, want 0", ParallelFlows+3, a)
 		}
 	})
-}
-
-func TestCppWrongDriver(t *testing.T) {
-	p := newCppParallel(DriverLoop)
-	if err := p.batch(1); err == nil {
-		t.Error("a driver=loop Parallel batch ran off the loop")
-	}
-	w := newCppWaitLoop(DriverLoop)
-	if err := w.start(); err == nil {
-		t.Error("a driver=loop ParallelWaitLoop started off the loop")
-	}
 }
 
 func TestEmptyIteration(t *testing.T) {
@@ -97,4 +116,15 @@ func TestEmptyIteration(t *testing.T) {
 			t.Errorf("RunUntilIdle on an idle reactor: %v allocs, want 0", a)
 		}
 	})
+}
+
+func TestCppWrongDriver(t *testing.T) {
+	p := newCppParallel(DriverLoop)
+	if err := p.batch(1); err == nil {
+		t.Error("a driver=loop Parallel batch ran off the loop")
+	}
+	w := newCppWaitLoop(DriverLoop)
+	if err := w.start(); err == nil {
+		t.Error("a driver=loop ParallelWaitLoop started off the loop")
+	}
 }
