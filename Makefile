@@ -41,6 +41,7 @@ fallback:
 
 allocs:
 	$(GO) test -count=1 -run 'Alloc' $(PKGS)
+	cd bench && $(GO) test -count=1 -run 'CppAllocs' .
 
 benchcompile:
 	$(GO) test -run '^$$' -bench . -benchtime=1x $(PKGS)

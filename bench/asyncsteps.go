@@ -252,7 +252,11 @@ func SequentialOnLoop(b *testing.B) {
 	runDriven(b, "Sequential", s.r, DriverLoop, func() error { return s.bench(b) })
 }
 
-// --- Parallel ---
+// --- ParallelOneStep ---
+//
+// The one-step Parallel of earlier sessions: each flow is one step that
+// waits and is completed with no value. Parallel in the C++ reference's
+// shape (two steps, an int passed) is in cpp_shapes.go.
 
 type parallelFixture struct {
 	r     *reactor.Reactor
@@ -338,23 +342,27 @@ func (p *parallelFixture) bench(b *testing.B) error {
 	return nil
 }
 
-// Parallel: batches of ParallelFlows flows, each one step that takes
+// ParallelOneStep: batches of ParallelFlows flows, each one step that takes
 // as.External() and waits; once all wait, the benchmark goroutine completes
 // them all, then runs the loop (driver=goroutine). b.N counts flows.
-func Parallel(b *testing.B) {
+func ParallelOneStep(b *testing.B) {
 	p := newParallel(DriverGoroutine)
-	runDriven(b, "Parallel", p.r, p.d, func() error { return p.bench(b) })
+	runDriven(b, "ParallelOneStep", p.r, p.d, func() error { return p.bench(b) })
 }
 
-// ParallelOnLoop: Parallel with the whole benchmark inside a loop callback
+// ParallelOneStepOnLoop: ParallelOneStep with the whole benchmark inside a loop callback
 // (driver=loop): the flows are started and their Externals completed on the
 // loop, as the C++ reference does.
-func ParallelOnLoop(b *testing.B) {
+func ParallelOneStepOnLoop(b *testing.B) {
 	p := newParallel(DriverLoop)
-	runDriven(b, "Parallel", p.r, p.d, func() error { return p.bench(b) })
+	runDriven(b, "ParallelOneStep", p.r, p.d, func() error { return p.bench(b) })
 }
 
-// --- ParallelWaitLoop ---
+// --- ParallelWaitLoopOneStep ---
+//
+// The one-step ParallelWaitLoop of earlier sessions: each iteration is one
+// step that waits and is completed with no value, by a driver callback (not
+// a flow). The C++ reference's shape is in cpp_shapes.go.
 
 type waitLoopFixture struct {
 	r     *reactor.Reactor
@@ -473,20 +481,20 @@ func (w *waitLoopFixture) bench(b *testing.B) error {
 	return w.close()
 }
 
-// ParallelWaitLoop: ParallelFlows flows, each looping on a body that waits
+// ParallelWaitLoopOneStep: ParallelFlows flows, each looping on a body that waits
 // for an External; a driver task posted to the loop completes all stored
 // Externals each round (driver=goroutine). b.N counts iterations, spread
 // over the flows.
-func ParallelWaitLoop(b *testing.B) {
+func ParallelWaitLoopOneStep(b *testing.B) {
 	w := newWaitLoop(DriverGoroutine)
-	runDriven(b, "ParallelWaitLoop", w.r, w.d, func() error { return w.bench(b) })
+	runDriven(b, "ParallelWaitLoopOneStep", w.r, w.d, func() error { return w.bench(b) })
 }
 
-// ParallelWaitLoopOnLoop: ParallelWaitLoop with the whole benchmark, the
+// ParallelWaitLoopOneStepOnLoop: ParallelWaitLoopOneStep with the whole benchmark, the
 // flows' start included, inside a loop callback (driver=loop).
-func ParallelWaitLoopOnLoop(b *testing.B) {
+func ParallelWaitLoopOneStepOnLoop(b *testing.B) {
 	w := newWaitLoop(DriverLoop)
-	runDriven(b, "ParallelWaitLoop", w.r, w.d, func() error { return w.bench(b) })
+	runDriven(b, "ParallelWaitLoopOneStep", w.r, w.d, func() error { return w.bench(b) })
 }
 
 // --- Timeout ---

@@ -6,11 +6,32 @@
 // imports it.
 //
 // The scenarios are those of the C++ reference implementation's benchmarks
-// (FutoIn core-cpp-ri-asyncsteps, bench/): Simple, Parallel and
-// ParallelWaitLoop, plus Sequential and Timeout. Each is implemented twice,
-// one file per implementation:
+// (FutoIn core-cpp-ri-asyncsteps, bench/futoin_asyncsteps.bench.cpp and
+// futoin_nitrosteps.bench.cpp), in their shapes, plus rows of our own.
+// Scenario.Cpp names the C++ benchmark a row mirrors:
 //
-//   - asyncsteps.go: ours, on a warm reactor.NewManual (no loop thread, so
+//   - Simple: Simple_bench (a root, one empty step, execute, one iterate);
+//   - Parallel: Parallel_bench (30,000 two-step flows; step 1 parks on an
+//     external completion, the loop is iterated once per flow, then every
+//     parked step is completed with the int 1 and step 2 consumes it);
+//   - ParallelWaitLoop: ParallelWaitLoop_bench (30,000 flows, each a loop
+//     of {park, consume the int}; the driver is itself a looping flow that
+//     completes every parked step and yields through an immediate);
+//   - Sequential: a step that receives an int and succeeds with int+1;
+//   - Turn: AsyncTool's immediate plus iterate; EmptyIteration: iterate
+//     with nothing to do.
+//
+// ParallelOneStep and ParallelWaitLoopOneStep are the one-step, valueless
+// variants of earlier sessions (no C++ counterpart), kept so that their
+// history stays comparable; Timeout, MutexSection, SimpleUnreleased,
+// SequentialStrInt and RepeatEmpty have no C++ counterpart either. The
+// floors (floor_*_test.go: BenchmarkFloorSimple, FloorTurn,
+// FloorEmptyIteration, FloorParallelWaitLoop) are bare Go loops doing the
+// same indirect calls and links as a row, for reading its gap.
+//
+// Each scenario is implemented twice, one file per implementation:
+//
+//   - asyncsteps.go (and cpp_shapes.go, speed_*.go): ours, on a warm reactor.NewManual (no loop thread, so
 //     the numbers are the engine's own cost, not a scheduler's), under two
 //     drivers: driver=loop runs the whole benchmark inside a loop callback,
 //     as the C++ reference and a server's own flows do (loop-local pools, no

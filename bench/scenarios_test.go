@@ -9,11 +9,16 @@ import "testing"
 // BenchmarkSimple/impl=goroutines.
 
 func BenchmarkTurn(b *testing.B)             { runScenario(b, "Turn") }
+func BenchmarkEmptyIteration(b *testing.B)   { runScenario(b, "EmptyIteration") }
 func BenchmarkSimple(b *testing.B)           { runScenario(b, "Simple") }
 func BenchmarkMutexSection(b *testing.B)     { runScenario(b, "MutexSection") }
 func BenchmarkSequential(b *testing.B)       { runScenario(b, "Sequential") }
 func BenchmarkParallel(b *testing.B)         { runScenario(b, "Parallel") }
 func BenchmarkParallelWaitLoop(b *testing.B) { runScenario(b, "ParallelWaitLoop") }
+func BenchmarkParallelOneStep(b *testing.B)  { runScenario(b, "ParallelOneStep") }
+func BenchmarkParallelWaitLoopOneStep(b *testing.B) {
+	runScenario(b, "ParallelWaitLoopOneStep")
+}
 func BenchmarkTimeout(b *testing.B)          { runScenario(b, "Timeout") }
 func BenchmarkSimpleUnreleased(b *testing.B) { runScenario(b, "SimpleUnreleased") }
 func BenchmarkSequentialStrInt(b *testing.B) { runScenario(b, "SequentialStrInt") }
@@ -47,7 +52,7 @@ func TestScenarioTable(t *testing.T) {
 			t.Errorf("scenario %s has no target", s.Name)
 		}
 	}
-	for _, name := range []string{"Turn", "Simple", "MutexSection", "Sequential", "Parallel", "ParallelWaitLoop", "Timeout", "SimpleUnreleased", "SequentialStrInt", "RepeatEmpty"} {
+	for _, name := range []string{"Turn", "EmptyIteration", "Simple", "MutexSection", "Sequential", "Parallel", "ParallelWaitLoop", "ParallelOneStep", "ParallelWaitLoopOneStep", "Timeout", "SimpleUnreleased", "SequentialStrInt", "RepeatEmpty"} {
 		if !seen[name] {
 			t.Errorf("BenchmarkX for %s has no scenario", name)
 		}

@@ -1,6 +1,9 @@
 package bench
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 // --- Turn ---
 
@@ -47,5 +50,15 @@ func TurnGoroutines(b *testing.B) {
 	b.StopTimer()
 	if p.ran != b.N {
 		fatalf(b, "TurnGoroutines: %d of %d callbacks ran", p.ran, b.N)
+	}
+}
+
+// EmptyIterationGoroutines: the Go scheduler's turn with nothing else to
+// run, runtime.Gosched. b.N counts iterations.
+func EmptyIterationGoroutines(b *testing.B) {
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		runtime.Gosched()
 	}
 }

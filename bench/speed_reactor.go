@@ -67,3 +67,51 @@ func TurnOnLoop(b *testing.B) {
 	t := newTurn()
 	runDriven(b, "Turn", t.r, DriverLoop, func() error { return t.bench(b) })
 }
+
+// --- EmptyIteration: a loop iteration that finds nothing to do ---
+//
+// The C++ reference's AsyncTool::iterate() on an idle tool (the issue 24
+// table's "empty loop iteration"): r.RunUntilIdle with nothing queued, on
+// a reactor with the engine attached (the iteration also asks the engine's
+// runner for ready flows). Under driver=loop the call nests in a loop
+// callback; under driver=goroutine the benchmark goroutine takes the loop
+// and gives it back each time.
+
+type emptyIterFixture struct {
+	r *reactor.Reactor
+}
+
+func newEmptyIter() *emptyIterFixture {
+	f := &emptyIterFixture{r: reactor.NewManual()}
+	engine.New(f.r).Release() // the engine attached, as on every reactor that runs flows
+	return f
+}
+
+func (f *emptyIterFixture) bench(b *testing.B) error {
+	for range warmRounds {
+		f.r.RunUntilIdle()
+	}
+	b.ResetTimer()
+	for range b.N {
+		f.r.RunUntilIdle()
+	}
+	b.StopTimer()
+	if st := engine.StatsOf(f.r); st.FramesLive != 0 {
+		return fmt.Errorf("EmptyIteration: %d step frames live on an idle reactor", st.FramesLive)
+	}
+	return nil
+}
+
+// EmptyIteration: r.RunUntilIdle on an idle manual reactor from the
+// benchmark goroutine (driver=goroutine). b.N counts iterations.
+func EmptyIteration(b *testing.B) {
+	f := newEmptyIter()
+	runDriven(b, "EmptyIteration", f.r, DriverGoroutine, func() error { return f.bench(b) })
+}
+
+// EmptyIterationOnLoop: EmptyIteration from inside a loop callback
+// (driver=loop): the nested RunUntilIdle finds nothing queued.
+func EmptyIterationOnLoop(b *testing.B) {
+	f := newEmptyIter()
+	runDriven(b, "EmptyIteration", f.r, DriverLoop, func() error { return f.bench(b) })
+}
