@@ -457,6 +457,17 @@ func asxGoIsValid(b *C.asx_bsi) C.int {
 		return 0
 	}
 	g := entry(b)
+	if b.built == builtRoot {
+		// A root is in a valid state for usage (the spec's boolean cast)
+		// while it may be given steps: not released and not executing,
+		// as in the C++ reference, whose wrapper checks !root inside a
+		// step. Go reads the same as Valid() && !Executing(); both are
+		// safe from any thread.
+		if g.steps.Valid() && !g.steps.Executing() {
+			return 1
+		}
+		return 0
+	}
 	if r := g.r.Load(); r == nil || !r.IsSameThread() {
 		// Off the loop the step's Go side is the loop's: the image's mode
 		// (C memory) is all that can be read here.

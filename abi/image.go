@@ -254,12 +254,18 @@ func newImageOn(as *engine.Steps, p *pool, mode C.uint32_t) *C.asx_bsi {
 	return bindImage(b, as, p, mode)
 }
 
+// builtRoot is asx_bsi.built for a root's image (any other nonzero value:
+// a step bound off the loop while its root is built).
+const builtRoot = 2
+
 // bindImage makes the free image b as's, in mode; p is the pool it came
 // from (nil: the shared list).
 func bindImage(b *C.asx_bsi, as *engine.Steps, p *pool, mode C.uint32_t) *C.asx_bsi {
 	b.next_free = nil
 	b.mode = mode
-	if p == nil || engine.IsRoot(as) {
+	if engine.IsRoot(as) {
+		b.built = builtRoot // isValid reads it off the loop, where g.steps is the loop's
+	} else if p == nil {
 		b.built = 1
 	}
 	g := entry(b)
