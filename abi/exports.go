@@ -153,7 +153,14 @@ func asxGoState(b *C.asx_bsi, data unsafe.Pointer, name *C.char, allocate, clean
 	if n == "error_info" && allocate == nil {
 		// The same C string while ErrorInfo is unchanged: a caller may
 		// hold it until the flow's next error.
-		if info := as.State().ErrorInfo; rx.errInfo == nil || info != rx.errInfoS {
+		info := as.State().ErrorInfo
+		if b.mode == C.ASX_RECORD && b.rec&C.ASX_R_ERROR != 0 {
+			// Raised by the running callback, which reads it back (the
+			// C++ wrapper's error_info() after errorNoThrow): the engine
+			// takes the record when the callback returns.
+			info = C.GoString(b.info)
+		}
+		if rx.errInfo == nil || info != rx.errInfoS {
 			if rx.errInfo != nil {
 				C.free(unsafe.Pointer(rx.errInfo))
 			}
