@@ -10,8 +10,8 @@
  * synchronization objects of spec sections 2.3 to 2.5.
  *
  * Threads: a reactor runs every flow on it on one thread, its loop. A
- * manual reactor's loop is whichever thread calls run_until_idle or
- * advance; a started reactor has a thread of its own. Step callbacks run on
+ * manual reactor's loop is whichever thread calls run_until_idle,
+ * iterate or advance; a started reactor has a thread of its own. Step callbacks run on
  * the loop. The sched_* vtable entries, execute, cancel and a step's
  * success/handle_error while it waits (after waitExternal) may be called
  * from any thread.
