@@ -259,10 +259,13 @@ func Disown(as *Steps, i int) {
 	}
 }
 
-// OwnsArgs reports whether the flow of as's running step may hold owned
-// values in its arguments: a bridge tests it before it looks for values
-// its callback took over (Disown), so that other flows pay one load.
-func OwnsArgs(as *Steps) bool { return as != nil && as.fl != nil && as.fl.owned }
+// OwnsArgs reports whether the flow of as, the accessor of the step whose
+// callback a bridge is running, may hold owned values in its arguments:
+// the bridge tests it before it looks for values its callback took over
+// (Disown), so that other flows pay two loads. as must be that running
+// step's accessor (never nil, never foreign): this is on the C step's
+// path, so it checks nothing.
+func OwnsArgs(as *Steps) bool { return as.fl.owned }
 
 // Borrowed returns v without ownership: the engine will not call
 // Bridge.Drop for it.
