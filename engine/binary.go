@@ -242,7 +242,8 @@ func TakeOwned(as *Steps) {
 // (futoin_reset_binval runs the type's cleanup itself, as the C++
 // reference's wrapper does with every value it receives). The engine then
 // never calls Bridge.Drop for that value, nor for the same value in another
-// slot. It does nothing for a value that is not owned, or off the loop.
+// slot. It does nothing for a value that is not owned. Loop only: as is
+// the step whose callback just returned.
 func Disown(as *Steps, i int) {
 	if as == nil || as.fl == nil || as.kind == kForeign || i < 0 || i >= MaxArgs {
 		return

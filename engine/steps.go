@@ -268,9 +268,10 @@ func optErr(onerror []ErrorFunc) ErrorFunc {
 }
 
 // Parallel adds a parallel step and returns its accessor (spec 1.4): each
-// Add, Sync, Loop, Repeat or ForEach on that accessor becomes a branch; all branches start together
-// and the step succeeds, with no values, when all have; if one fails, the
-// others are canceled and onerror (if any) handles the error.
+// Add, Sync, Loop, Repeat or ForEach on that accessor becomes a branch
+// (a loop runs as one branch, as in the C++ reference); all branches start
+// together and the step succeeds, with no values, when all have; if one
+// fails, the others are canceled and onerror (if any) handles the error.
 func (as *Steps) Parallel(onerror ...ErrorFunc) *Steps {
 	if as == nil {
 		return nil
