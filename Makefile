@@ -59,10 +59,13 @@ cabi:
 	mkdir -p build
 	$(GO) build -buildmode=c-archive -o build/libasyncsteps.a ./abi/cabi
 
-# ctest: the C test program and the C example, through the two headers only.
+# ctest: the C test programs (abi_ctest; wrapper_ctest, the C++ FutoIn
+# wrapper's calls) and the C example, through the two headers only.
 ctest: cabi
 	$(CC) -std=c11 -Wall -Wextra -Werror -O1 -g -Iabi -o build/abi_ctest abi/ctests/abi_ctest.c build/libasyncsteps.a -lpthread
 	./build/abi_ctest
+	$(CC) -std=c11 -Wall -Wextra -Werror -O1 -g -Iabi -o build/wrapper_ctest abi/ctests/wrapper_ctest.c build/libasyncsteps.a -lpthread
+	./build/wrapper_ctest
 	$(CC) -std=c11 -Wall -Wextra -Werror -O1 -Iabi -o build/example abi/examples/example.c build/libasyncsteps.a -lpthread
 	./build/example > /dev/null
 
@@ -78,6 +81,9 @@ ctest-valgrind:
 		$(CC) -std=c11 -Wall -Wextra -Werror -O1 -gdwarf-4 -Iabi -o build/abi_ctest-vg abi/ctests/abi_ctest.c build/libasyncsteps-vg.a -lpthread; \
 		valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
 			--suppressions=abi/ctests/valgrind.supp ./build/abi_ctest-vg; \
+		$(CC) -std=c11 -Wall -Wextra -Werror -O1 -gdwarf-4 -Iabi -o build/wrapper_ctest-vg abi/ctests/wrapper_ctest.c build/libasyncsteps-vg.a -lpthread; \
+		valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite --show-leak-kinds=definite \
+			--suppressions=abi/ctests/valgrind.supp ./build/wrapper_ctest-vg; \
 	else echo "ctest-valgrind: valgrind not installed, skipped"; fi
 
 # ctest-asan (optional, not part of test): the library built with go build
@@ -90,6 +96,8 @@ ctest-asan:
 		$(GO) build -asan -buildmode=c-archive -o build/libasyncsteps-asan.a ./abi/cabi; \
 		$(CC) -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=address -fno-omit-frame-pointer -Iabi -o build/abi_ctest-asan abi/ctests/abi_ctest.c build/libasyncsteps-asan.a -lpthread; \
 		./build/abi_ctest-asan; \
+		$(CC) -std=c11 -Wall -Wextra -Werror -O1 -g -fsanitize=address -fno-omit-frame-pointer -Iabi -o build/wrapper_ctest-asan abi/ctests/wrapper_ctest.c build/libasyncsteps-asan.a -lpthread; \
+		./build/wrapper_ctest-asan; \
 	else echo "ctest-asan: $(CC) has no AddressSanitizer runtime, skipped"; fi
 
 .PHONY: ctest-valgrind ctest-asan

@@ -10,16 +10,35 @@
  * synchronization objects of spec sections 2.3 to 2.5.
  *
  * Threads: a reactor runs every flow on it on one thread, its loop. A
- * manual reactor's loop is whichever thread calls run_until_idle or
- * advance; a started reactor has a thread of its own. Step callbacks run on
+ * manual reactor's loop is whichever thread calls run_until_idle,
+ * iterate or advance; a started reactor has a thread of its own. Step callbacks run on
  * the loop. The sched_* vtable entries, execute, cancel and a step's
  * success/handle_error while it waits (after waitExternal) may be called
  * from any thread.
  *
  * C has no exceptions: handle_error, breakLoop and continueLoop record the
- * outcome and return, and the callback must return then. Calling the API
- * again after them, with a bsi kept past its step, or with a NULL callback
- * fails that flow with InternalError; it never crashes the process.
+ * outcome and return, and the callback must return then. After them, in
+ * the same callback, an entry that would change the step (add, parallel,
+ * success, handle_error, setTimeout, setCancel, waitExternal, loop,
+ * repeat, breakLoop, continueLoop, addSync) fails that flow with
+ * InternalError, as code after a throw never runs; the entries that only
+ * read or reach past the step stay allowed, as a C++ catch block or
+ * destructor may call them after a throw: stateVariable (error_info then
+ * already gives the info just passed to handle_error), stack, rootId,
+ * isValid, newInstance, free, execute, cancel, the sched_* entries and
+ * is_same_thread. A bsi kept past its step, or a NULL callback, fails the
+ * flow with InternalError too; a misuse never crashes the process.
+ *
+ * isValid is Go's Valid (0 for a step that has ended, or a root freed),
+ * and for a root also 0 while its flow runs (Go: Executing): the spec's
+ * "valid state for usage", since a running root takes no steps. The C++
+ * reference answers the same.
+ *
+ * Values: a value whose slot the execute callback empties (type NULL
+ * after it returns, as futoin_reset_binval leaves it after running the
+ * type's cleanup) is taken over by the callback; the engine runs no
+ * cleanup for it again. Values not taken over are cleaned by the engine
+ * once, when they leave the flow's arguments.
  */
 #ifndef ASYNCSTEPS_H
 #define ASYNCSTEPS_H
@@ -46,6 +65,14 @@ AsyncStepsReactor* asyncsteps_reactor_start(int cpu);
 /* Manual reactors only: run what is ready (steps, immediate callbacks,
    completions from other threads) until nothing is. */
 void asyncsteps_reactor_run_until_idle(AsyncStepsReactor* r);
+
+/* Manual reactors only: one round of the work that is ready now (what
+   run_until_idle repeats), so that a program can drive an endless flow a
+   step at a time and do its own work between rounds. Returns 1 when work
+   is still ready (call again), 0 when none is; timers not yet due on the
+   virtual clock are not ready work (asyncsteps_reactor_advance fires
+   them). */
+int asyncsteps_reactor_iterate(AsyncStepsReactor* r);
 
 /* Manual reactors only: move the virtual clock forward by ms, firing the
    timers (deferred callbacks, step timeouts) that fall due in order, and

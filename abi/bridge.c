@@ -109,9 +109,9 @@ static void* v_stack(FutoInAsyncSteps* bsi, size_t size, void (*cleanup)(void*))
     if (!recording(b) && b->mode != ASX_DIRECT) {
         return asxGoStack(b, size);
     }
-    if (recording(b) && ended(b)) {
-        return NULL;
-    }
+    /* Allowed after handle_error: it changes nothing in the step's outcome,
+       and C++ code (the FutoIn wrapper) keeps objects on the step's stack
+       after it reported an error. */
     /* The header is two pointers: the memory after it is aligned for any
        scalar as malloc's is on the common ABIs (16 bytes on LP64). */
     asx_stack* s = calloc(1, sizeof(asx_stack) + (size ? size : 1));

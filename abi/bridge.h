@@ -85,7 +85,7 @@ typedef struct asx_bsi {
     asx_scratch* s; /* lent while recording (ASX_RECORD) */
     uint32_t depth; /* which of the reactor's scratches s is */
     pthread_t owner; /* the thread running the recording callback */
-    uint32_t built;  /* a root's, or bound off the loop while a root is built: its holder may call from its thread */
+    uint32_t built;  /* 2: a root's; 1: bound off the loop while a root is built: its holder may call from its thread */
 } asx_bsi;
 
 /* A sync object of ours (asyncsteps_*_new): the Go object's cgo.Handle. */

@@ -66,6 +66,18 @@ func asyncsteps_reactor_run_until_idle(p *C.struct_AsyncStepsReactor) {
 	box.r.RunUntilIdle()
 }
 
+//export asyncsteps_reactor_iterate
+func asyncsteps_reactor_iterate(p *C.struct_AsyncStepsReactor) C.int {
+	box := reactorBox(p)
+	if box.done != nil {
+		panic("asyncsteps_reactor_iterate: the reactor was started; only manual reactors are driven by the caller")
+	}
+	if box.r.Iterate() {
+		return 1
+	}
+	return 0
+}
+
 //export asyncsteps_reactor_advance
 func asyncsteps_reactor_advance(p *C.struct_AsyncStepsReactor, ms C.uint32_t) {
 	box := reactorBox(p)

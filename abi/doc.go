@@ -49,7 +49,10 @@
 // exactly once, when the value leaves the flow's arguments (replaced by the
 // next success, dropped when a step adds sub-steps, when the flow starts
 // again or when its root is freed). A step that passes on the values it
-// received does not clean them.
+// received does not clean them. A C step may also take a value over:
+// when its callback returns with the value's slot emptied (type NULL, as
+// futoin_reset_binval leaves it after running the cleanup itself), the
+// engine runs no cleanup for it again.
 //
 // Values given to another implementation's flow (through Wrap) must outlive
 // Go's references, so there a Go string or byte slice crosses as a
@@ -67,11 +70,22 @@
 // # Misuse
 //
 // C has no exceptions: handle_error, breakLoop and continueLoop record the
-// outcome and return, and the callback must return. Calling the API after
-// them in the same callback, success twice, add after success, a NULL
-// callback, or a FutoInAsyncSteps* kept past its step fails the step that
-// is running with InternalError (State().ErrorInfo says which), never the
-// process and never another flow. An image is only ever reused as an
+// outcome and return, and the callback must return. An entry that would
+// change the step called after them in the same callback (add, parallel,
+// success, handle_error, setTimeout, setCancel, waitExternal, loop,
+// repeat, breakLoop, continueLoop, addSync: code after a throw never
+// runs), success twice, add after success, a NULL callback, or a
+// FutoInAsyncSteps* kept past its step fails the step that is running with
+// InternalError (State().ErrorInfo says which), never the process and
+// never another flow. The entries that only read or reach past the step
+// stay allowed after handle_error, as a C++ catch block or destructor may
+// call them after a throw: stateVariable ("error_info" then already gives
+// the info just raised), stack, rootId, isValid, newInstance, free,
+// execute, cancel, the sched_* entries and is_same_thread.
+//
+// isValid is Valid, and for a root also false while its flow runs
+// (Executing): the spec's "valid state for usage", since a running root
+// takes no steps; the C++ reference answers the same. An image is only ever reused as an
 // image, so a pointer kept too long always meets an image, never foreign
 // memory; and a released image is reused only after 256 more were released
 // on its reactor, so until then a kept pointer meets a stale image and the
@@ -85,6 +99,25 @@
 // frames above it: Error, Break and Continue unwind with a panic, which C
 // code cannot see or clean up after. Report an error from there with the
 // vtable (handle_error, breakLoop, continueLoop) and return.
+//
+// # The C++ FutoIn API
+//
+// The C++ reference's BinarySteps wrapper (wrap() in futoin/core-cpp-ri-
+// asyncsteps, src/binaryapi.cpp) runs C++ IAsyncSteps code in our flows:
+// values moved in and out with placeholders in the unused slots, loops on
+// a parallel accessor (each a branch), error_info read back after
+// errorNoThrow, isValid on a root, stack after an error all behave as it
+// expects (abi/ctests/wrapper_ctest.c does its calls in C). Placeholders
+// are values like any other here: a Go step after a C++ one sees four
+// arguments. Two things of the wrapper we cannot meet: it reads a
+// FutoInHandle's second word (data2) as a pointer to its own C++
+// IAsyncTool, so Handle::cancel() or a Handle's bool on a handle of ours
+// crashes (our handle words are opaque, as the spec says: pass the handle
+// back through sched_cancel and sched_is_valid instead); and a C++
+// exception thrown in a step aborts the process (its catch_trace is fatal
+// unless the engine is its own). Nor can its state().last_exception():
+// it dereferences what stateVariable gives for "last_exception", a name
+// we do not keep (NULL).
 //
 // # Sync objects
 //

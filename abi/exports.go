@@ -153,7 +153,14 @@ func asxGoState(b *C.asx_bsi, data unsafe.Pointer, name *C.char, allocate, clean
 	if n == "error_info" && allocate == nil {
 		// The same C string while ErrorInfo is unchanged: a caller may
 		// hold it until the flow's next error.
-		if info := as.State().ErrorInfo; rx.errInfo == nil || info != rx.errInfoS {
+		info := as.State().ErrorInfo
+		if b.mode == C.ASX_RECORD && b.rec&C.ASX_R_ERROR != 0 {
+			// Raised by the running callback, which reads it back (the
+			// C++ wrapper's error_info() after errorNoThrow): the engine
+			// takes the record when the callback returns.
+			info = C.GoString(b.info)
+		}
+		if rx.errInfo == nil || info != rx.errInfoS {
 			if rx.errInfo != nil {
 				C.free(unsafe.Pointer(rx.errInfo))
 			}
@@ -457,6 +464,17 @@ func asxGoIsValid(b *C.asx_bsi) C.int {
 		return 0
 	}
 	g := entry(b)
+	if b.built == builtRoot {
+		// A root is in a valid state for usage (the spec's boolean cast)
+		// while it may be given steps: not released and not executing,
+		// as in the C++ reference, whose wrapper checks !root inside a
+		// step. Go reads the same as Valid() && !Executing(); both are
+		// safe from any thread.
+		if g.steps.Valid() && !g.steps.Executing() {
+			return 1
+		}
+		return 0
+	}
 	if r := g.r.Load(); r == nil || !r.IsSameThread() {
 		// Off the loop the step's Go side is the loop's: the image's mode
 		// (C memory) is all that can be read here.

@@ -254,6 +254,10 @@ func newImageOn(as *engine.Steps, p *pool, mode C.uint32_t) *C.asx_bsi {
 	return bindImage(b, as, p, mode)
 }
 
+// builtRoot is asx_bsi.built for a root's own image (imageOf); 1: an
+// image bound by a root's holder, or off the loop, while the root is built.
+const builtRoot = 2
+
 // bindImage makes the free image b as's, in mode; p is the pool it came
 // from (nil: the shared list).
 func bindImage(b *C.asx_bsi, as *engine.Steps, p *pool, mode C.uint32_t) *C.asx_bsi {
@@ -354,6 +358,12 @@ func imageOf(as *engine.Steps, mode C.uint32_t) *C.asx_bsi {
 	if !engine.Bind(as, unsafe.Pointer(b)) {
 		releaseImage(unsafe.Pointer(b), as.Reactor() != nil && as.Reactor().IsSameThread())
 		return nil
+	}
+	if engine.IsRoot(as) {
+		// The root's own image (bindImage saw the parent of a sub-step
+		// as well): isValid reads this off the loop, where g.steps of a
+		// step's image is the loop's.
+		b.built = builtRoot
 	}
 	return b
 }

@@ -55,12 +55,29 @@ func finish(as *engine.Steps, b *C.asx_bsi, p *pool, prev *C.asx_bsi, n int) {
 		k = outArgs(as, b, &vals)
 	}
 	if n > 0 || p.pinned || len(p.handles) > 0 {
+		if n > 0 && engine.OwnsArgs(as) {
+			takenOver(as, b, n)
+		}
 		clearArgs(b, n, p)
 	}
 	if b.rec != 0 {
 		apply(as, b, vals[:k]) // may unwind: the scratch is taken back by the next record
 	}
 	p.end(b, prev)
+}
+
+// takenOver disowns the owned arguments whose slots the callback emptied
+// (type NULL): futoin_reset_binval ran their cleanup, so the flow must not
+// run it again. The C++ reference's wrapper takes every value it receives
+// that way. Runs before apply, so the success that follows drops only what
+// the flow still owns.
+func takenOver(as *engine.Steps, b *C.asx_bsi, n int) {
+	in := (*[4]C.FutoInBinaryValue)(unsafe.Pointer(&b.s.in))
+	for i := 0; i < n; i++ {
+		if in[i]._type == nil {
+			engine.Disown(as, i)
+		}
+	}
 }
 
 // outArgs converts the values C recorded with success. A descriptor that

@@ -67,10 +67,13 @@ func (e *engine) loopNext(L *Steps) {
 func (e *engine) loopControl(f *Steps, r raise) {
 	fl := f.fl
 	var target *Steps
-	for x := f; x != nil && x != fl.top; x = x.parent {
+	for x := f; x != nil; x = x.parent {
 		if x.kind == kLoop && (!r.hasLabel || x.loop().label == r.label) {
 			target = x
 			break
+		}
+		if x == fl.top {
+			break // a branch's top may itself be a loop (Loop on a Parallel accessor)
 		}
 	}
 	if target == nil {

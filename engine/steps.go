@@ -172,7 +172,7 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot && !rootOf(as.parent).running():
 		// A level-0 parallel step of a root being built, possibly off the
 		// loop: e.cur must not be read here.
-		if rt := rootOf(as.parent); kind == kStep && as.st == stQueued && !rt.released.Load() {
+		if rt := rootOf(as.parent); branchKind(kind) && as.st == stQueued && !rt.released.Load() {
 			c := rt.buildFrame(kind, as)
 			as.enqueue(c)
 			return c
@@ -190,7 +190,7 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 		c := e.newFrame(kind, as, as.fl)
 		as.enqueue(c)
 		return c
-	case as.kind == kParallel && as.st == stQueued && kind == kStep:
+	case as.kind == kParallel && as.st == stQueued && branchKind(kind):
 		if p := as.parent; p == e.cur {
 			c := e.newFrame(kind, as, as.fl)
 			as.enqueue(c)
@@ -200,6 +200,11 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 	misuse(as, op+": through an accessor that is not the running step's")
 	return nil
 }
+
+// branchKind reports whether a frame of kind may be a branch of a
+// parallel step: a step (Add, Sync) or a loop (Loop, Repeat, ForEach), which
+// runs as one more branch, as in the C++ reference.
+func branchKind(kind uint8) bool { return kind == kStep || kind == kLoop }
 
 // Add adds a step (spec 2.2.1): f runs after the steps added before it, with
 // the values the previous step succeeded with; onerror, if given and not
@@ -263,9 +268,10 @@ func optErr(onerror []ErrorFunc) ErrorFunc {
 }
 
 // Parallel adds a parallel step and returns its accessor (spec 1.4): each
-// Add or Sync on that accessor becomes a branch; all branches start together
-// and the step succeeds, with no values, when all have; if one fails, the
-// others are canceled and onerror (if any) handles the error.
+// Add, Sync, Loop, Repeat or ForEach on that accessor becomes a branch
+// (a loop runs as one branch, as in the C++ reference); all branches start
+// together and the step succeeds, with no values, when all have; if one
+// fails, the others are canceled and onerror (if any) handles the error.
 func (as *Steps) Parallel(onerror ...ErrorFunc) *Steps {
 	if as == nil {
 		return nil
