@@ -130,6 +130,7 @@ func misuse(as *Steps, info string) {
 	if as == nil || as.e == nil {
 		return
 	}
+	checkReleased(as, info)
 	if as.kind == kForeign {
 		as.foreign().Error(InternalError, info)
 		return
@@ -207,6 +208,7 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 // not executing it builds level 0; called on the running step's accessor it
 // adds sub-steps. It returns as, for chaining.
 func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
+	checkReleased(as, "Add")
 	if as == nil || f == nil || len(onerror) != 0 || as.kind != kRoot {
 		return as.addSlow(f, onerror)
 	}
@@ -267,6 +269,7 @@ func optErr(onerror []ErrorFunc) ErrorFunc {
 // and the step succeeds, with no values, when all have; if one fails, the
 // others are canceled and onerror (if any) handles the error.
 func (as *Steps) Parallel(onerror ...ErrorFunc) *Steps {
+	checkReleased(as, "Parallel")
 	if as == nil {
 		return nil
 	}
@@ -291,6 +294,7 @@ func (as *Steps) Parallel(onerror ...ErrorFunc) *Steps {
 // obj.Sync(as, f, onerror) at once, and obj adds the steps that wait,
 // enter and leave.
 func (as *Steps) Sync(obj Sync, f ExecFunc, onerror ...ErrorFunc) *Steps {
+	checkReleased(as, "Sync")
 	if as == nil {
 		return nil
 	}
@@ -317,6 +321,7 @@ type Sync interface {
 
 // SuccessStep adds a step that succeeds with args (spec 1.12).
 func (as *Steps) SuccessStep(args ...Value) *Steps {
+	checkReleased(as, "SuccessStep")
 	if as == nil {
 		return nil
 	}
@@ -340,6 +345,7 @@ func (as *Steps) SuccessStep(args ...Value) *Steps {
 
 // State returns the flow's state: one *State per root. Nil for a nil accessor.
 func (as *Steps) State() *State {
+	checkReleased(as, "State")
 	if rt := as.builtRoot(); rt != nil {
 		return &rt.state
 	}
@@ -368,6 +374,7 @@ func (as *Steps) Unset(key string) { as.State().Unset(key) }
 // and the state values model has that as lacks (spec 1.5). as is the running
 // step or a root that is not executing. It returns as.
 func (as *Steps) CopyFrom(model *Steps) *Steps {
+	checkReleased(as, "CopyFrom")
 	if as == nil {
 		return nil
 	}
@@ -422,6 +429,7 @@ func (as *Steps) copyStep(s *Steps) bool {
 // Clone returns a new root on the same reactor with copies of this root's
 // steps and state values.
 func (as *Steps) Clone() *Steps {
+	checkReleased(as, "Clone")
 	if as == nil {
 		return nil
 	}
@@ -439,6 +447,7 @@ func (as *Steps) Clone() *Steps {
 
 // NewInstance returns a new root on the same reactor (spec 2.2.1).
 func (as *Steps) NewInstance() *Steps {
+	checkReleased(as, "NewInstance")
 	if as == nil {
 		return nil
 	}
@@ -463,6 +472,7 @@ func (as *Steps) Reactor() *reactor.Reactor {
 // Valid is the spec's boolean cast: false for nil, for a released root and
 // for an accessor whose step has ended (until its memory is reused).
 func (as *Steps) Valid() bool {
+	checkReleased(as, "Valid")
 	if as == nil || as.e == nil {
 		return false
 	}
@@ -478,6 +488,7 @@ func (as *Steps) Valid() bool {
 // RootID identifies the flow as runs in: unique among live roots and
 // parallel branches.
 func (as *Steps) RootID() uintptr {
+	checkReleased(as, "RootID")
 	if as == nil {
 		return 0
 	}
