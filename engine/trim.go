@@ -21,7 +21,8 @@ import (
 // come to collect them for minutes. So a trim tells internal/reclaim how
 // many bytes it gave up, and a trim of a burst's worth (a MiB or more)
 // gets a GC and the freed pages returned to the OS shortly after. The
-// loop's byte arena unmaps its idle slabs at the same time.
+// loop's byte arena unmaps its idle slabs, and the reactor's timer wheel
+// drops its empty node chunks, at the same time.
 //
 // Frames are allocated one by one, not in chunks: one frame kept (in a
 // root's spares, in the build pool, or live) would keep its whole chunk
@@ -108,7 +109,8 @@ func (e *engine) trimPools() {
 	e.rootMu.Unlock()
 	e.stats.Trimmed += n + n2
 	bytes += b + b2
-	e.ar.Trim()
+	e.ar.Trim() // munmap: the OS has those pages back at once
+	bytes += e.r.TrimTimers()
 	reclaim.Dropped(bytes)
 }
 
