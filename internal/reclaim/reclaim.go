@@ -8,9 +8,15 @@
 // how many bytes a trim gave up; once at least Threshold have been given
 // up, a goroutine of its own waits Settle (so that the trims a first one
 // starts, such as the engine dropping the roots stepsd just released,
-// count in the same collection), then runs two GCs (the second empties
-// sync.Pool's victim cache, which holds the connections' buffers) and
-// debug.FreeOSMemory, which returns the freed pages at once.
+// count in the same collection), then runs one GC. The GC lowers the
+// heap goal to what is live, and the runtime's background scavenger then
+// returns the freed pages to the OS within a second or so.
+//
+// debug.FreeOSMemory would return them at once, but it is a GC and a
+// scavenge of the whole heap that holds up allocation meanwhile; measured
+// under the race detector on a loaded box, it stalled stepsd's tests, and
+// the scavenger alone brings RSS back in time (profiles/notes/
+// 2026-11-27-memory-after-burst.md).
 //
 // # Threads
 //
@@ -26,13 +32,12 @@ package reclaim
 
 import (
 	"runtime"
-	"runtime/debug"
 	"sync/atomic"
 	"time"
 )
 
 // Threshold is how many dropped bytes make a collection worth its cost: a
-// full GC cycle and a scavenge, on a goroutine of their own.
+// full GC cycle, on a goroutine of its own.
 const Threshold = 1 << 20
 
 // Settle is how long a collection waits after the trim that asked for it.
@@ -62,7 +67,6 @@ func collect() {
 	time.Sleep(Settle)
 	dropped.Store(0)
 	runtime.GC()
-	debug.FreeOSMemory()
 	runs.Add(1)
 	running.Store(false)
 	if dropped.Load() >= Threshold && running.CompareAndSwap(false, true) {
