@@ -12,11 +12,10 @@
 // heap goal to what is live, and the runtime's background scavenger then
 // returns the freed pages to the OS within a second or so.
 //
-// debug.FreeOSMemory would return them at once, but it is a GC and a
-// scavenge of the whole heap that holds up allocation meanwhile; measured
-// under the race detector on a loaded box, it stalled stepsd's tests, and
-// the scavenger alone brings RSS back in time (profiles/notes/
-// 2026-11-27-memory-after-burst.md).
+// debug.FreeOSMemory would return them at once, but it is more GC work (a
+// GC, then a scavenge of the whole heap) and not needed: after the one GC
+// the scavenger brings stepsd's RSS back within 1.2x of its start in 5 s
+// of a burst (profiles/notes/2026-11-27-memory-after-burst.md).
 //
 // # Threads
 //
