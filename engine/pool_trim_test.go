@@ -56,7 +56,7 @@ func TestIdlePoolsShrinkAfterBurst(t *testing.T) {
 		t.Fatalf("after the burst: %+v, want at least %d free root flows", peak, burst)
 	}
 	if st.FramesFree > 512 || st.RootFlowsFree > 512 || st.Trimmed < 2*burst {
-		t.Fatalf("after idle GC cycles: %+v (peak %+v), want the pools trimmed", st, peak)
+		t.Fatalf("after idle trim periods: %+v (peak %+v), want the pools trimmed", st, peak)
 	}
 	for i := 0; i < 100; i++ {
 		steady()
