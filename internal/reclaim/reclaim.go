@@ -8,14 +8,16 @@
 // how many bytes a trim gave up; once at least Threshold have been given
 // up, a goroutine of its own waits Settle (so that the trims a first one
 // starts, such as the engine dropping the roots stepsd just released,
-// count in the same collection), then runs one GC. The GC lowers the
-// heap goal to what is live, and the runtime's background scavenger then
-// returns the freed pages to the OS within a second or so.
+// count in the same collection), then calls debug.FreeOSMemory: one GC,
+// then the freed pages go back to the OS at once.
 //
-// debug.FreeOSMemory would return them at once, but it is more GC work (a
-// GC, then a scavenge of the whole heap) and not needed: after the one GC
-// the scavenger brings stepsd's RSS back within 1.2x of its start in 5 s
-// of a burst (profiles/notes/2026-11-27-memory-after-burst.md).
+// A plain runtime.GC would leave the pages to the runtime's background
+// scavenger, which is paced to about 1% of the CPUs: on an idle machine it
+// returned stepsd's burst within a second of the GC, but on the loaded
+// 2-core CI box it had returned nothing 6 s later (RSS 44 MiB with 4.4 MiB
+// of heap in use; profiles/notes/2026-11-27-memory-after-burst.md).
+// FreeOSMemory runs on this package's goroutine, never on a loop, and the
+// loops keep running meanwhile.
 //
 // # Threads
 //
@@ -30,13 +32,13 @@
 package reclaim
 
 import (
-	"runtime"
+	"runtime/debug"
 	"sync/atomic"
 	"time"
 )
 
 // Threshold is how many dropped bytes make a collection worth its cost: a
-// full GC cycle, on a goroutine of its own.
+// full GC cycle and a scavenge, on a goroutine of its own.
 const Threshold = 1 << 20
 
 // Settle is how long a collection waits after the trim that asked for it.
@@ -65,7 +67,7 @@ func Runs() uint64 { return runs.Load() }
 func collect() {
 	time.Sleep(Settle)
 	dropped.Store(0)
-	runtime.GC()
+	debug.FreeOSMemory()
 	runs.Add(1)
 	running.Store(false)
 	if dropped.Load() >= Threshold && running.CompareAndSwap(false, true) {
