@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 BENCHPKG := ./bench
 
-.PHONY: all test vet lint race fallback allocs benchcompile abi cabi ctest bench run profile fmt clean fuzz soak
+.PHONY: all test vet lint race fallback debug memory allocs benchcompile abi cabi ctest bench run profile fmt clean fuzz soak
 
 # STATICCHECK is run through go run at a pinned version, so a fresh machine
 # needs nothing installed: the first run downloads and builds it (once,
@@ -17,7 +17,7 @@ all: test
 # test: vet, the race-enabled test suite, the allocation tests again without
 # the race detector (it makes sync.Pool drop items on purpose), and every
 # benchmark once so that they keep compiling and running.
-test: vet lint race fallback allocs benchcompile abi ctest ctest-asan
+test: vet lint race fallback debug allocs memory benchcompile abi ctest ctest-asan
 
 vet:
 	$(GO) vet $(PKGS)
@@ -38,6 +38,17 @@ race:
 # default build's TestRunTakesTheFastPath fails in that case.
 fallback:
 	$(GO) test -tags asyncsteps_polling -count=1 ./reactor ./engine ./netio ./stepsd ./syncprim
+
+# debug: the engine's tests in the asyncsteps_debug build, where a released
+# root is never reused and any call on one panics with its name.
+debug:
+	$(GO) test -tags asyncsteps_debug -count=1 ./engine
+
+# memory: stepsd's burst-memory check (RSS back within 2x of its start
+# within 10 s of a 20,000-request burst, no forced GC), without the race
+# detector, whose shadow memory would swamp it.
+memory:
+	$(GO) test -count=1 -run '^TestMemoryReturnsAfterBurst$$' -v ./stepsd
 
 allocs:
 	$(GO) test -count=1 -run 'Alloc' $(PKGS)

@@ -581,3 +581,52 @@ func TestAllocsPerRun(t *testing.T) {
 	}
 	sinkU, sinkP = nil, nil
 }
+
+// Issue 23 item 2: an idle class's slabs go back to the OS; a class with a
+// block in use keeps its own; both allocate correctly afterwards.
+func TestTrimUnmapsIdleClasses(t *testing.T) {
+	a := New()
+	defer func() {
+		if err := a.Close(); err != nil {
+			t.Error(err)
+		}
+	}()
+	var burst, kept Scope
+	for i := 0; i < 10000; i++ { // 80 KB of class 8: two slabs
+		*Alloc[uint64](a, &burst) = 1
+	}
+	k := Alloc[withFloat](a, &kept)
+	if got := a.Stats().SlabBytes; got != 3*SlabSize {
+		t.Fatalf("SlabBytes %d, want 3 slabs", got)
+	}
+	if n := a.Trim(); n != 0 {
+		t.Fatalf("Trim with every class in use unmapped %d bytes", n)
+	}
+	a.Release(&burst)
+	if n := a.Trim(); n != 2*SlabSize {
+		t.Fatalf("Trim unmapped %d bytes, want the idle class's 2 slabs", n)
+	}
+	st := a.Stats()
+	if st.SlabBytes != SlabSize || st.Classes[0].Slabs != 0 || st.Classes[0].Carved != 0 {
+		t.Fatalf("after Trim: %+v", st)
+	}
+	if !a.inSlabs(unsafe.Pointer(k)) {
+		t.Fatal("the class in use lost its slab")
+	}
+	var again Scope
+	for i := 0; i < 10000; i++ {
+		p := Alloc[uint64](a, &again)
+		if *p != 0 {
+			t.Fatalf("block %d after Trim not zero: %d", i, *p)
+		}
+		*p = 2
+	}
+	a.Release(&again)
+	a.Release(&kept)
+	if n := a.Trim(); n != 3*SlabSize {
+		t.Fatalf("second Trim unmapped %d bytes, want 3 slabs", n)
+	}
+	if got := a.Stats().SlabBytes; got != 0 {
+		t.Fatalf("SlabBytes %d after trimming everything", got)
+	}
+}

@@ -100,6 +100,7 @@ func (a *Arena) growClass(c int) unsafe.Pointer {
 		panic(fmt.Sprintf("arena: mapping a %d-byte slab: %v", SlabSize, err))
 	}
 	a.mapped = append(a.mapped, slab)
+	a.mappedClass = append(a.mappedClass, int8(c))
 	bc := &a.classes[c]
 	bc.slabs++
 	base := unsafe.Pointer(unsafe.SliceData(slab))
@@ -132,4 +133,49 @@ func (a *Arena) inSlabs(p unsafe.Pointer) bool {
 		}
 	}
 	return false
+}
+
+// Trim returns to the OS the byte slabs of every size class with no block
+// in use, so that a burst's Stack memory does not stay resident once the
+// burst is over; the class starts afresh from a new slab at its next
+// Alloc. A class with blocks in use keeps its slabs: its free list runs
+// through them. It does not allocate unless a slab is unmapped (then it
+// compacts the slab lists in place). Call it when the owner is idle: an
+// Alloc that follows maps a slab again (one mmap per class).
+//
+// It reports the bytes unmapped.
+func (a *Arena) Trim() int {
+	var idle [NumClasses]bool
+	found := false
+	for c := range a.classes {
+		if bc := &a.classes[c]; bc.inUse == 0 && bc.slabs > 0 {
+			idle[c], found = true, true
+		}
+	}
+	if !found {
+		return 0
+	}
+	n, j := 0, 0
+	for i, s := range a.mapped {
+		c := a.mappedClass[i]
+		if !idle[c] {
+			a.mapped[j], a.mappedClass[j] = s, c
+			j++
+			continue
+		}
+		// No block of class c is in use, so no pointer into s is live:
+		// every scope that allocated from it has released it.
+		if err := unmapSlab(s); err != nil {
+			panic(fmt.Sprintf("arena: unmapping an idle slab: %v", err))
+		}
+		n += len(s)
+	}
+	clear(a.mapped[j:])
+	a.mapped, a.mappedClass = a.mapped[:j], a.mappedClass[:j]
+	for c, ok := range idle {
+		if ok {
+			a.classes[c] = byteClass{size: classSize(c)}
+		}
+	}
+	return n
 }

@@ -48,8 +48,10 @@ type Arena struct {
 
 	types  map[uintptr]*typeInfo // every type seen, keyed by typeKey
 	slabs  []*typedSlab          // every typed slab, for Stats
-	mapped [][]byte              // every mmap'ed slab, for Close
-	closed bool
+	mapped [][]byte              // every mmap'ed slab, for Close and Trim
+	// mappedClass is the size class of each slab in mapped (Trim).
+	mappedClass []int8
+	closed      bool
 }
 
 // New returns an empty Arena. It maps no memory until the first Alloc.
@@ -67,7 +69,8 @@ func (a *Arena) reset() {
 
 // Alloc returns zeroed memory for one T owned by s. The pointer is valid
 // until s is released; after that the memory is zeroed and reused by later
-// allocations, so the caller must not keep it.
+// allocations, or returned to the OS by Trim, so the caller must not keep
+// it.
 //
 // A pointer-free T of at most MaxClassSize bytes comes from mmap'ed byte
 // slabs that the garbage collector never scans; any other T comes from a

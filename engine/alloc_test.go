@@ -14,6 +14,7 @@ func incStep(as *Steps) { as.Success(Int(as.Arg(0).Int() + 1)) }
 // The zero-allocation claims of the engine, asserted exactly. Each scenario
 // is warmed first so the pools hold what steady state needs.
 func TestZeroAllocs(t *testing.T) {
+	SkipIfDebug(t)
 	r := reactor.NewManual()
 	var slot External
 	waitStep := func(as *Steps) { slot = as.External() }

@@ -24,6 +24,7 @@ import (
 // context, or with one that is never done (context.Background), costs
 // nothing.
 func (as *Steps) SetContext(ctx context.Context) {
+	checkReleased(as, "SetContext")
 	if as == nil || as.kind != kRoot {
 		if as != nil && !as.isForeign() {
 			misuse(as, "SetContext: not a root")
@@ -46,6 +47,7 @@ func (as *Steps) SetContext(ctx context.Context) {
 // Context returns the context of as's flow: the one given to SetContext,
 // or context.Background(). Any accessor of the flow, or the root.
 func (as *Steps) Context() context.Context {
+	checkReleased(as, "Context")
 	if rt := rootOfFlow(as); rt != nil {
 		if x := rt.more.Load(); x != nil && x.ctx != nil {
 			return x.ctx

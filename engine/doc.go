@@ -19,12 +19,17 @@
 // until its memory is reused for another step. Keep External, never the
 // accessor, to finish a step later. Stack memory lives exactly as long as
 // its step. Args returned by Args are valid until the step ends. A root is
-// valid until Release; it can be executed again after its flow ends. Every
-// call on a released root does nothing; the free lists are FIFO and keep
-// released roots back for a while, but a bare pointer cannot be told from
-// the next owner of the same memory once it is reused, so a goroutine that
-// may cancel a root after its owner released it keeps a Ref (generation
-// checked, like External) instead.
+// valid until Release; it can be executed again after its flow ends. A
+// released root is the pool's: the free lists are FIFO and hold 8 released
+// roots back, and until New hands its memory out again every call on a kept
+// pointer does nothing (Valid reports false); after that the pointer is the
+// next owner's root, and its calls (a Cancel) act on that owner's flow. So
+// a goroutine that may act on a root after its owner released it keeps a
+// Ref (generation checked, like External), never the *Steps. The
+// asyncsteps_debug build tag finds kept pointers: released roots are never
+// reused, and any method called on one panics with its name ("engine:
+// Cancel on a released root"); Ref's methods stay quiet. The default
+// build's code does not change (the check is a false constant there).
 //
 // # The life of a root
 //
@@ -41,8 +46,8 @@
 //     its result). The root is built again: it may take new steps and be
 //     executed again, allocating nothing, or be released.
 //   - Released: back in the reactor's pool, through Release or
-//     ReleaseAtEnd. Every call on it does nothing (a misuse); New may hand
-//     its memory to another owner.
+//     ReleaseAtEnd. Every call on it does nothing (a misuse) until New
+//     hands its memory to another owner; then it is that owner's root.
 //
 // A server's natural pattern, fire and forget, is New, Add, Execute,
 // ReleaseAtEnd: the flow runs to its end and its root is recycled by

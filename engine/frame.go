@@ -70,8 +70,10 @@ func (f *Steps) dequeue() *Steps {
 }
 
 // frameChunk is how many frames the loop allocates at once when its free
-// list runs dry: chunked, so steady state never allocates.
-const frameChunk = 256
+// list runs dry, so that growth is rare. Each is its own allocation, not
+// part of one chunk: a chunk lives while any of its frames does, so the
+// few frames a loop keeps after a burst would keep most chunks (trim.go).
+const frameChunk = 64
 
 // newFrame takes a frame from the loop's free list. Loop only.
 func (e *engine) newFrame(kind uint8, parent *Steps, fl *flow) *Steps {
@@ -93,17 +95,16 @@ func (e *engine) newFrame(kind uint8, parent *Steps, fl *flow) *Steps {
 }
 
 func (e *engine) grow() *Steps {
-	chunk := make([]Steps, frameChunk)
 	e.stats.FramesCreated += frameChunk
 	e.stats.FramesFree += frameChunk
-	for i := range chunk {
-		chunk[i].e = e
-		if i+1 < len(chunk) {
-			chunk[i].next = &chunk[i+1]
-		}
+	var next *Steps
+	for i := 0; i < frameChunk; i++ {
+		f := &Steps{e: e}
+		f.next = next
+		next = f
 	}
-	e.free = &chunk[0]
-	return e.free
+	e.free = next
+	return next
 }
 
 // releaseFrame destroys a frame: its timer stops, its Stack memory is

@@ -112,6 +112,7 @@ func (as *Steps) SetName(name string) { as.SetFlowName(NewName(name)) }
 
 // SetFlowName is SetName with an interned Name (nil removes the name).
 func (as *Steps) SetFlowName(n *Name) {
+	checkReleased(as, "SetFlowName")
 	if as == nil || as.kind != kRoot {
 		if as != nil && !as.isForeign() {
 			misuse(as, "SetName: not a root")
@@ -134,6 +135,7 @@ func (as *Steps) SetFlowName(n *Name) {
 // FlowName returns the name of the flow as belongs to (any accessor of the
 // flow, or the root), or nil.
 func (as *Steps) FlowName() *Name {
+	checkReleased(as, "FlowName")
 	if rt := rootOfFlow(as); rt != nil {
 		return rt.name()
 	}

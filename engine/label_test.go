@@ -82,6 +82,7 @@ func TestNewNameInterns(t *testing.T) {
 // Named flows that take turns, so the label switches at every flow, cost no
 // allocation.
 func TestFlowLabelZeroAllocs(t *testing.T) {
+	SkipIfDebug(t)
 	r := reactor.NewManual()
 	get, set := NewName("alloc-GET"), NewName("alloc-SET")
 	run := func() {

@@ -132,6 +132,7 @@ func allocFor[T any](f *Steps) *T {
 // Loop adds a step that runs body again and again until Break (spec 1.8).
 // An optional label names it for Break and Continue in inner loops.
 func (as *Steps) Loop(body ExecFunc, label ...string) {
+	checkReleased(as, "Loop")
 	if as == nil {
 		return
 	}
@@ -151,6 +152,7 @@ func (as *Steps) Loop(body ExecFunc, label ...string) {
 
 // Repeat adds a step that runs body count times, with i from 0.
 func (as *Steps) Repeat(count int, body func(as *Steps, i int), label ...string) {
+	checkReleased(as, "Repeat")
 	if as == nil {
 		return
 	}

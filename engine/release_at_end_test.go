@@ -54,6 +54,7 @@ func TestReleaseAtEndFireAndForget(t *testing.T) {
 // Every way the flow can end, and the orders of ReleaseAtEnd and the end,
 // recycle the root exactly once; Release still cancels.
 func TestReleaseAtEndEveryEnd(t *testing.T) {
+	engine.SkipIfDebug(t)
 	ends := []struct {
 		name string
 		step engine.ExecFunc

@@ -316,6 +316,7 @@ func (rt *root) discardBuilt(f *Steps) {
 // goroutine; roots start in the order of their Execute calls. A root whose
 // flow has ended may be given new steps and executed again.
 func (as *Steps) Execute() {
+	checkReleased(as, "Execute")
 	if as == nil {
 		return
 	}
@@ -563,6 +564,7 @@ func (rt *root) endRunWith(code string) {
 // Canceled. Safe from any goroutine; it takes effect on the loop. Canceling
 // a root that is not executing does nothing.
 func (as *Steps) Cancel() {
+	checkReleased(as, "Cancel")
 	if as == nil || as.kind != kRoot {
 		if as.isForeign() {
 			as.foreign().Cancel()
@@ -595,6 +597,7 @@ type Ref struct {
 // Ref returns a generation-checked reference to the root as (root only; the
 // zero Ref otherwise). Safe from any goroutine that may use the root.
 func (as *Steps) Ref() Ref {
+	checkReleased(as, "Ref")
 	if as == nil || as.e == nil || as.kind != kRoot {
 		return Ref{}
 	}
@@ -646,6 +649,7 @@ func cancelRoot(arg unsafe.Pointer, g uint64) {
 // it and releases it when the cancel is done. Call it from the goroutine
 // that holds the root, or on the loop.
 func (as *Steps) Release() {
+	checkReleased(as, "Release")
 	if as == nil || as.kind != kRoot {
 		if as.isForeign() {
 			as.foreign().Release()
@@ -665,6 +669,7 @@ func (as *Steps) Release() {
 // Ref stays safe). Safe from any goroutine that holds the root, and on the
 // loop, inside the flow's own steps too.
 func (as *Steps) ReleaseAtEnd() {
+	checkReleased(as, "ReleaseAtEnd")
 	if as == nil || as.kind != kRoot {
 		misuse(as, "ReleaseAtEnd: not a root")
 		return
@@ -714,6 +719,14 @@ func (rt *root) release() {
 		rt.Steps.fl.clearArgs() // the values detachFlow left with the root
 	}
 	e := rt.e
+	if debugReleased {
+		// Never reused: the root stays released for whoever kept it,
+		// and is garbage once nobody does.
+		e.rootMu.Lock()
+		e.rootsLive--
+		e.rootMu.Unlock()
+		return
+	}
 	if e.r.IsSameThread() && e.rootLocal.n < maxRootLocal {
 		e.rootLocal.push(rt)
 		e.stats.RootsLive--
@@ -739,6 +752,7 @@ type Promise struct {
 // Promise executes the root and returns a way to wait for the end of its
 // flow (spec 2.2.3). It allocates the Promise and its channel.
 func (as *Steps) Promise() *Promise {
+	checkReleased(as, "Promise")
 	p := &Promise{done: make(chan struct{})}
 	if as == nil || as.kind != kRoot {
 		p.err = &Error{Code: InternalError, Info: "Promise: not a root"}
@@ -786,5 +800,6 @@ func (p *Promise) Wait() (*Args, error) {
 // the flow ends. A root may be given new steps and executed again once it
 // reports false. Safe from any goroutine.
 func (as *Steps) Executing() bool {
+	checkReleased(as, "Executing")
 	return as != nil && as.kind == kRoot && rootOf(as).running()
 }

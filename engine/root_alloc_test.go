@@ -12,6 +12,7 @@ import (
 // allocation once the root (or the reactor) is warm, however many there
 // are and whether the root is re-executed or released and taken again.
 func TestAllocRootLevelSteps(t *testing.T) {
+	SkipIfDebug(t)
 	for _, n := range []int{1, 33, 300} {
 		r := reactor.NewManual()
 		reused := New(r)

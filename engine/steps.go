@@ -130,6 +130,7 @@ func misuse(as *Steps, info string) {
 	if as == nil || as.e == nil {
 		return
 	}
+	checkReleased(as, info)
 	if as.kind == kForeign {
 		as.foreign().Error(InternalError, info)
 		return
@@ -212,6 +213,7 @@ func branchKind(kind uint8) bool { return kind == kStep || kind == kLoop }
 // not executing it builds level 0; called on the running step's accessor it
 // adds sub-steps. It returns as, for chaining.
 func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
+	checkReleased(as, "Add")
 	if as == nil || f == nil || len(onerror) != 0 || as.kind != kRoot {
 		return as.addSlow(f, onerror)
 	}
@@ -273,6 +275,7 @@ func optErr(onerror []ErrorFunc) ErrorFunc {
 // together and the step succeeds, with no values, when all have; if one
 // fails, the others are canceled and onerror (if any) handles the error.
 func (as *Steps) Parallel(onerror ...ErrorFunc) *Steps {
+	checkReleased(as, "Parallel")
 	if as == nil {
 		return nil
 	}
@@ -297,6 +300,7 @@ func (as *Steps) Parallel(onerror ...ErrorFunc) *Steps {
 // obj.Sync(as, f, onerror) at once, and obj adds the steps that wait,
 // enter and leave.
 func (as *Steps) Sync(obj Sync, f ExecFunc, onerror ...ErrorFunc) *Steps {
+	checkReleased(as, "Sync")
 	if as == nil {
 		return nil
 	}
@@ -323,6 +327,7 @@ type Sync interface {
 
 // SuccessStep adds a step that succeeds with args (spec 1.12).
 func (as *Steps) SuccessStep(args ...Value) *Steps {
+	checkReleased(as, "SuccessStep")
 	if as == nil {
 		return nil
 	}
@@ -346,6 +351,7 @@ func (as *Steps) SuccessStep(args ...Value) *Steps {
 
 // State returns the flow's state: one *State per root. Nil for a nil accessor.
 func (as *Steps) State() *State {
+	checkReleased(as, "State")
 	if rt := as.builtRoot(); rt != nil {
 		return &rt.state
 	}
@@ -374,6 +380,7 @@ func (as *Steps) Unset(key string) { as.State().Unset(key) }
 // and the state values model has that as lacks (spec 1.5). as is the running
 // step or a root that is not executing. It returns as.
 func (as *Steps) CopyFrom(model *Steps) *Steps {
+	checkReleased(as, "CopyFrom")
 	if as == nil {
 		return nil
 	}
@@ -428,6 +435,7 @@ func (as *Steps) copyStep(s *Steps) bool {
 // Clone returns a new root on the same reactor with copies of this root's
 // steps and state values.
 func (as *Steps) Clone() *Steps {
+	checkReleased(as, "Clone")
 	if as == nil {
 		return nil
 	}
@@ -445,6 +453,7 @@ func (as *Steps) Clone() *Steps {
 
 // NewInstance returns a new root on the same reactor (spec 2.2.1).
 func (as *Steps) NewInstance() *Steps {
+	checkReleased(as, "NewInstance")
 	if as == nil {
 		return nil
 	}
@@ -469,6 +478,7 @@ func (as *Steps) Reactor() *reactor.Reactor {
 // Valid is the spec's boolean cast: false for nil, for a released root and
 // for an accessor whose step has ended (until its memory is reused).
 func (as *Steps) Valid() bool {
+	checkReleased(as, "Valid")
 	if as == nil || as.e == nil {
 		return false
 	}
@@ -484,6 +494,7 @@ func (as *Steps) Valid() bool {
 // RootID identifies the flow as runs in: unique among live roots and
 // parallel branches.
 func (as *Steps) RootID() uintptr {
+	checkReleased(as, "RootID")
 	if as == nil {
 		return 0
 	}

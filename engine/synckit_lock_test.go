@@ -239,6 +239,7 @@ func TestAddLockedMisuse(t *testing.T) {
 }
 
 func TestAddLockedNoAllocs(t *testing.T) {
+	engine.SkipIfDebug(t)
 	r := reactor.NewManual()
 	s := newSlot(nil)
 	var n int

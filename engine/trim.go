@@ -4,15 +4,30 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/asyncsteps/asyncsteps/internal/gcepoch"
+	"github.com/asyncsteps/asyncsteps/internal/reclaim"
 )
 
-// Idle pools give memory back, the way sync.Pool does across GCs: the
-// frames and roots a pool held unused for a whole GC cycle (its low-water
-// mark since the last trim) are dropped at the next one, for the GC to
-// take. A burst of flows grows the pools; steady state after it needs only
-// what it uses, so the rest goes within a cycle or two. A pool at or below
-// trimFloor idle items is left alone, and its timer stops.
+// Idle pools give memory back. While a pool holds more than trimFloor idle
+// items, a timer on the loop looks at it every trimEvery and drops what it
+// held unused for the whole period (its low-water mark since the last
+// look): a burst of flows grows the pools, and steady state after it needs
+// only what it uses, so the rest goes within two periods of the burst's
+// end. The timer runs only while a pool is above the floor, so an idle or
+// steady loop pays nothing for it, and steady state never allocates
+// because of it: what it takes, it took within the last period, and that
+// is never dropped.
+//
+// Dropping only makes the items garbage; on an idle server no GC would
+// come to collect them for minutes. So a trim tells internal/reclaim how
+// many bytes it gave up, and a trim of a burst's worth (a MiB or more)
+// gets a GC and the freed pages returned to the OS shortly after. The
+// loop's byte arena unmaps its idle slabs, and the reactor's timer wheel
+// drops its empty node chunks, at the same time.
+//
+// Frames are allocated one by one, not in chunks: one frame kept (in a
+// root's spares, in the build pool, or live) would keep its whole chunk
+// from the GC, and after a burst the few frames kept were spread over
+// nearly every chunk.
 //
 // Dropping is safe: a dropped frame's generation word stays with it, so a
 // stale External still finds it stale (it keeps the frame alive, and it is
@@ -22,15 +37,14 @@ import (
 // trimFloor is the idle items a pool may keep without a trim timer.
 const trimFloor = 256
 
-// trimEvery is how often an armed trim timer looks for a new GC cycle.
+// trimEvery is how often an armed trim timer drops what stayed unused.
 const trimEvery = time.Second
 
 // trimState is the loop's trimming state. Loop-owned.
 type trimState struct {
-	freeLow  int    // the fewest free frames since the last trim
-	flowsLow int    // the fewest free root flows since the last trim
-	armed    bool   // trimTick is scheduled
-	epoch    uint64 // gcepoch.Epoch() at the last trim
+	freeLow  int  // the fewest free frames since the last trim
+	flowsLow int  // the fewest free root flows since the last trim
+	armed    bool // trimTick is scheduled
 }
 
 func (e *engine) armTrim() {
@@ -38,14 +52,11 @@ func (e *engine) armTrim() {
 	e.r.After(trimEvery, trimTick, unsafe.Pointer(e), 0)
 }
 
-// trimTick trims once per GC cycle, and stays armed while a pool holds
-// more than trimFloor idle items.
+// trimTick trims, and stays armed while a pool holds more than trimFloor
+// idle items.
 func trimTick(arg unsafe.Pointer, _ uint64) {
 	e := (*engine)(arg)
-	if ep := gcepoch.Epoch(); ep != e.trim.epoch {
-		e.trim.epoch = ep
-		e.trimPools()
-	}
+	e.trimPools()
 	e.rootMu.Lock()
 	shared := e.rootFree.n
 	e.rootMu.Unlock()
@@ -56,8 +67,16 @@ func trimTick(arg unsafe.Pointer, _ uint64) {
 	e.trim.armed = false
 }
 
+// The sizes a trim reports to reclaim.
+const (
+	frameBytes = int(unsafe.Sizeof(Steps{}))
+	flowBytes  = int(unsafe.Sizeof(flow{}))
+	rootBytes  = int(unsafe.Sizeof(root{}))
+)
+
 // trimPools drops what the pools held unused since the last trim.
 func (e *engine) trimPools() {
+	bytes := 0
 	if k := e.trim.freeLow; k > 0 {
 		keep := e.stats.FramesFree - k
 		if keep == 0 {
@@ -71,6 +90,7 @@ func (e *engine) trimPools() {
 		}
 		e.stats.FramesFree = keep
 		e.stats.Trimmed += k
+		bytes += k * frameBytes
 	}
 	e.trim.freeLow = e.stats.FramesFree
 	for k := e.trim.flowsLow; k > 0 && e.freeRootFlows != nil; k-- {
@@ -80,27 +100,38 @@ func (e *engine) trimPools() {
 		fl.nextBranch = nil
 		e.stats.RootFlowsFree--
 		e.stats.Trimmed++
+		bytes += flowBytes
 	}
 	e.trim.flowsLow = e.stats.RootFlowsFree
-	e.stats.Trimmed += e.rootLocal.trim()
+	n, b := e.rootLocal.trim()
 	e.rootMu.Lock()
-	e.stats.Trimmed += e.rootFree.trim()
+	n2, b2 := e.rootFree.trim()
 	e.rootMu.Unlock()
+	e.stats.Trimmed += n + n2
+	bytes += b + b2
+	e.ar.Trim() // munmap: the OS has those pages back at once
+	bytes += e.r.TrimTimers()
+	reclaim.Dropped(bytes)
 }
 
 // trim drops the oldest roots that were not needed since the last trim,
-// keeping the quarantine, and reports how many.
-func (l *rootList) trim() int {
+// keeping the quarantine, with what each kept across runs (its flow, its
+// spare frames), and reports how many and their bytes.
+func (l *rootList) trim() (n, bytes int) {
 	k := min(l.low, l.n-rootQuarantine)
 	for i := 0; i < k; i++ {
 		rt := l.head
 		l.head = rt.nextFree()
 		rt.Steps.next = nil
+		bytes += rootBytes + int(rt.spareN)*frameBytes
+		if rt.Steps.fl != nil {
+			bytes += flowBytes
+		}
 	}
 	if l.head == nil {
 		l.tail = nil
 	}
 	l.n -= max(k, 0)
 	l.low = l.n
-	return max(k, 0)
+	return max(k, 0), bytes
 }

@@ -2,9 +2,10 @@ package stepsd
 
 import (
 	"time"
+	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/engine"
-	"github.com/asyncsteps/asyncsteps/internal/gcepoch"
+	"github.com/asyncsteps/asyncsteps/internal/reclaim"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -17,10 +18,9 @@ type shard struct {
 	idx  int
 	free *request // recycled requests
 	// freeN counts free; freeLow is its low-water mark since the last
-	// trim: requests nobody took for a whole GC cycle go back to the GC
+	// trim: requests nobody took for a whole trimEvery go back to the GC
 	// (trimRequests), so a burst does not keep its peak forever.
 	freeN, freeLow int
-	trimEpoch      uint64
 	out            []byte // reply scratch
 
 	inline *conn   // the connection whose runNow runs flows now: its replies are written there
@@ -82,37 +82,43 @@ func (sh *shard) recycle(rq *request) {
 	sh.freeN++
 }
 
-// trimEvery is how often a shard looks for a new GC cycle to trim at.
+// trimEvery is how often a shard drops the requests it kept unused.
 const trimEvery = time.Second
 
-// trimRequests runs on the shard's loop every trimEvery: once per GC cycle
-// it drops the requests that stayed in the free list since the last trim
-// (the list is LIFO: they are at its end), releasing their roots to the
-// engine, whose own pools shrink the same way.
+// requestBytes is a pooled request's size, for reclaim.
+const requestBytes = int(unsafe.Sizeof(request{}))
+
+// trimRequests runs on the shard's loop every trimEvery: it drops the
+// requests that stayed in the free list since the last trim (the list is
+// LIFO: they are at its end), releasing their roots to the engine, whose
+// own pools shrink the same way, and tells reclaim what it gave up, so an
+// idle server's memory goes back to the OS within seconds of a burst
+// instead of at the runtime's forced GCs. A shard whose pool stayed in use
+// does nothing but look.
 func trimRequests(sh *shard, _ uint64) {
-	if ep := gcepoch.Epoch(); ep != sh.trimEpoch {
-		sh.trimEpoch = ep
-		if k := sh.freeLow; k > 0 {
-			keep := sh.freeN - k
-			var rest *request
-			if keep == 0 {
-				rest, sh.free = sh.free, nil
-			} else {
-				rq := sh.free
-				for i := 1; i < keep; i++ {
-					rq = rq.next
-				}
-				rest, rq.next = rq.next, nil
+	if k := sh.freeLow; k > 0 {
+		keep := sh.freeN - k
+		var rest *request
+		if keep == 0 {
+			rest, sh.free = sh.free, nil
+		} else {
+			rq := sh.free
+			for i := 1; i < keep; i++ {
+				rq = rq.next
 			}
-			for rest != nil {
-				next := rest.next
-				rest.next = nil
-				rest.root.ReleaseAtEnd() // a canceled flow may still be ending
-				rest = next
-			}
-			sh.freeN = keep
+			rest, rq.next = rq.next, nil
 		}
-		sh.freeLow = sh.freeN
+		bytes := 0
+		for rest != nil {
+			next := rest.next
+			rest.next = nil
+			bytes += requestBytes + cap(rest.key) + cap(rest.val) + cap(rest.res)
+			rest.root.ReleaseAtEnd() // a canceled flow may still be ending
+			rest = next
+		}
+		sh.freeN = keep
+		reclaim.Dropped(bytes)
 	}
+	sh.freeLow = sh.freeN
 	reactor.AfterTo(sh.r, trimEvery, trimRequests, sh, 0)
 }

@@ -1,5 +1,7 @@
 package timerwheel
 
+import "unsafe"
+
 const (
 	// chunkShift sizes a chunk at 1024 nodes (64 KiB). Above 32 KiB the
 	// runtime allocates an object on its own pages, so the chunk and every
@@ -39,7 +41,14 @@ type node struct {
 type pool struct {
 	chunks []*[chunkLen]node
 	free   uint32 // head of the free list, linked through node.next
+	// genFloor is the generation a new chunk's nodes start at: above
+	// every generation a node dropped by Shrink reached, so a Handle to a
+	// dropped node never matches the node allocated again at its index.
+	genFloor uint64
 }
+
+// nodeBytes is a node's size, for Shrink's report.
+const nodeBytes = int(unsafe.Sizeof(node{}))
 
 // at returns node i. i must be below capacity()+1.
 func (p *pool) at(i uint32) *node {
@@ -99,6 +108,7 @@ func (p *pool) grow() uint32 {
 	// keeps a warm wheel's working set at the start of the pool.
 	next := p.free
 	for j := chunkLen - 1; j >= first; j-- {
+		c[j].gen = p.genFloor
 		c[j].where = whereFree
 		c[j].next = next
 		next = base + uint32(j)

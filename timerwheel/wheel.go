@@ -76,7 +76,7 @@ func (h Handle) IsZero() bool { return h.idx == 0 }
 // Stats is a snapshot of a Wheel's size and activity, for metrics.
 type Stats struct {
 	Pending        int    // timers added and neither fired nor canceled
-	NodesAllocated int    // capacity of the node pool; it never shrinks
+	NodesAllocated int    // capacity of the node pool; only Shrink makes it smaller
 	Adds           uint64 // successful Add calls
 	Cancels        uint64 // Cancel calls that returned true
 	Fires          uint64 // timers returned by Poll

@@ -1,0 +1,76 @@
+// Package reclaim gives the memory the project's pools drop after a burst
+// back to the operating system without waiting for the runtime.
+//
+// A pool that trims (the engine's frames and roots, stepsd's requests)
+// only makes its items garbage. On a server that has gone idle nothing
+// allocates, so no GC runs until the runtime's forced one (two minutes),
+// and the heap the burst grew stays resident. Dropped tells this package
+// how many bytes a trim gave up; once at least Threshold have been given
+// up, a goroutine of its own waits Settle (so that the trims a first one
+// starts, such as the engine dropping the roots stepsd just released,
+// count in the same collection), then calls debug.FreeOSMemory: one GC,
+// then the freed pages go back to the OS at once.
+//
+// A plain runtime.GC would leave the pages to the runtime's background
+// scavenger, which is paced to about 1% of the CPUs: on an idle machine it
+// returned stepsd's burst within a second of the GC, but on the loaded
+// 2-core CI box it had returned nothing 6 s later (RSS 44 MiB with 4.4 MiB
+// of heap in use; profiles/notes/2026-11-27-memory-after-burst.md).
+// FreeOSMemory runs on this package's goroutine, never on a loop, and the
+// loops keep running meanwhile.
+//
+// # Threads
+//
+// Dropped is safe from any goroutine: one atomic add, and a goroutine
+// started at most once per Settle. It never blocks its caller, so a
+// reactor loop may call it.
+//
+// # Lifetimes
+//
+// At most one collection goroutine runs at a time; bytes dropped while it
+// runs count towards the next.
+package reclaim
+
+import (
+	"runtime/debug"
+	"sync/atomic"
+	"time"
+)
+
+// Threshold is how many dropped bytes make a collection worth its cost: a
+// full GC cycle and a scavenge, on a goroutine of its own.
+const Threshold = 1 << 20
+
+// Settle is how long a collection waits after the trim that asked for it.
+const Settle = 1500 * time.Millisecond
+
+var (
+	dropped atomic.Int64
+	running atomic.Bool
+	runs    atomic.Uint64
+)
+
+// Dropped records that a pool gave n bytes to the garbage collector, and
+// starts a collection when enough have been given up since the last one.
+func Dropped(n int) {
+	if n <= 0 {
+		return
+	}
+	if dropped.Add(int64(n)) >= Threshold && running.CompareAndSwap(false, true) {
+		go collect()
+	}
+}
+
+// Runs reports how many collections this package has run, for tests.
+func Runs() uint64 { return runs.Load() }
+
+func collect() {
+	time.Sleep(Settle)
+	dropped.Store(0)
+	debug.FreeOSMemory()
+	runs.Add(1)
+	running.Store(false)
+	if dropped.Load() >= Threshold && running.CompareAndSwap(false, true) {
+		go collect() // more was dropped while this one ran
+	}
+}
