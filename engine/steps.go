@@ -217,7 +217,7 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 	// before this read (an Add on an executing root is a misuse, made from
 	// any goroutine).
 	rt := rootOf(as)
-	if rt.run.Load()&1 != 0 || rt.released.Load() {
+	if rt.run.Load()&runActive != 0 || rt.released.Load() {
 		return as.addSlow(f, onerror)
 	}
 	c := rt.popSpare()
