@@ -70,9 +70,11 @@ func (as *Steps) foreignBound() unsafe.Pointer {
 var foreignEngine = &engine{r: reactor.NewManual()}
 
 // NewForeign returns a *Steps that forwards every call to impl. Go code
-// uses it as any accessor; calls that exist only in Go (AddWith, Bound,
-// Hold, ...) work on it where they can be expressed with impl's calls and
-// do nothing otherwise.
+// uses it as any accessor; calls that exist only in Go work on it where
+// they can be expressed with impl's calls (AddWith, Bound and Rebind in an
+// AddWith step and its handlers, AddLocked over a Sync through impl.Sync,
+// Stack, Local, External) and fail the flow with InternalError otherwise
+// (SetFinally, Hold, Unhold, ForwardArgs); Holds reports false.
 func NewForeign(impl Foreign) *Steps {
 	if impl == nil {
 		panic("engine.NewForeign: nil Foreign")
