@@ -117,3 +117,55 @@ func TestCancelWinsOverOutcomeOfSameInstant(t *testing.T) {
 		}
 	}
 }
+
+// A step or an error handler that cancels its own root: the flow runs
+// nothing after that callback but its cancel handlers.
+func TestCancelOwnRootFromInside(t *testing.T) {
+	for _, where := range []string{"step", "step then error", "error handler"} {
+		t.Run(where, func(t *testing.T) {
+			var log []string
+			r := reactor.NewManual()
+			root := engine.New(r)
+			root.Add(func(as *engine.Steps) {
+				as.SetCancel(func(*engine.Steps) { log = append(log, "cancel") })
+				as.Add(func(as *engine.Steps) {
+					switch where {
+					case "step":
+						root.Cancel()
+					case "step then error":
+						root.Cancel()
+						as.Error("Boom")
+					default:
+						as.Error("Boom")
+					}
+				}, func(as *engine.Steps, code string) {
+					log = append(log, "error:"+code)
+					if where == "error handler" {
+						root.Cancel()
+					}
+					as.Success()
+				})
+				as.Add(func(as *engine.Steps) { log = append(log, "next") })
+			}, func(as *engine.Steps, code string) {
+				log = append(log, "outer error:"+code)
+				as.Success()
+			})
+			root.Add(func(as *engine.Steps) { log = append(log, "last") })
+			p := root.Promise()
+			r.RunUntilIdle()
+			want := "cancel"
+			if where == "error handler" {
+				want = "error:Boom,cancel"
+			}
+			if got := strings.Join(log, ","); got != want {
+				t.Fatalf("ran %q, want %q", got, want)
+			}
+			if _, err := p.Wait(); err == nil || err.(*engine.Error).Code != engine.Canceled {
+				t.Fatalf("ended with %v, want Canceled", err)
+			}
+			if s := engine.StatsOf(r); s.FramesLive != 0 {
+				t.Fatalf("frames left: %+v", s)
+			}
+		})
+	}
+}

@@ -575,6 +575,9 @@ func (e *engine) exec(f *Steps) {
 
 // afterCallback applies FTN12 2.1's rules to a callback that returned.
 func (e *engine) afterCallback(f *Steps) {
+	if e.yieldCanceled(f) {
+		return
+	}
 	fl := f.fl
 	switch {
 	case f.flags&fSucceeded != 0:

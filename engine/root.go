@@ -590,10 +590,10 @@ func (rt *root) endRunWith(code string) {
 // moment it is called, no outcome already on its way to the flow is
 // applied: a timeout that fell due, an External's result, a Sync object's
 // hand-over, queued in the same loop turn or earlier, is dropped, and the
-// flow runs nothing but its cancel handlers. (A step of the flow itself
-// that cancels its own root finishes its callback; the flow's steps that
-// follow it synchronously may still run until the flow next waits.)
-// Canceling a root that is not executing does nothing.
+// flow runs nothing but its cancel handlers. A step (or error handler) of
+// the flow itself that cancels its own root finishes its callback, and
+// the flow stops there. Canceling a root that is not executing does
+// nothing.
 func (as *Steps) Cancel() {
 	if as == nil || as.kind != kRoot {
 		if as.isForeign() {
@@ -608,8 +608,30 @@ func (as *Steps) Cancel() {
 		return // a stale root: the misuse does nothing
 	}
 	if g, ok := rt.askCancel(); ok {
-		rt.e.r.Post(cancelRoot, unsafe.Pointer(rt), g)
+		e := rt.e
+		if e.r.IsSameThread() {
+			if c := e.cur; c != nil && c.fl != nil && c.fl.root == rt {
+				// A step (or error handler) of the flow cancels its own
+				// root: the flow stops when the callback returns.
+				c.flags |= fYield
+			}
+		}
+		e.r.Post(cancelRoot, unsafe.Pointer(rt), g)
 	}
+}
+
+// yieldCanceled stops f's flow after a callback of f that canceled the
+// flow's own root (fYield): it runs nothing more, and the posted
+// cancelRoot cancels it from f. Reports whether it did.
+func (e *engine) yieldCanceled(f *Steps) bool {
+	if f.flags&fYield == 0 {
+		return false
+	}
+	f.flags &^= fYield
+	fl := f.fl
+	fl.cur = f
+	fl.action = actNone
+	return true
 }
 
 // Ref is a generation-checked reference to a root, for a goroutine that

@@ -102,6 +102,7 @@ const (
 	fForward                // ForwardArgs: the first sub-step gets this step's own values
 	fFinally                // oncancel was set by SetFinally: it also runs on success
 	fLocked                 // an AddLocked step that entered its Lock (x): endStep calls its Leave
+	fYield                  // its callback or error handler canceled its own root: the flow stops after it (yieldCanceled)
 )
 
 // current reports whether as is the step whose callback is running; if not,
