@@ -75,7 +75,7 @@ func TestQueueLimitDocsPointToThePackageDoc(t *testing.T) {
 		}
 	}
 	for _, name := range []string{"NewMutex", "NewThrottle", "NewLimiter", "LimiterOptions", "Unlimited", "NoQueue"} {
-		if !strings.Contains(strings.ToLower(strings.Join(strings.Fields(docs[name]), " ")), queueRef) {
+		if !strings.Contains(strings.ToLower(strings.Join(strings.Fields(docs[name]), " ")), strings.ToLower(queueRef)) {
 			t.Errorf("%s's doc does not point to the package doc's queue lengths:\n%s", name, docs[name])
 		}
 	}
