@@ -121,7 +121,7 @@ func TestCancelWinsOverOutcomeOfSameInstant(t *testing.T) {
 // A step or an error handler that cancels its own root: the flow runs
 // nothing after that callback but its cancel handlers.
 func TestCancelOwnRootFromInside(t *testing.T) {
-	for _, where := range []string{"step", "step then error", "error handler"} {
+	for _, where := range []string{"step", "step then error", "error handler", "loop body then break"} {
 		t.Run(where, func(t *testing.T) {
 			var log []string
 			r := reactor.NewManual()
@@ -135,6 +135,12 @@ func TestCancelOwnRootFromInside(t *testing.T) {
 					case "step then error":
 						root.Cancel()
 						as.Error("Boom")
+					case "loop body then break":
+						as.Repeat(3, func(as *engine.Steps, i int) {
+							log = append(log, "body")
+							root.Cancel()
+							as.Break()
+						})
 					default:
 						as.Error("Boom")
 					}
@@ -154,8 +160,11 @@ func TestCancelOwnRootFromInside(t *testing.T) {
 			p := root.Promise()
 			r.RunUntilIdle()
 			want := "cancel"
-			if where == "error handler" {
+			switch where {
+			case "error handler":
 				want = "error:Boom,cancel"
+			case "loop body then break":
+				want = "body,cancel"
 			}
 			if got := strings.Join(log, ","); got != want {
 				t.Fatalf("ran %q, want %q", got, want)

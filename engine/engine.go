@@ -628,6 +628,9 @@ func (e *engine) afterCallback(f *Steps) {
 func (e *engine) settle(f *Steps) {
 	r := e.raised
 	e.raised = raise{}
+	if e.yieldCanceled(f) {
+		return // the callback had canceled its own root: no Break, Continue or error handler runs
+	}
 	switch r.kind {
 	case raiseError:
 		e.unwind(f, r.code)
