@@ -275,7 +275,8 @@ func (e *engine) runReady() bool {
 		}
 		fl.nextReady = nil
 		fl.queued = false
-		if rt := fl.root; rt.run.Load()&runCancel != 0 {
+		rt := fl.root
+		if rt.run.Load()&runCancel != 0 {
 			// Canceled since this flow was queued: whatever it was
 			// queued for (a timeout, an External's result, a Sync
 			// hand-over) is dropped. The posted cancelRoot finds the
@@ -283,7 +284,7 @@ func (e *engine) runReady() bool {
 			e.cancelRun(rt)
 			continue
 		}
-		if n := fl.root.name(); n != e.label {
+		if n := rt.name(); n != e.label {
 			e.setLabel(n) // a switch between differently named flows
 		}
 		e.drive(fl)
