@@ -678,7 +678,11 @@ func (x Ref) Cancel() bool {
 	// Mark that very run only (v's): a CAS from v, so a run of the next
 	// owner is never marked.
 	if v&runCancel == 0 && !rt.run.CompareAndSwap(v, v|runCancel) {
-		return false // that run ended meanwhile (or was marked by another Cancel, which posts)
+		// Changed meanwhile: another Cancel marked the same run (it
+		// still runs, marked: post too), or the run ended.
+		if w := rt.run.Load(); w&runActive == 0 || w>>runGenShift != v>>runGenShift {
+			return false
+		}
 	}
 	return rt.e.r.Post(cancelRoot, unsafe.Pointer(rt), v>>runGenShift)
 }
