@@ -98,12 +98,19 @@ FutoInAsyncSteps* asyncsteps_new(AsyncStepsReactor* r);
    let in (resumed through that engine's sched_immediate); unlock, from the
    same flow (rootId), lets the next one in. */
 
+/* max_queue of asyncsteps_mutex_new and asyncsteps_throttle_new: no queue
+   (the spec's max_queue=0: a flow that cannot enter at once fails with
+   DefenseRejected), their own 0 being the spec's null (unlimited). The Go
+   API's syncprim.NoQueue. */
+#define ASYNCSTEPS_NO_QUEUE UINT32_MAX
+
 /* Mutex: at most max flows inside at once (max 0 is taken as 1);
-   max_queue 0: unlimited queue. */
+   max_queue 0: unlimited queue; ASYNCSTEPS_NO_QUEUE: no queue; n: at most
+   n waiting. */
 FutoInSync* asyncsteps_mutex_new(uint32_t max, uint32_t max_queue);
 
 /* Throttle: at most max entries per period_ms (0 is taken as 1000) on r's
-   clock; max_queue 0: unlimited queue. */
+   clock; max_queue as asyncsteps_mutex_new's. */
 FutoInSync* asyncsteps_throttle_new(AsyncStepsReactor* r, uint32_t max, uint32_t period_ms, uint32_t max_queue);
 
 /* Limiter, spec 2.5: concurrent flows inside, max_queue waiting for them,

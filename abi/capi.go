@@ -112,7 +112,7 @@ func newCSync(s engine.Sync) *C.FutoInSync {
 
 //export asyncsteps_mutex_new
 func asyncsteps_mutex_new(max, maxQueue C.uint32_t) *C.FutoInSync {
-	return newCSync(syncprim.NewMutex(max1(max), int(maxQueue)))
+	return newCSync(syncprim.NewMutex(max1(max), queueLen(uint32(maxQueue))))
 }
 
 //export asyncsteps_throttle_new
@@ -121,7 +121,21 @@ func asyncsteps_throttle_new(p *C.struct_AsyncStepsReactor, max, periodMs, maxQu
 	if period == 0 {
 		period = time.Second
 	}
-	return newCSync(syncprim.NewThrottle(reactorBox(p).r, max1(max), period, int(maxQueue)))
+	return newCSync(syncprim.NewThrottle(reactorBox(p).r, max1(max), period, queueLen(uint32(maxQueue))))
+}
+
+// cNoQueue is asyncsteps.h's ASYNCSTEPS_NO_QUEUE (UINT32_MAX); the header
+// is not in this file's preamble (its prototypes would clash with cgo's
+// exports), hence the copy.
+const cNoQueue = ^uint32(0)
+
+// queueLen is the Go queue length of a C max_queue: ASYNCSTEPS_NO_QUEUE
+// is syncprim.NoQueue, 0 unlimited (the spec's null), as in Go.
+func queueLen(v uint32) int {
+	if v == cNoQueue {
+		return syncprim.NoQueue
+	}
+	return int(v)
 }
 
 //export asyncsteps_limiter_new

@@ -36,11 +36,25 @@ func AddWith[T any](as *Steps, f func(as *Steps, v *T), v *T, onerror ...ErrorFu
 }
 
 // addWithForeign is AddWith on a foreign accessor: a closure, built apart
-// so that AddWith's own parameters stay on its caller's stack.
+// so that AddWith's own parameters stay on its caller's stack. The bound
+// value lives in a box that the step's accessor, its error handler's and
+// the cancel handlers it sets (SetCancel) share, so Bound and Rebind work
+// there as on a native step.
 //
 //go:noinline
 func addWithForeign[T any](as *Steps, f func(as *Steps, v *T), v *T, onerror ErrorFunc) {
-	as.foreign().Add(func(as *Steps) { f(as, v) }, onerror)
+	box := &foreignBox{v: unsafe.Pointer(v)}
+	var eh ErrorFunc
+	if onerror != nil {
+		eh = func(as *Steps, code string) {
+			(*foreignSteps)(as.x).box = box
+			onerror(as, code)
+		}
+	}
+	as.foreign().Add(func(as *Steps) {
+		(*foreignSteps)(as.x).box = box
+		f(as, v)
+	}, eh)
 }
 
 // callBound is the ExecFunc of every AddWith step. It calls the stored
@@ -58,6 +72,9 @@ func callBound(as *Steps) {
 // static cancel or error handler uses it to find its context.
 func Bound[T any](as *Steps) *T {
 	if as == nil || as.xfn == nil {
+		if as != nil && as.kind == kForeign {
+			return (*T)(as.foreignBound())
+		}
 		return nil
 	}
 	return (*T)(as.x)
@@ -81,5 +98,11 @@ func Local[T any](as *Steps) *T {
 func Rebind[T any](as *Steps, v *T) {
 	if as.current("Rebind") && as.xfn != nil {
 		as.x = unsafe.Pointer(v)
+	} else if as.isForeign() {
+		if b := (*foreignSteps)(as.x).box; b != nil {
+			b.v = unsafe.Pointer(v)
+		} else {
+			foreignMisuse(as, "Rebind outside an AddWith step")
+		}
 	}
 }

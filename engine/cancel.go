@@ -9,6 +9,14 @@ func (as *Steps) SetCancel(f CancelFunc) {
 		as.flags &^= fFinally
 		as.arm()
 	} else if as.isForeign() {
+		if b := (*foreignSteps)(as.x).box; b != nil && f != nil {
+			// An AddWith step's: its handler sees the bound value too.
+			h := f
+			f = func(as *Steps) {
+				(*foreignSteps)(as.x).box = b
+				h(as)
+			}
+		}
 		as.foreign().SetCancel(f)
 	}
 }
@@ -22,10 +30,15 @@ func (as *Steps) SetCancel(f CancelFunc) {
 // step's sub-steps is released by it, without a step of its own after
 // them, and the step's error handler runs inside the lock (spec 2.1:
 // sync runs its callbacks in the critical section).
+//
+// A foreign accessor (NewForeign) has no finally handler in the spec's
+// interface: SetFinally there is a misuse (InternalError).
 func (as *Steps) SetFinally(f CancelFunc) {
 	if as.execOnly("SetFinally") {
 		as.oncancel = f
 		as.flags |= fFinally
+	} else if as.isForeign() {
+		foreignMisuse(as, "SetFinally")
 	}
 }
 

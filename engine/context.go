@@ -86,7 +86,7 @@ func (x *rootExt) unwatchContext() {
 // contextDone runs on the loop when the context of run g is done.
 func contextDone(arg unsafe.Pointer, g uint64) {
 	rt := (*root)(arg)
-	if v := rt.run.Load(); v&1 == 0 || v>>1 != g || !rt.started {
+	if v := rt.run.Load(); v&runActive == 0 || v>>runGenShift != g || !rt.started {
 		return // that run is over
 	}
 	rt.e.endByContext(rt)

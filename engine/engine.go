@@ -275,7 +275,16 @@ func (e *engine) runReady() bool {
 		}
 		fl.nextReady = nil
 		fl.queued = false
-		if n := fl.root.name(); n != e.label {
+		rt := fl.root
+		if rt.run.Load()&runCancel != 0 {
+			// Canceled since this flow was queued: whatever it was
+			// queued for (a timeout, an External's result, a Sync
+			// hand-over) is dropped. The posted cancelRoot finds the
+			// run over.
+			e.cancelRun(rt)
+			continue
+		}
+		if n := rt.name(); n != e.label {
 			e.setLabel(n) // a switch between differently named flows
 		}
 		e.drive(fl)
@@ -567,6 +576,9 @@ func (e *engine) exec(f *Steps) {
 
 // afterCallback applies FTN12 2.1's rules to a callback that returned.
 func (e *engine) afterCallback(f *Steps) {
+	if e.yieldCanceled(f) {
+		return
+	}
 	fl := f.fl
 	switch {
 	case f.flags&fSucceeded != 0:
@@ -617,6 +629,9 @@ func (e *engine) afterCallback(f *Steps) {
 func (e *engine) settle(f *Steps) {
 	r := e.raised
 	e.raised = raise{}
+	if e.yieldCanceled(f) {
+		return // the callback had canceled its own root: no Break, Continue or error handler runs
+	}
 	switch r.kind {
 	case raiseError:
 		e.unwind(f, r.code)

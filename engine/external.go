@@ -165,9 +165,9 @@ func (e *engine) apply(f *Steps, args []Value, code, info string, err error) {
 			e.ready(fl, actFail)
 			return
 		}
-		if f.flags&fFinally == 0 {
-			f.oncancel = nil // a cancel handler: the step succeeded
-		}
+		// The cancel handler stays until the flow advances past the step
+		// (releaseFrame drops it there): a Cancel asked before the flow
+		// runs again wins over this result and runs it (runReady).
 		if args != nil {
 			fl.setArgs(args)
 		}

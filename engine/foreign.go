@@ -46,6 +46,22 @@ type Foreign interface {
 // foreignSteps is what a foreign accessor's x points to.
 type foreignSteps struct {
 	impl Foreign
+	// box: the value AddWith bound to the step this accessor was made
+	// for (Bound, Rebind), shared with the step's handlers; nil for any
+	// other step. Set by AddWith's foreign callback, each callback being
+	// given an accessor of its own by the bridge.
+	box *foreignBox
+}
+
+// foreignBox holds a foreign AddWith step's bound value.
+type foreignBox struct{ v unsafe.Pointer }
+
+// foreignBound is Bound on a foreign accessor.
+func (as *Steps) foreignBound() unsafe.Pointer {
+	if b := (*foreignSteps)(as.x).box; b != nil {
+		return b.v
+	}
+	return nil
 }
 
 // foreignEngine is the engine of every foreign accessor: its reactor's
@@ -54,9 +70,11 @@ type foreignSteps struct {
 var foreignEngine = &engine{r: reactor.NewManual()}
 
 // NewForeign returns a *Steps that forwards every call to impl. Go code
-// uses it as any accessor; calls that exist only in Go (AddWith, Bound,
-// Hold, ...) work on it where they can be expressed with impl's calls and
-// do nothing otherwise.
+// uses it as any accessor; calls that exist only in Go work on it where
+// they can be expressed with impl's calls (AddWith, Bound and Rebind in an
+// AddWith step and its handlers, AddLocked over a Sync through impl.Sync,
+// Stack, Local, External) and fail the flow with InternalError otherwise
+// (SetFinally, Hold, Unhold, ForwardArgs); Holds reports false.
 func NewForeign(impl Foreign) *Steps {
 	if impl == nil {
 		panic("engine.NewForeign: nil Foreign")
@@ -96,6 +114,14 @@ func (foreignUnwind) Error() string {
 //go:noinline
 func forwardSuccess(impl Foreign, args []Value) {
 	impl.Success(append([]Value(nil), args...))
+}
+
+// foreignMisuse fails the foreign step with InternalError for a kit call
+// (op) that a flow another engine drives cannot carry out, and leaves the
+// callback as Error does.
+func foreignMisuse(as *Steps, op string) {
+	as.foreign().Error(InternalError, op+": not available on a foreign accessor (a flow another engine drives): only the spec's calls, AddWith, Bound, AddLocked over a Sync, Stack, Local and External are")
+	panic(ForeignUnwind)
 }
 
 // isForeign is the check the native slow paths make.

@@ -18,16 +18,23 @@ func (as *Steps) Holds(key any) bool {
 
 // Hold records that as's flow holds key; Unhold forgets it. Parallel
 // branches are flows of their own and inherit nothing. Loop only, including
-// cancel handlers.
+// cancel handlers. On a foreign accessor (a flow another engine drives)
+// they are a misuse: such a flow has no record here, and Holds reports
+// false for it.
 func (as *Steps) Hold(key any) {
 	if as != nil && as.fl != nil {
 		as.fl.held = append(as.fl.held, key)
+	} else if as.isForeign() {
+		foreignMisuse(as, "Hold")
 	}
 }
 
 // Unhold forgets the most recent Hold of key by as's flow.
 func (as *Steps) Unhold(key any) {
 	if as == nil || as.fl == nil {
+		if as.isForeign() {
+			foreignMisuse(as, "Unhold")
+		}
 		return
 	}
 	h := as.fl.held

@@ -3,10 +3,13 @@ package engine
 // ForwardArgs makes the running step's first sub-step receive the values
 // this step received, instead of none: a wrapper step (a critical section,
 // a retry) can then stand between two steps without changing what flows
-// from one to the other.
+// from one to the other. On a foreign accessor it is a misuse: the spec's
+// interface cannot say it.
 func (as *Steps) ForwardArgs() {
 	if as.current("ForwardArgs") {
 		as.flags |= fForward
+	} else if as.isForeign() {
+		foreignMisuse(as, "ForwardArgs")
 	}
 }
 

@@ -21,10 +21,15 @@ type root struct {
 	// carry a nil fl, set when they are dequeued to run. (The root is
 	// kept small for the same reason: 288 bytes, one size class.)
 
-	// run is execGen<<1 | running: running between Execute and the end of
-	// the flow; execGen bumped by each Execute, so a Cancel or a start
-	// aimed at an earlier run is ignored. One word: one locked instruction
-	// to start a run, one to end it.
+	// run is execGen<<runGenShift | runCancel | runActive: runActive
+	// between Execute and the end of the flow; runCancel from the moment a
+	// Cancel of this run is asked until the run ends, so that the loop
+	// applies no outcome already queued for the flow (a timeout, an
+	// External's result, a Sync hand-over) once the cancel is asked, even
+	// before the posted cancelRoot arrives (runReady); execGen bumped by
+	// each Execute, so a Cancel or a start aimed at an earlier run is
+	// ignored. One word: one locked instruction to start a run, one to end
+	// it, one load for runReady to check.
 	run atomic.Uint64
 
 	// keepFlow: the root came from the pool (its holders Release roots),
@@ -34,10 +39,10 @@ type root struct {
 	// give their flow back. Written by New before the root is handed out.
 	keepFlow bool
 
-	// Loop-owned: started is set when the flow really starts; a Cancel
-	// that overtakes a start posted from another goroutine is kept in
-	// cancelPending and honoured by that start.
-	started, cancelPending bool
+	// Loop-owned: started is set when the flow really starts. A Cancel
+	// that overtakes a start posted from another goroutine is honoured by
+	// that start (runCancel).
+	started bool
 	// released is true from Release until New hands the root out again;
 	// atomic because a stale holder may ask (Valid, Cancel) from another
 	// goroutine while New runs.
@@ -108,9 +113,30 @@ func (rt *root) name() *Name {
 
 func rootOf(f *Steps) *root { return (*root)(unsafe.Pointer(f)) }
 
-func (rt *root) running() bool   { return rt.run.Load()&1 != 0 }
-func (rt *root) execGen() uint64 { return rt.run.Load() >> 1 }
-func (rt *root) endRun()         { rt.run.Store(rt.run.Load() &^ 1) }
+// The bits of root.run.
+const (
+	runActive   = 1 // the flow runs: from Execute to its end
+	runCancel   = 2 // a Cancel of this run was asked: no outcome is applied any more
+	runGenShift = 2 // execGen's place
+)
+
+func (rt *root) running() bool   { return rt.run.Load()&runActive != 0 }
+func (rt *root) execGen() uint64 { return rt.run.Load() >> runGenShift }
+func (rt *root) endRun()         { rt.run.Store(rt.run.Load() &^ (runActive | runCancel)) }
+
+// askCancel marks rt's run as canceled and reports the run's execGen, or
+// false when rt does not run. Any goroutine; the caller posts cancelRoot.
+func (rt *root) askCancel() (uint64, bool) {
+	for {
+		v := rt.run.Load()
+		if v&runActive == 0 {
+			return 0, false
+		}
+		if v&runCancel != 0 || rt.run.CompareAndSwap(v, v|runCancel) {
+			return v >> runGenShift, true
+		}
+	}
+}
 
 // maxRootLocal bounds the loop's lock-free root list: roots released on the
 // loop beyond it go to the shared list, where New off the loop finds them.
@@ -335,11 +361,11 @@ func (as *Steps) Execute() {
 	var g uint64
 	for {
 		v := rt.run.Load()
-		if v&1 != 0 {
+		if v&runActive != 0 {
 			return // already executing: the spec allows one execute per run
 		}
-		g = v>>1 + 1
-		if rt.run.CompareAndSwap(v, g<<1|1) {
+		g = v>>runGenShift + 1
+		if rt.run.CompareAndSwap(v, g<<runGenShift|runActive) {
 			break
 		}
 	}
@@ -405,7 +431,7 @@ func (e *engine) prepareStart(rt *root) bool {
 		e.finishRoot(rt, InternalError)
 		return false
 	}
-	if rt.cancelPending {
+	if rt.run.Load()&runCancel != 0 {
 		e.finishRoot(rt, Canceled) // canceled before it could start: no step runs
 		return false
 	}
@@ -481,7 +507,7 @@ func (e *engine) detachFlow(rt *root) {
 
 // finishRoot ends the root's flow: success when code is "", else failure.
 func (e *engine) finishRoot(rt *root, code string) {
-	rt.started, rt.cancelPending = false, false
+	rt.started = false
 	if fl := rt.Steps.fl; fl != nil {
 		if fl.prevRun != nil {
 			fl.prevRun.nextRun = fl.nextRun
@@ -561,8 +587,14 @@ func (rt *root) endRunWith(code string) {
 
 // Cancel cancels the root's flow (spec 2.2.3): every pending cancel handler
 // runs once, innermost first, and no error handler; a Promise reports
-// Canceled. Safe from any goroutine; it takes effect on the loop. Canceling
-// a root that is not executing does nothing.
+// Canceled. Safe from any goroutine; it takes effect on the loop. From the
+// moment it is called, no outcome already on its way to the flow is
+// applied: a timeout that fell due, an External's result, a Sync object's
+// hand-over, queued in the same loop turn or earlier, is dropped, and the
+// flow runs nothing but its cancel handlers. A step (or error handler) of
+// the flow itself that cancels its own root finishes its callback, and
+// the flow stops there. Canceling a root that is not executing does
+// nothing.
 func (as *Steps) Cancel() {
 	checkReleased(as, "Cancel")
 	if as == nil || as.kind != kRoot {
@@ -577,11 +609,31 @@ func (as *Steps) Cancel() {
 	if rt.released.Load() {
 		return // a stale root: the misuse does nothing
 	}
-	v := rt.run.Load()
-	if v&1 == 0 {
-		return
+	if g, ok := rt.askCancel(); ok {
+		e := rt.e
+		if e.r.IsSameThread() {
+			if c := e.cur; c != nil && c.fl != nil && c.fl.root == rt {
+				// A step (or error handler) of the flow cancels its own
+				// root: the flow stops when the callback returns.
+				c.flags |= fYield
+			}
+		}
+		e.r.Post(cancelRoot, unsafe.Pointer(rt), g)
 	}
-	rt.e.r.Post(cancelRoot, unsafe.Pointer(rt), v>>1)
+}
+
+// yieldCanceled stops f's flow after a callback of f that canceled the
+// flow's own root (fYield): it runs nothing more, and the posted
+// cancelRoot cancels it from f. Reports whether it did.
+func (e *engine) yieldCanceled(f *Steps) bool {
+	if f.flags&fYield == 0 {
+		return false
+	}
+	f.flags &^= fYield
+	fl := f.fl
+	fl.cur = f
+	fl.action = actNone
+	return true
 }
 
 // Ref is a generation-checked reference to a root, for a goroutine that
@@ -623,22 +675,35 @@ func (x Ref) Cancel() bool {
 	// Read the lease again: if it is unchanged, v belongs to a run of this
 	// lease, and cancelRoot ignores it unless that very run is still going
 	// (a later run, after a Release and a New, has a larger execGen).
-	if v&1 == 0 || rt.lease.Load() != x.lease {
+	if v&runActive == 0 || rt.lease.Load() != x.lease {
 		return false
 	}
-	return rt.e.r.Post(cancelRoot, unsafe.Pointer(rt), v>>1)
+	// Mark that very run only (v's): a CAS from v, so a run of the next
+	// owner is never marked.
+	if v&runCancel == 0 && !rt.run.CompareAndSwap(v, v|runCancel) {
+		// Changed meanwhile: another Cancel marked the same run (it
+		// still runs, marked: post too), or the run ended.
+		if w := rt.run.Load(); w&runActive == 0 || w>>runGenShift != v>>runGenShift {
+			return false
+		}
+	}
+	return rt.e.r.Post(cancelRoot, unsafe.Pointer(rt), v>>runGenShift)
 }
 
 func cancelRoot(arg unsafe.Pointer, g uint64) {
 	rt := (*root)(arg)
-	if v := rt.run.Load(); v&1 == 0 || v>>1 != g {
-		return
+	if v := rt.run.Load(); v&runActive == 0 || v>>runGenShift != g {
+		return // that run is over (runReady may have ended it already)
 	}
 	if !rt.started {
-		rt.cancelPending = true // its start task is still on the way
-		return
+		return // its start task is still on the way: it sees runCancel
 	}
-	e := rt.e
+	rt.e.cancelRun(rt)
+}
+
+// cancelRun ends rt's started run as canceled: its cancel handlers run,
+// innermost first, and nothing else. Loop only, outside any callback.
+func (e *engine) cancelRun(rt *root) {
 	e.cancelBelow(&rt.Steps)
 	e.finishRoot(rt, Canceled)
 }

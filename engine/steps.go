@@ -102,6 +102,7 @@ const (
 	fForward                // ForwardArgs: the first sub-step gets this step's own values
 	fFinally                // oncancel was set by SetFinally: it also runs on success
 	fLocked                 // an AddLocked step that entered its Lock (x): endStep calls its Leave
+	fYield                  // its callback or error handler canceled its own root: the flow stops after it (yieldCanceled)
 )
 
 // current reports whether as is the step whose callback is running; if not,
@@ -224,7 +225,7 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 	// before this read (an Add on an executing root is a misuse, made from
 	// any goroutine).
 	rt := rootOf(as)
-	if rt.run.Load()&1 != 0 || rt.released.Load() {
+	if rt.run.Load()&runActive != 0 || rt.released.Load() {
 		return as.addSlow(f, onerror)
 	}
 	c := rt.popSpare()

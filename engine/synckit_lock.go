@@ -74,6 +74,13 @@ func (l *Lock[T]) Init(obj *T, enter func(as *Steps, obj *T) bool, leave func(as
 // runs inside it, and onerror, if not nil, handles errors raised in f or
 // its sub-steps, inside the section too. It is what a Sync object's Sync
 // method calls; it returns as. l must have been set up with Init.
+//
+// On a foreign accessor (a flow another engine drives, NewForeign) the
+// section is that engine's: when l's object is a Sync, it goes through
+// the accessor's own Sync (spec 2.7.3: the other engine's addSync, which
+// takes the object through its lock and unlock), as as.Sync(obj, ...)
+// does; the Lock's Enter, Leave and Slow, which need our engine's kit
+// (SetFinally, Hold, Bound), are not used there.
 func AddLocked[T any](as *Steps, l *Lock[T], f ExecFunc, onerror ErrorFunc) *Steps {
 	if as != nil && as.kind == kForeign {
 		if l != nil && l.obj != nil && f != nil {
@@ -106,12 +113,17 @@ func addLocked(as *Steps, l *lockOps, f ExecFunc, onerror ErrorFunc) *Steps {
 	return as
 }
 
-// addLockedForeign is AddLocked on a foreign accessor: the slow path as a
-// closure (the other implementation runs our step as a plain callback).
+// addLockedForeign is AddLocked on a foreign accessor: the other engine's
+// Sync over l's object. A Lock whose object is not a Sync has no section
+// the other engine can take: a misuse.
 //
 //go:noinline
 func addLockedForeign[T any](as *Steps, l *Lock[T], f ExecFunc, onerror ErrorFunc) {
-	as.foreign().Add(func(as *Steps) { l.slow(as, l.obj, f) }, onerror)
+	if obj, ok := l.key.(Sync); ok {
+		as.foreign().Sync(obj, f, onerror)
+		return
+	}
+	misuse(as, "AddLocked: on a foreign accessor the Lock's object must be an engine.Sync (the other engine's addSync takes it)")
 }
 
 // callLocked is the ExecFunc of every AddLocked step, with the section's f

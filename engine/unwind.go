@@ -71,6 +71,9 @@ func (f *Steps) pc() uintptr {
 // runs, then its error handler, then those of the steps below, until one
 // recovers or the flow ends.
 func (e *engine) unwind(f *Steps, code string) {
+	if e.yieldCanceled(f) {
+		return // the callback that raised had canceled its own root
+	}
 	fl := f.fl
 	for {
 		fl.cur = f
@@ -131,6 +134,10 @@ func (e *engine) callHandler(f *Steps, h ErrorFunc, code string) (next string, r
 		e.recordPanic(f, v)
 	}
 	f.flags &^= fHandler
+	if e.yieldCanceled(f) {
+		e.raised = raise{}
+		return "", true // the handler canceled its own root: nothing more runs
+	}
 	r := e.raised
 	e.raised = raise{}
 	switch r.kind {

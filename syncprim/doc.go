@@ -23,6 +23,23 @@
 // set with SetCancel or SetFinally. What the flow observes is the same as above,
 // one step shorter: no per-call state and no extra step.
 //
+// # Queue lengths
+//
+// Each object takes the longest queue of flows that may wait to enter;
+// past it a newcomer fails with DefenseRejected (Stats.Rejected counts
+// it). The spec gives Mutex and Throttle max_queue=null (unlimited) by
+// default and the Limiter's queues 0 (nobody waits), and the Go API keeps
+// those defaults in its zero values:
+//
+//   - NewMutex and NewThrottle: 0 means unlimited (the spec's null).
+//   - LimiterOptions.MaxQueue and Burst: 0 means no queue (the spec's
+//     default).
+//   - Everywhere: Unlimited (or any negative but NoQueue) means no limit,
+//     NoQueue means no queue (the spec's max_queue=0, which NewMutex and
+//     NewThrottle cannot take as 0), and n > 0 means at most n waiting.
+//
+// The C entry points say the same with ASYNCSTEPS_NO_QUEUE (abi).
+//
 // # Threads and reactors
 //
 // Objects may be shared by flows on any number of reactors. The uncontended

@@ -1,6 +1,7 @@
 package syncprim
 
 import (
+	"math"
 	"sync"
 	"sync/atomic"
 
@@ -8,9 +9,38 @@ import (
 )
 
 // Unlimited is accepted wherever a queue length is: no limit.
-//
-// Queue lengths: for NewMutex and NewThrottle 0 means unlimited (the spec's null); for LimiterOptions.MaxQueue and Burst 0 means no queue (the spec's default); Unlimited (or any negative) means no limit everywhere.
+// See the package doc, "Queue lengths".
 const Unlimited = -1
+
+// NoQueue is accepted wherever a queue length is: nobody may wait; a flow
+// that cannot enter at once fails with DefenseRejected. It is how NewMutex
+// and NewThrottle say the spec's max_queue=0, their own 0 being the spec's
+// null (unlimited). See the package doc, "Queue lengths".
+const NoQueue = math.MinInt
+
+// queueLimit is the gate's maxQueue for a NewMutex or NewThrottle
+// maxQueue: 0 and negatives are unlimited (the spec's null), NoQueue none.
+func queueLimit(maxQueue int) int {
+	switch {
+	case maxQueue == NoQueue:
+		return 0
+	case maxQueue <= 0:
+		return Unlimited
+	}
+	return maxQueue
+}
+
+// limiterQueue is the gate's maxQueue for a LimiterOptions queue length:
+// 0 and NoQueue are none (the spec's default), other negatives unlimited.
+func limiterQueue(n int) int {
+	switch {
+	case n == NoQueue:
+		return 0
+	case n < 0:
+		return Unlimited
+	}
+	return n
+}
 
 // Waiter states, guarded by the owning object's mutex.
 const (

@@ -11,7 +11,7 @@ import (
 // spec's defaults: Concurrent 1, Rate 1, Period 1s, MaxQueue 0 and Burst 0
 // (no waiting: a flow that cannot enter at once is rejected).
 //
-// Queue lengths: for NewMutex and NewThrottle 0 means unlimited (the spec's null); for LimiterOptions.MaxQueue and Burst 0 means no queue (the spec's default); Unlimited (or any negative) means no limit everywhere.
+// Queue lengths (MaxQueue, Burst): see the package doc, "Queue lengths".
 type LimiterOptions struct {
 	Concurrent int           // flows inside at once
 	MaxQueue   int           // flows waiting for a concurrency slot
@@ -33,7 +33,7 @@ type Limiter struct {
 
 // NewLimiter returns a Limiter whose rate timer runs on r.
 //
-// Queue lengths: for NewMutex and NewThrottle 0 means unlimited (the spec's null); for LimiterOptions.MaxQueue and Burst 0 means no queue (the spec's default); Unlimited (or any negative) means no limit everywhere.
+// Queue lengths (MaxQueue, Burst): see the package doc, "Queue lengths".
 func NewLimiter(r *reactor.Reactor, o LimiterOptions) *Limiter {
 	if o.Concurrent <= 0 {
 		o.Concurrent = 1
@@ -42,8 +42,8 @@ func NewLimiter(r *reactor.Reactor, o LimiterOptions) *Limiter {
 		o.Rate = 1
 	}
 	l := &Limiter{
-		m: newMutex(o.Concurrent, o.MaxQueue),
-		t: newThrottle(r, o.Rate, o.Period, o.Burst),
+		m: newMutex(o.Concurrent, limiterQueue(o.MaxQueue)),
+		t: newThrottle(r, o.Rate, o.Period, limiterQueue(o.Burst)),
 	}
 	l.lock.Init(l, limiterTry, limiterLeave, limiterSlow)
 	return l

@@ -1,26 +1,37 @@
 package syncprim
 
-import "github.com/asyncsteps/asyncsteps/engine"
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+)
 
 // Mutex lets at most max flows into its critical section at once, which may
 // span many steps (spec 2.3). The others wait in a strict FIFO queue of at
 // most maxQueue flows; past that a newcomer fails with DefenseRejected.
+//
+// The zero Mutex is ready to use, like sync.Mutex's: one flow at a time,
+// an unlimited queue (NewMutex(1, 0), the spec's Mutex()). A Mutex must not
+// be copied after first use.
 type Mutex struct {
 	gate // count = holders
 	// lock is the uncontended path: a section that finds a free slot and
 	// nobody queued is one step, with no per-call state (engine.AddLocked).
 	lock engine.Lock[Mutex]
+	// ready: lock is set up (newMutex, or a zero Mutex's first Sync).
+	// Atomic: a zero Mutex may be first used by flows of several reactors
+	// at once.
+	ready atomic.Bool
 }
 
 // NewMutex returns a Mutex for max concurrent flows (at least 1) and a
-// queue of at most maxQueue waiting flows.
+// queue of at most maxQueue waiting flows: 0 (or Unlimited) for no limit,
+// NoQueue for none.
 //
-// Queue lengths: for NewMutex and NewThrottle 0 means unlimited (the spec's null); for LimiterOptions.MaxQueue and Burst 0 means no queue (the spec's default); Unlimited (or any negative) means no limit everywhere.
+// Queue lengths (maxQueue): see the package doc, "Queue lengths".
 func NewMutex(max, maxQueue int) *Mutex {
-	if maxQueue <= 0 {
-		maxQueue = -1
-	}
-	return newMutex(max, maxQueue)
+	return newMutex(max, queueLimit(maxQueue))
 }
 
 func newMutex(max, maxQueue int) *Mutex {
@@ -29,12 +40,36 @@ func newMutex(max, maxQueue int) *Mutex {
 	}
 	m := &Mutex{gate: gate{max: uint32(max), maxQueue: int64(maxQueue)}}
 	m.lock.Init(m, mutexTry, mutexLeave, mutexSlow)
+	m.ready.Store(true)
 	return m
 }
 
 // Sync implements engine.Sync: f runs inside the section; see the package doc.
 func (m *Mutex) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.ErrorFunc) {
+	if !m.ready.Load() {
+		m.setUpZero()
+	}
 	engine.AddLocked(as, &m.lock, f, onerror)
+}
+
+// zeroSetUp serialises the set-up of zero Mutexes: each takes it once, at
+// its first Sync.
+var zeroSetUp sync.Mutex
+
+// setUpZero makes a zero Mutex a NewMutex(1, 0) in place.
+//
+//go:noinline
+func (m *Mutex) setUpZero() {
+	zeroSetUp.Lock()
+	defer zeroSetUp.Unlock()
+	if m.ready.Load() {
+		return
+	}
+	if m.max == 0 {
+		m.max, m.maxQueue = 1, Unlimited
+	}
+	m.lock.Init(m, mutexTry, mutexLeave, mutexSlow)
+	m.ready.Store(true)
 }
 
 // mutexTry is the Lock's Enter: a free slot and nobody queued let the flow

@@ -13,18 +13,41 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// queueLine is the one line every queue-taking constructor's doc carries
-// (issue 12 item 12): 0 means different things in the spec's Mutex and
-// Throttle (null: unlimited) and in its Limiter (default: no queue).
-const queueLine = "Queue lengths: for NewMutex and NewThrottle 0 means unlimited (the spec's null); for LimiterOptions.MaxQueue and Burst 0 means no queue (the spec's default); Unlimited (or any negative) means no limit everywhere."
+// Queue lengths are explained once, in the package doc's "Queue lengths"
+// section (issue 21): 0 means different things in the spec's Mutex and
+// Throttle (null: unlimited) and in its Limiter (default: no queue), and
+// NoQueue says the spec's max_queue=0 everywhere. Every queue-taking name
+// points there, and no copy of the explanation is pasted anywhere else
+// (issue 12 item 12 had five).
+const (
+	queueRef     = `see the package doc, "Queue lengths"`
+	queueSection = "# Queue lengths"
+	pastedLine   = "for NewMutex and NewThrottle 0 means unlimited (the spec's null); for LimiterOptions.MaxQueue and Burst 0 means no queue"
+)
 
-func TestQueueLimitDocsSayTheSameLine(t *testing.T) {
+func TestQueueLimitDocsPointToThePackageDoc(t *testing.T) {
 	fset := token.NewFileSet()
 	pkgs, err := parser.ParseDir(fset, ".", func(fi fs.FileInfo) bool {
 		return !strings.HasSuffix(fi.Name(), "_test.go")
 	}, parser.ParseComments)
 	if err != nil {
 		t.Fatal(err)
+	}
+	var pkgDoc string
+	for _, f := range pkgs["syncprim"].Files {
+		if f.Doc != nil {
+			pkgDoc += f.Doc.Text()
+		}
+		for _, cg := range f.Comments {
+			if strings.Contains(strings.Join(strings.Fields(cg.Text()), " "), pastedLine) {
+				t.Errorf("%s: a pasted copy of the queue-length explanation:\n%s", fset.Position(cg.Pos()), cg.Text())
+			}
+		}
+	}
+	for _, want := range []string{queueSection, "NoQueue", "Unlimited", "unlimited (the spec's null)", "no queue (the spec's"} {
+		if !strings.Contains(pkgDoc, want) {
+			t.Errorf("the package doc lacks %q", want)
+		}
 	}
 	docs := map[string]string{}
 	for _, f := range pkgs["syncprim"].Files {
@@ -51,9 +74,9 @@ func TestQueueLimitDocsSayTheSameLine(t *testing.T) {
 			}
 		}
 	}
-	for _, name := range []string{"NewMutex", "NewThrottle", "NewLimiter", "LimiterOptions", "Unlimited"} {
-		if !strings.Contains(docs[name], queueLine) {
-			t.Errorf("%s's doc lacks the queue-length line:\n%s", name, docs[name])
+	for _, name := range []string{"NewMutex", "NewThrottle", "NewLimiter", "LimiterOptions", "Unlimited", "NoQueue"} {
+		if !strings.Contains(strings.ToLower(strings.Join(strings.Fields(docs[name]), " ")), strings.ToLower(queueRef)) {
+			t.Errorf("%s's doc does not point to the package doc's queue lengths:\n%s", name, docs[name])
 		}
 	}
 }

@@ -23,14 +23,12 @@ type Throttle struct {
 }
 
 // NewThrottle returns a Throttle of max entries (at least 1) per period
-// (1s if <= 0), with a queue of at most maxQueue flows. Its timer runs on r.
+// (1s if <= 0), with a queue of at most maxQueue flows: 0 (or Unlimited)
+// for no limit, NoQueue for none. Its timer runs on r.
 //
-// Queue lengths: for NewMutex and NewThrottle 0 means unlimited (the spec's null); for LimiterOptions.MaxQueue and Burst 0 means no queue (the spec's default); Unlimited (or any negative) means no limit everywhere.
+// Queue lengths (maxQueue): see the package doc, "Queue lengths".
 func NewThrottle(r *reactor.Reactor, max int, period time.Duration, maxQueue int) *Throttle {
-	if maxQueue <= 0 {
-		maxQueue = -1
-	}
-	return newThrottle(r, max, period, maxQueue)
+	return newThrottle(r, max, period, queueLimit(maxQueue))
 }
 
 func newThrottle(r *reactor.Reactor, max int, period time.Duration, maxQueue int) *Throttle {

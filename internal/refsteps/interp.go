@@ -47,9 +47,6 @@ type res struct {
 	args []int
 	code string
 	fr   *frame
-	// skip: the innermost frame's own cancel handler does not run (its
-	// wait had succeeded when the cancel came).
-	skip bool
 }
 
 type frame struct {
@@ -107,6 +104,12 @@ type sim struct {
 	logs      [][]string
 	ambiguous bool
 	roots     []*flow
+	// canceled[i]: root i's Cancel was asked. From then on, no outcome
+	// queued for its flows is run: drain cancels the root instead (as the
+	// engine's runner does), and the cancel itself runs once the ready
+	// queue is empty (the engine's posted cancelRoot), whichever event of
+	// the same instant came first.
+	canceled  []bool
 	mutexes   []*mutex
 	throttles []*throttle
 }
@@ -157,13 +160,32 @@ func (m *sim) after(root, d int, fire func()) {
 		m.ambiguous = true
 	}
 	m.deadlines[key] = true
+	m.at(at, fire)
+}
+
+// at schedules fire at time at, with no ambiguity check: a root's cancel,
+// which wins over every other event of its instant in any order (spec:
+// a canceled flow runs nothing but its cancel handlers).
+func (m *sim) at(at int, fire func()) {
 	m.seq++
 	m.timers = append(m.timers, &timer{at: at, seq: m.seq, fire: fire})
 }
 
+// next is the index of the timer to fire next (the earliest due by end, the
+// first scheduled among equals), or -1.
+func (m *sim) next(end int) int {
+	i := -1
+	for j, t := range m.timers {
+		if t.at <= end && (i < 0 || t.at < m.timers[i].at || t.at == m.timers[i].at && t.seq < m.timers[i].seq) {
+			i = j
+		}
+	}
+	return i
+}
+
 // Run interprets p and returns each root's log.
 func Run(p *Program) Result {
-	m := &sim{deadlines: map[[2]int]bool{}, logs: make([][]string, len(p.Roots))}
+	m := &sim{deadlines: map[[2]int]bool{}, logs: make([][]string, len(p.Roots)), canceled: make([]bool, len(p.Roots))}
 	for i := range p.Roots {
 		m.deadlines[[2]int{i, p.End}] = true
 	}
@@ -191,7 +213,7 @@ func Run(p *Program) Result {
 		m.ready = append(m.ready, fl)
 		fl.pending = &outcome{kind: oGo}
 		if rs.CancelAt > 0 {
-			m.after(i, rs.CancelAt, func() { fl.cancel() })
+			m.at(rs.CancelAt, func() { m.canceled[i] = true })
 		}
 	}
 	for {
@@ -199,19 +221,18 @@ func Run(p *Program) Result {
 		if m.ambiguous {
 			break
 		}
-		i := -1
-		for j, t := range m.timers {
-			if t.at <= p.End && (i < 0 || t.at < m.timers[i].at || t.at == m.timers[i].at && t.seq < m.timers[i].seq) {
-				i = j
-			}
-		}
+		i := m.next(p.End)
 		if i < 0 {
 			break
 		}
-		t := m.timers[i]
-		m.timers = slices.Delete(m.timers, i, i+1)
-		m.now = t.at
-		t.fire()
+		// Every timer due at this instant fires, in the order they were
+		// set, before any flow runs (one reactor iteration).
+		m.now = m.timers[i].at
+		for ; i >= 0 && m.timers[i].at == m.now; i = m.next(p.End) {
+			t := m.timers[i]
+			m.timers = slices.Delete(m.timers, i, i+1)
+			t.fire()
+		}
 	}
 	// The harness cancels every root from outside the loop: those cancels
 	// all run before the flows they ready.
@@ -230,16 +251,34 @@ func Run(p *Program) Result {
 
 func (m *sim) all() []*flow { return m.roots } // branches end with their roots
 
+// drain runs the ready flows, in FIFO order, until none is left; a flow of
+// a root whose Cancel was asked cancels that root instead of running what
+// it was queued for. Then the roots whose Cancel was asked are canceled
+// (those whose flows were waiting), and what that readies runs.
 func (m *sim) drain() {
-	for len(m.ready) > 0 {
-		fl := m.ready[0]
-		m.ready = m.ready[1:]
-		if fl.ended || fl.pending == nil {
-			continue
+	for {
+		for len(m.ready) > 0 {
+			fl := m.ready[0]
+			m.ready = m.ready[1:]
+			if fl.ended || fl.pending == nil {
+				continue
+			}
+			if m.canceled[fl.root] {
+				m.roots[fl.root].cancel()
+				continue
+			}
+			o := *fl.pending
+			fl.pending = nil
+			fl.resume(o)
 		}
-		o := *fl.pending
-		fl.pending = nil
-		fl.resume(o)
+		for i, c := range m.canceled {
+			if c {
+				m.roots[i].cancel()
+			}
+		}
+		if len(m.ready) == 0 {
+			return
+		}
 	}
 }
 
@@ -393,9 +432,9 @@ func (fl *flow) wait() res {
 	case oTimeout:
 		return res{kind: rTimeout, fr: o.fr}
 	}
-	// Canceled. A wait that had succeeded (delivered, not yet run) has
-	// dropped its cancel handler.
-	return res{kind: rCancel, skip: o.pend != nil && o.pend.kind == oSuccess}
+	// Canceled: its cancel handler runs, even when its External had
+	// succeeded (delivered, not yet run): the cancel wins.
+	return res{kind: rCancel}
 }
 
 // finish decides how step f ends, given how its callback and sub-steps
@@ -427,9 +466,7 @@ func (fl *flow) finish(f *frame, r res) res {
 		f.done()
 		return r
 	default: // rCancel
-		if !r.skip {
-			fl.runCancel(f)
-		}
+		fl.runCancel(f)
 		f.done()
 		return res{kind: rCancel}
 	}
