@@ -45,6 +45,9 @@ func TestParallelAccessorLoopsAreBranches(t *testing.T) {
 		{"ForEach", func(p *engine.Steps, log *logger) {
 			engine.ForEach(p, []string{"x", "y"}, func(as *engine.Steps, i int, v string) { log.add("%s", v) })
 		}, "x y"},
+		{"ForEachMap", func(p *engine.Steps, log *logger) {
+			engine.ForEachMap(p, map[string]int{"k2": 2, "k1": 1}, func(as *engine.Steps, k string, v int) { log.add("%s=%d", k, v) })
+		}, "k1=1 k2=2"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
