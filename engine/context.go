@@ -121,6 +121,9 @@ func (p *Promise) WaitContext(ctx context.Context) (*Args, error) {
 		// would run the flow.
 		return p.Wait()
 	}
+	if p.assist() {
+		return p.Wait()
+	}
 	select {
 	case <-p.done:
 		return p.Wait()

@@ -774,12 +774,50 @@ func (p *Promise) Wait() (*Args, error) {
 		if p.r != nil && p.r.IsLoopGoroutine() {
 			panic("engine: Promise.Wait on the loop's own goroutine (inside a callback, or on the goroutine driving a manual reactor) for a flow that has not ended: it would deadlock, since only this goroutine can run the flow; drive the reactor first, or select on Done, or wait from another goroutine")
 		}
-		<-p.done
+		if !p.assist() {
+			<-p.done
+		}
 	}
 	if p.err != nil {
 		return nil, p.err
 	}
 	return &p.args, nil
+}
+
+// maxAssists bounds the turns a waiter runs for the reactor (assist) before
+// it parks: a flow that waits for a timer or for I/O leaves each turn with
+// nothing to do, and the waiter must then sleep, not spin through turns.
+const maxAssists = 4
+
+// waitSpins bounds how many times a waiter looks at a flow that a running
+// loop is taking care of before it parks (about 10 µs): a short flow ends
+// within a few, and its waiter then returns without the wake-up of its
+// goroutine that parking costs (a futex wake on another thread).
+const waitSpins = 512
+
+// assist runs the flow's reactor on the waiting goroutine while its loop is
+// parked (reactor.Assist): the flow ends there instead of on a loop thread
+// woken for it, and its end reaches this goroutine without waking it
+// either. While the loop is running it looks for the end a short while
+// instead. It reports whether the flow has ended.
+func (p *Promise) assist() bool {
+	if p.r == nil {
+		return false
+	}
+	assists := 0
+	for range waitSpins {
+		if p.r.Assist() {
+			if assists++; assists > maxAssists {
+				return false
+			}
+		}
+		select {
+		case <-p.done:
+			return true
+		default:
+		}
+	}
+	return false
 }
 
 // Executing reports whether the root's flow is running: from Execute until

@@ -57,6 +57,10 @@ type osLoop struct {
 	// fallback only; see ioWatch.fresh).
 	freshPending bool
 
+	// assists counts the turns Assist ran while the loop was parked; the
+	// loop compares it across its wait (unpark). Under the loop word.
+	assists uint64
+
 	// The adaptive spin (Options.Spin 0; spin.go): what the loop learned,
 	// and how many loops of the process may spin at once.
 	adapt   adaptiveSpin
@@ -294,8 +298,22 @@ func (r *Reactor) poll(epfd int) error {
 	gens := make([]uint32, pollEvents)
 	msec := 0 // whatever was posted before Run runs at once
 	t0 := nanotime()
+	me := r.loopG.Load()
 	for {
-		n, err := unix.EpollWait(epfd, events, msec)
+		var n int
+		var err error
+		if msec == 0 {
+			n, err = unix.EpollWait(epfd, events, msec)
+		} else {
+			// Parked: a goroutine waiting for this reactor's work may
+			// run it meanwhile (Assist, assist_linux.go).
+			assists := l.assists
+			r.park()
+			n, err = unix.EpollWait(epfd, events, msec)
+			if r.unpark(me, assists) {
+				n, err = 0, nil // stale: epoll_wait(0) reports what is still ready
+			}
+		}
 		if err != nil && err != unix.EINTR {
 			return os.NewSyscallError("epoll_wait", err)
 		}
