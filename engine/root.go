@@ -767,6 +767,14 @@ func (p *Promise) Done() <-chan struct{} { return p.done }
 // reactor) for a flow that has not ended would deadlock: nothing else runs
 // the flow. Wait panics then, with a message that says so; select on Done
 // instead, or wait from another goroutine.
+//
+// While it waits it helps: if the flow's real reactor is parked (its loop
+// blocked in epoll_wait with nothing to do), Wait runs the reactor's
+// ready work itself, up to four turns, as the loop (reactor.Assist); while
+// the loop runs, it looks for the end for about 10 µs before it sleeps. A
+// short flow then ends without a thread wake-up on either side. Steps that
+// need the loop's own OS thread (thread-local state, its CPU pinning)
+// are waited for with Done, which never runs anything.
 func (p *Promise) Wait() (*Args, error) {
 	select {
 	case <-p.done:
