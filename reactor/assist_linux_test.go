@@ -272,3 +272,78 @@ func processCPU(t *testing.T) time.Duration {
 	}
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
+
+// A loop's callback that posts to a parked reactor runs that reactor's
+// turn itself once the callback has returned (a hand-off): the posted
+// callback runs as b's loop on a's goroutine, b's own loop stays parked,
+// and b is left asleep as producers know it, so a later post from any
+// goroutine still wakes it.
+func TestHandOffBetweenLoops(t *testing.T) {
+	a := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	b := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	waitParked(t, b)
+	for !b.sleeping.Load() {
+		runtime.Gosched()
+	}
+	type seen struct {
+		onB, onA     bool
+		poster, runs uintptr
+	}
+	got := make(chan seen, 1)
+	var poster uintptr
+	a.Post(func(unsafe.Pointer, uint64) {
+		poster = a.loopG.Load()
+		b.Post(func(unsafe.Pointer, uint64) {
+			got <- seen{b.IsSameThread(), a.IsSameThread(), poster, b.loopG.Load()}
+		}, nil, 0)
+	}, nil, 0)
+	s := <-got
+	if !s.onB || s.runs != s.poster {
+		t.Fatalf("the handed-off callback ran on %#x, the poster is %#x (IsSameThread %v)", s.runs, s.poster, s.onB)
+	}
+	if !s.onA {
+		t.Fatal("the poster's goroutine lost a's word during the hand-off")
+	}
+	waitParked(t, b)
+	for !b.sleeping.Load() {
+		runtime.Gosched()
+	}
+	later := make(chan bool, 1)
+	b.Post(func(unsafe.Pointer, uint64) { later <- b.IsSameThread() }, nil, 0)
+	if !<-later {
+		t.Fatal("a post after the hand-off did not run on b's loop")
+	}
+}
+
+// Loops handing work back and forth while the group closes: every post
+// accepted runs once and every loop ends cleanly.
+func TestHandOffRacingClose(t *testing.T) {
+	for round := 0; round < 10; round++ {
+		g, err := NewGroup(3, Options{Spin: NoSpin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		g.Start()
+		rs := g.Reactors()
+		var accepted, done atomic.Int64
+		var bounce func(arg unsafe.Pointer, hop uint64)
+		bounce = func(_ unsafe.Pointer, hop uint64) {
+			done.Add(1)
+			if rs[hop%3].Post(bounce, nil, hop+1) {
+				accepted.Add(1)
+			}
+		}
+		for i := range 3 {
+			if rs[i].Post(bounce, nil, uint64(i+1)) {
+				accepted.Add(1)
+			}
+		}
+		time.Sleep(time.Duration(round%4) * time.Millisecond)
+		if err := g.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if a, d := accepted.Load(), done.Load(); a != d {
+			t.Fatalf("round %d: %d posts accepted, %d ran", round, a, d)
+		}
+	}
+}

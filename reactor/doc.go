@@ -66,6 +66,14 @@
 // callback). The gnet Polling fallback never parks, so it is never
 // assisted.
 //
+// Loops hand off to each other the same way: a loop whose callback posts
+// to a parked reactor (a Mutex handed to a flow waiting there) does not
+// write that reactor's eventfd; once its own callback has returned, it
+// runs the parked reactor's turn itself under that reactor's word, and
+// wakes it only if it is no longer parked by then (handoff_linux.go). The
+// flows of a parked reactor may so run on another reactor's thread, one
+// turn at a time, never inside that loop's own callbacks.
+//
 // # Contract between the loop and the I/O layer (package netio)
 //
 //   - Watch(fd, interest, cb, arg) (WatchTo for a typed arg) registers fd with the loop's gnet

@@ -151,12 +151,21 @@ var one = [8]byte{1}
 // the eventfd under no write; a post to a busy loop costs one load here.
 func (r *Reactor) wakeLoop() {
 	if r.sleeping.Load() && r.sleeping.CompareAndSwap(true, false) {
-		r.pushing.Add(1)
-		if !r.fdsClosing.Load() {
-			r.kick()
+		if r.loopG.Load() == parkedG && owe(r) {
+			return // the posting loop runs r's turn after its callback (handoff_linux.go)
 		}
-		r.pushing.Add(-1)
+		r.kickNow()
 	}
+}
+
+// kickNow writes efd for a producer that took the duty to (it cleared
+// sleeping), unless shutdown is closing the descriptor.
+func (r *Reactor) kickNow() {
+	r.pushing.Add(1)
+	if !r.fdsClosing.Load() {
+		r.kick()
+	}
+	r.pushing.Add(-1)
 }
 
 // kick makes efd readable.
@@ -212,7 +221,7 @@ func (r *Reactor) Run() error {
 	for !r.loopG.CompareAndSwap(0, me) {
 		runtime.Gosched()
 	}
-	loops.Store(me, struct{}{})
+	loops.Store(me, r)
 	defer loops.Delete(me)
 	var err error
 	if epfd := pollerFD(l.poller, l.efd); epfd >= 0 && !forcePolling {
@@ -377,9 +386,16 @@ func (r *Reactor) turn() (more bool, err error) {
 	if r.closed.Load() {
 		return false, errStopped
 	}
+	if len(r.owed) != 0 {
+		r.payOwed() // owed by the I/O callbacks that ran before the turn
+	}
 	var spun time.Duration // spins that found work in this turn
 	for i := 0; i < maxIterPerTurn; i++ {
-		if more = r.iterate(); !more {
+		more = r.iterate()
+		if len(r.owed) != 0 {
+			r.payOwed()
+		}
+		if !more {
 			// Before going to sleep, look again for a while: work posted
 			// in that window (another reactor's reply or hand-over, the
 			// next request of a busy peer) is taken without the
@@ -604,6 +620,9 @@ func (r *Reactor) shutdown() {
 	r.runShutdownHooks()
 	if s := r.ext.Load(); s != nil && s.close != nil {
 		r.safeCall(s.close)
+	}
+	if len(r.owed) != 0 {
+		r.payOwed()
 	}
 	if r.os != nil {
 		// A producer that pushed before the ring closed may still be

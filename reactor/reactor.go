@@ -76,6 +76,10 @@ type Reactor struct {
 
 	local localQueue // loop-owned: Immediate and Post made on the loop (local.go)
 
+	// owed is loop-owned: the parked reactors this loop posted to and must
+	// now run or wake (handoff_linux.go).
+	owed []*Reactor
+
 	hooks shutdownHooks // AtShutdown's, with their own lock
 
 	// spin is how long a real loop that ran out of work keeps looking for
