@@ -809,8 +809,8 @@ const waitSpins = 512
 // either. While the loop is running it looks for the end a short while
 // instead. It reports whether the flow has ended.
 func (p *Promise) assist() bool {
-	if p.r == nil {
-		return false
+	if p.r == nil || p.r.Manual() {
+		return false // a manual reactor's driver is the only one to run it
 	}
 	assists := 0
 	for range waitSpins {

@@ -129,6 +129,10 @@ func (r *Reactor) IsLoopGoroutine() bool {
 	return r.loopG.Load() == me || r.manual && r.driver.Load() == me
 }
 
+// Manual reports whether r was made by NewManual (driven by its caller,
+// no thread of its own).
+func (r *Reactor) Manual() bool { return r.manual }
+
 // Now returns the loop's clock: virtual under NewManual, the wall clock otherwise.
 func (r *Reactor) Now() time.Time { return r.epoch.Add(r.elapsed()) }
 
