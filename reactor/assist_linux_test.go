@@ -3,6 +3,7 @@
 package reactor
 
 import (
+	"os"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -244,9 +245,19 @@ func TestAssistManyGoroutinesOneAtATime(t *testing.T) {
 }
 
 // An idle group stays idle: 16 parked reactors (no spinning, no periodic
-// tick) use almost no CPU. The process's own CPU time over a second, from
-// getrusage: under 1% of one CPU.
+// tick) use almost no CPU. The process's own CPU time (utime+stime, as
+// /proc/self/stat has them, from getrusage) over a second, or over
+// ASYNCSTEPS_IDLE_WINDOW (the figure: ASYNCSTEPS_IDLE_WINDOW=10s):
+// under 1% of one CPU.
 func TestIdleGroupUsesNoCPU(t *testing.T) {
+	window := time.Second
+	if v := os.Getenv("ASYNCSTEPS_IDLE_WINDOW"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d <= 0 {
+			t.Fatalf("ASYNCSTEPS_IDLE_WINDOW=%q: want a positive duration", v)
+		}
+		window = d
+	}
 	g, err := NewGroup(16, Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -256,12 +267,13 @@ func TestIdleGroupUsesNoCPU(t *testing.T) {
 	for _, r := range g.Reactors() {
 		waitParked(t, r)
 	}
-	const window = time.Second
 	cpu0 := processCPU(t)
 	time.Sleep(window)
-	if used := processCPU(t) - cpu0; used > window/100 {
+	used := processCPU(t) - cpu0
+	if used > window/100 {
 		t.Fatalf("an idle group of 16 reactors used %v of CPU in %v", used, window)
 	}
+	t.Logf("an idle group of 16 reactors used %v of CPU in %v", used, window)
 }
 
 // processCPU is the process's user and system time so far.
