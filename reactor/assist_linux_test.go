@@ -359,3 +359,27 @@ func TestHandOffRacingClose(t *testing.T) {
 		}
 	}
 }
+
+// A handed-off turn that gives the poster work (a post back to it, which
+// is local: the poster's goroutine holds its word) must not let the poster
+// sleep on it: the poster looks again after paying (found by the syncprim
+// stress tests: a Mutex handed back stalled).
+func TestHandOffWorkBackToThePosterRuns(t *testing.T) {
+	a := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	b := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	for round := 0; round < 200; round++ {
+		waitParked(t, a)
+		waitParked(t, b)
+		back := make(chan struct{})
+		a.Post(func(unsafe.Pointer, uint64) {
+			b.Post(func(unsafe.Pointer, uint64) {
+				a.Post(func(unsafe.Pointer, uint64) { close(back) }, nil, 0)
+			}, nil, 0)
+		}, nil, 0)
+		select {
+		case <-back:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: the post back to the poster never ran", round)
+		}
+	}
+}

@@ -393,7 +393,12 @@ func (r *Reactor) turn() (more bool, err error) {
 	for i := 0; i < maxIterPerTurn; i++ {
 		more = r.iterate()
 		if len(r.owed) != 0 {
+			// The turns it runs may have given this loop work (a
+			// Mutex handed back, a local post): its iterate's answer is
+			// stale, and the sleep path below would not see local or
+			// engine work while sleeping is still set. Look again.
 			r.payOwed()
+			more = true
 		}
 		if !more {
 			// Before going to sleep, look again for a while: work posted
