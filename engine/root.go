@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -554,7 +555,7 @@ func (rt *root) endRunWith(code string) {
 	rt.e.detachFlow(rt) // before running clears: then the holder may build the root again
 	rt.endRun()
 	if p != nil {
-		close(p.done)
+		p.end()
 	}
 }
 
@@ -730,25 +731,50 @@ func (rt *root) release() {
 
 // Promise is the end of a root's flow, to wait for from any goroutine.
 type Promise struct {
-	r    *reactor.Reactor // the flow's; nil for a Promise that failed at once
+	r     *reactor.Reactor // the flow's; nil for a Promise that failed at once
+	ended atomic.Bool      // set (after args and err) when the flow has ended
+	// mu orders the making of done (Done, a Wait that parks) with its
+	// closing at the end: a Wait that finds the flow ended, as an assisted
+	// or spun-for short flow is, never makes a channel at all.
+	mu   sync.Mutex
 	done chan struct{}
 	args Args
 	err  *Error
 }
 
+// closedChan is the Done of a Promise asked after its flow ended.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// end marks the flow ended (args and err are written): Wait returns,
+// Done's channel is closed. Once per Promise.
+func (p *Promise) end() {
+	p.mu.Lock()
+	p.ended.Store(true)
+	ch := p.done
+	p.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+}
+
 // Promise executes the root and returns a way to wait for the end of its
-// flow (spec 2.2.3). It allocates the Promise and its channel.
+// flow (spec 2.2.3). It allocates the Promise; its Done channel is made
+// only if Done is called or Wait has to sleep.
 func (as *Steps) Promise() *Promise {
-	p := &Promise{done: make(chan struct{})}
+	p := &Promise{}
 	if as == nil || as.kind != kRoot {
 		p.err = &Error{Code: InternalError, Info: "Promise: not a root"}
-		close(p.done)
+		p.ended.Store(true)
 		return p
 	}
 	rt := rootOf(as)
 	if rt.running() || rt.released.Load() {
 		p.err = &Error{Code: InternalError, Info: "Promise: root is executing or released"}
-		close(p.done)
+		p.ended.Store(true)
 		return p
 	}
 	p.r = rt.e.r
@@ -758,7 +784,20 @@ func (as *Steps) Promise() *Promise {
 }
 
 // Done is closed when the flow has ended.
-func (p *Promise) Done() <-chan struct{} { return p.done }
+func (p *Promise) Done() <-chan struct{} {
+	if p.ended.Load() {
+		return closedChan
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ended.Load() {
+		return closedChan
+	}
+	if p.done == nil {
+		p.done = make(chan struct{})
+	}
+	return p.done
+}
 
 // Wait blocks until the flow ends and returns the values of its last
 // success, or an *Error (Code Canceled for a canceled flow); the *Args is
@@ -776,14 +815,12 @@ func (p *Promise) Done() <-chan struct{} { return p.done }
 // need the loop's own OS thread (thread-local state, its CPU pinning)
 // are waited for with Done, which never runs anything.
 func (p *Promise) Wait() (*Args, error) {
-	select {
-	case <-p.done:
-	default:
+	if !p.ended.Load() {
 		if p.r != nil && p.r.IsLoopGoroutine() {
 			panic("engine: Promise.Wait on the loop's own goroutine (inside a callback, or on the goroutine driving a manual reactor) for a flow that has not ended: it would deadlock, since only this goroutine can run the flow; drive the reactor first, or select on Done, or wait from another goroutine")
 		}
 		if !p.assist() {
-			<-p.done
+			<-p.Done()
 		}
 	}
 	if p.err != nil {
@@ -819,10 +856,8 @@ func (p *Promise) assist() bool {
 				return false
 			}
 		}
-		select {
-		case <-p.done:
+		if p.ended.Load() {
 			return true
-		default:
 		}
 	}
 	return false
