@@ -93,7 +93,7 @@ func TestPromiseWaitAssistKeepsTheContract(t *testing.T) {
 	if n := misuseMissed.Load(); n != 0 {
 		t.Fatalf("Promise.Wait inside a step was not refused %d times", n)
 	}
-	if assisted.Load() == 0 {
+	if assisted.Load() == 0 && !pollingFallback {
 		t.Fatal("no step ran on its waiting goroutine: Wait never assisted")
 	}
 	t.Logf("%d of %d first steps ran on their waiter", assisted.Load(), 200+800)
