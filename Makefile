@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 BENCHPKG := ./bench
 
-.PHONY: all test vet lint race fallback debug memory allocs benchcompile abi cabi ctest bench run profile fmt clean fuzz soak
+.PHONY: all test vet lint race fallback debug memory allocs benchcompile abi cabi ctest bench run profile fmt clean fuzz soak devkit
 
 # STATICCHECK is run through go run at a pinned version, so a fresh machine
 # needs nothing installed: the first run downloads and builds it (once,
@@ -123,6 +123,17 @@ BENCHFLAGS ?=
 bench:
 	cd bench && $(GO) run ./cmd/benchtable $(BENCHFLAGS)
 
+# devkit: a self-contained kit for measuring on a bigger machine without Go
+# (scripts/devkit.sh): static benchtable and loadbench and the go.mod stubs
+# benchtable looks for, in the git-ignored .devkit/ (DEVKIT=dir elsewhere).
+# The reactor and syncprim rows at 16, 8 and 2 CPUs, from .devkit/bench:
+#   ../benchtable -scenarios 'reactor/|syncprim/' -cpus 16 -count 3 -o -
+#   ../benchtable -scenarios 'reactor/|syncprim/' -cpus 8 -count 3 -o -
+#   ../benchtable -scenarios 'reactor/|syncprim/' -cpus 2 -count 3 -o -
+DEVKIT ?= .devkit
+devkit:
+	GO=$(GO) ./scripts/devkit.sh $(DEVKIT)
+
 # fuzz: each fuzz target for FUZZTIME (default 1m; make fuzz FUZZTIME=10m).
 # make test runs their seed corpora (f.Add and testdata/fuzz) as plain tests.
 FUZZTIME ?= 1m
@@ -156,4 +167,4 @@ fmt:
 
 clean:
 	rm -f profiles/*.prof profiles/*.test profiles/bench-*.txt profiles/bench-*.json
-	rm -rf build
+	rm -rf build .devkit

@@ -41,6 +41,18 @@ const (
 // reports print it.
 var ReactorScenarios = []ReactorScenario{
 	{
+		Name: "Call", Unit: "op", Latency: true,
+		What:  "a one-step flow started from a goroutine on the group's next reactor with the public API (New, Add, Promise().Wait(), Release)",
+		Ours:  Call,
+		Peers: []Peer{{ImplGoroutines, CallGoroutines}},
+	},
+	{
+		Name: "FanOut", Unit: "flow",
+		What:  "one of 1,000 one-step flows started over the group at once (New, Add, Promise), all waited for and released",
+		Ours:  FanOut,
+		Peers: []Peer{{ImplGoroutines, FanOutGoroutines}},
+	},
+	{
 		Name: "RealSimple", Unit: "op", Latency: true,
 		What:  "a one-step flow started from another goroutine on a real reactor (round robin), waited for, released",
 		Ours:  RealSimple,

@@ -30,6 +30,7 @@ const (
 	ImplSemaphore = "semaphore"
 	ImplSyncMutex = "syncMutex"
 	ImplRate      = "rate"
+	ImplChanSem   = "chanSem" // a channel of one slot used as a semaphore
 )
 
 // Sizes and limits shared by every implementation of the sync scenarios.
@@ -82,6 +83,7 @@ var SyncScenarios = []SyncScenario{
 		Peers: []Peer{
 			{ImplSemaphore, MutexContendedSemaphore},
 			{ImplSyncMutex, MutexContendedSyncMutex},
+			{ImplChanSem, MutexContendedChan},
 		},
 		MaxNs:      1000,
 		ZeroAllocs: true,

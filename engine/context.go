@@ -113,18 +113,19 @@ func (e *engine) endByContext(rt *root) {
 // ctx.Err() and leaves the flow running (cancel the root, or tie it to ctx
 // with SetContext, to stop it too).
 func (p *Promise) WaitContext(ctx context.Context) (*Args, error) {
-	select {
-	case <-p.done:
+	if p.ended.Load() {
 		return p.Wait()
-	default:
 	}
 	if p.r != nil && p.r.IsLoopGoroutine() {
 		// On the loop, Wait panics with the explanation: nothing else
 		// would run the flow.
 		return p.Wait()
 	}
+	if p.assist() {
+		return p.Wait()
+	}
 	select {
-	case <-p.done:
+	case <-p.Done():
 		return p.Wait()
 	case <-ctx.Done():
 		return nil, ctx.Err()

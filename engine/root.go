@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"sync"
 	"sync/atomic"
 	"unsafe"
 
@@ -581,7 +582,7 @@ func (rt *root) endRunWith(code string) {
 	rt.e.detachFlow(rt) // before running clears: then the holder may build the root again
 	rt.endRun()
 	if p != nil {
-		close(p.done)
+		p.end()
 	}
 }
 
@@ -808,26 +809,51 @@ func (rt *root) release() {
 
 // Promise is the end of a root's flow, to wait for from any goroutine.
 type Promise struct {
-	r    *reactor.Reactor // the flow's; nil for a Promise that failed at once
+	r     *reactor.Reactor // the flow's; nil for a Promise that failed at once
+	ended atomic.Bool      // set (after args and err) when the flow has ended
+	// mu orders the making of done (Done, a Wait that parks) with its
+	// closing at the end: a Wait that finds the flow ended, as an assisted
+	// or spun-for short flow is, never makes a channel at all.
+	mu   sync.Mutex
 	done chan struct{}
 	args Args
 	err  *Error
 }
 
+// closedChan is the Done of a Promise asked after its flow ended.
+var closedChan = func() chan struct{} {
+	c := make(chan struct{})
+	close(c)
+	return c
+}()
+
+// end marks the flow ended (args and err are written): Wait returns,
+// Done's channel is closed. Once per Promise.
+func (p *Promise) end() {
+	p.mu.Lock()
+	p.ended.Store(true)
+	ch := p.done
+	p.mu.Unlock()
+	if ch != nil {
+		close(ch)
+	}
+}
+
 // Promise executes the root and returns a way to wait for the end of its
-// flow (spec 2.2.3). It allocates the Promise and its channel.
+// flow (spec 2.2.3). It allocates the Promise; its Done channel is made
+// only if Done is called or Wait has to sleep.
 func (as *Steps) Promise() *Promise {
 	checkReleased(as, "Promise")
-	p := &Promise{done: make(chan struct{})}
+	p := &Promise{}
 	if as == nil || as.kind != kRoot {
 		p.err = &Error{Code: InternalError, Info: "Promise: not a root"}
-		close(p.done)
+		p.ended.Store(true)
 		return p
 	}
 	rt := rootOf(as)
 	if rt.running() || rt.released.Load() {
 		p.err = &Error{Code: InternalError, Info: "Promise: root is executing or released"}
-		close(p.done)
+		p.ended.Store(true)
 		return p
 	}
 	p.r = rt.e.r
@@ -837,7 +863,20 @@ func (as *Steps) Promise() *Promise {
 }
 
 // Done is closed when the flow has ended.
-func (p *Promise) Done() <-chan struct{} { return p.done }
+func (p *Promise) Done() <-chan struct{} {
+	if p.ended.Load() {
+		return closedChan
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.ended.Load() {
+		return closedChan
+	}
+	if p.done == nil {
+		p.done = make(chan struct{})
+	}
+	return p.done
+}
 
 // Wait blocks until the flow ends and returns the values of its last
 // success, or an *Error (Code Canceled for a canceled flow); the *Args is
@@ -846,19 +885,61 @@ func (p *Promise) Done() <-chan struct{} { return p.done }
 // reactor) for a flow that has not ended would deadlock: nothing else runs
 // the flow. Wait panics then, with a message that says so; select on Done
 // instead, or wait from another goroutine.
+//
+// While it waits it helps: if the flow's real reactor is parked (its loop
+// blocked in epoll_wait with nothing to do), Wait runs the reactor's
+// ready work itself, up to four turns, as the loop (reactor.Assist); while
+// the loop runs, it looks for the end for about 10 µs before it sleeps. A
+// short flow then ends without a thread wake-up on either side. Steps that
+// need the loop's own OS thread (thread-local state, its CPU pinning)
+// are waited for with Done, which never runs anything.
 func (p *Promise) Wait() (*Args, error) {
-	select {
-	case <-p.done:
-	default:
+	if !p.ended.Load() {
 		if p.r != nil && p.r.IsLoopGoroutine() {
 			panic("engine: Promise.Wait on the loop's own goroutine (inside a callback, or on the goroutine driving a manual reactor) for a flow that has not ended: it would deadlock, since only this goroutine can run the flow; drive the reactor first, or select on Done, or wait from another goroutine")
 		}
-		<-p.done
+		if !p.assist() {
+			<-p.Done()
+		}
 	}
 	if p.err != nil {
 		return nil, p.err
 	}
 	return &p.args, nil
+}
+
+// maxAssists bounds the turns a waiter runs for the reactor (assist) before
+// it parks: a flow that waits for a timer or for I/O leaves each turn with
+// nothing to do, and the waiter must then sleep, not spin through turns.
+const maxAssists = 4
+
+// waitSpins bounds how many times a waiter looks at a flow that a running
+// loop is taking care of before it parks (about 10 µs): a short flow ends
+// within a few, and its waiter then returns without the wake-up of its
+// goroutine that parking costs (a futex wake on another thread).
+const waitSpins = 512
+
+// assist runs the flow's reactor on the waiting goroutine while its loop is
+// parked (reactor.Assist): the flow ends there instead of on a loop thread
+// woken for it, and its end reaches this goroutine without waking it
+// either. While the loop is running it looks for the end a short while
+// instead. It reports whether the flow has ended.
+func (p *Promise) assist() bool {
+	if p.r == nil || p.r.Manual() {
+		return false // a manual reactor's driver is the only one to run it
+	}
+	assists := 0
+	for range waitSpins {
+		if p.r.Assist() {
+			if assists++; assists > maxAssists {
+				return false
+			}
+		}
+		if p.ended.Load() {
+			return true
+		}
+	}
+	return false
 }
 
 // Executing reports whether the root's flow is running: from Execute until

@@ -37,6 +37,43 @@
 //     fire in deadline order, equal deadlines in the order scheduled.
 //   - IsSameThread is true exactly when called on the loop.
 //
+// # Who the loop is: the loop word
+//
+// "The loop" is whoever holds the reactor's loop word (loopG): one
+// goroutine at a time, and IsSameThread and IsLoopGoroutine compare the
+// caller's goroutine identity with it, so they are truthful wherever a
+// callback runs. A real loop holds its word while it runs, and lends it
+// while it is parked in epoll_wait after a turn that found nothing to do
+// (the word is then parkedG, no goroutine's identity). A goroutine that
+// is about to wait for this reactor's work (engine's Promise.Wait) may
+// then take it with a CompareAndSwap and run one turn itself (Assist):
+// the posted work runs without a wake-up of the loop's thread, and the
+// waiter, which would otherwise be woken by the loop in its turn, does not
+// sleep at all. Safe because everything a turn touches is loop-owned and
+// handed over by the word's acquire and release (the ring, the wheel, the
+// local queue, the watches, the engine's queues); the assist re-arms the
+// timerfd when the wheel's next deadline moved, so the parked loop wakes
+// for a timer the assist made; a descriptor it watches is registered in
+// the same epoll instance the loop waits on; work it leaves, and work
+// posted meanwhile, wakes the loop as always (the sleeping flag is
+// untouched). The loop takes its word back after epoll_wait returns,
+// waiting out an assist (one turn at most), and drops that batch of
+// events if an assist ran meanwhile: they may name a watch the assist
+// removed, and, level-triggered, what is still ready is reported again.
+// Only the OS thread differs: callbacks that need the loop's own (pinned)
+// thread must not be waited for with Wait. Loops, and callbacks inside an
+// assist, never assist (another reactor's turn would run inside their
+// callback). The gnet Polling fallback never parks, so it is never
+// assisted.
+//
+// Loops hand off to each other the same way: a loop whose callback posts
+// to a parked reactor (a Mutex handed to a flow waiting there) does not
+// write that reactor's eventfd; once its own callback has returned, it
+// runs the parked reactor's turn itself under that reactor's word, and
+// wakes it only if it is no longer parked by then (handoff_linux.go). The
+// flows of a parked reactor may so run on another reactor's thread, one
+// turn at a time, never inside that loop's own callbacks.
+//
 // # Contract between the loop and the I/O layer (package netio)
 //
 //   - Watch(fd, interest, cb, arg) (WatchTo for a typed arg) registers fd with the loop's gnet

@@ -71,6 +71,10 @@ func (g *Group) Next() *Reactor {
 }
 
 // Current returns the reactor whose loop is the calling goroutine, or nil.
+// Inside a turn that a loop runs for another parked reactor of the group
+// (a hand-off: reactor/doc.go) the goroutine is the loop of both, and
+// Current returns the first of them in group order: a step that needs its
+// own reactor asks its accessor (engine's Steps.Reactor) instead.
 func (g *Group) Current() *Reactor {
 	me := goid.Current()
 	for _, r := range g.rs {

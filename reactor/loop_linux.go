@@ -57,6 +57,10 @@ type osLoop struct {
 	// fallback only; see ioWatch.fresh).
 	freshPending bool
 
+	// assists counts the turns Assist ran while the loop was parked; the
+	// loop compares it across its wait (unpark). Under the loop word.
+	assists uint64
+
 	// The adaptive spin (Options.Spin 0; spin.go): what the loop learned,
 	// and how many loops of the process may spin at once.
 	adapt   adaptiveSpin
@@ -151,12 +155,21 @@ var one = [8]byte{1}
 // the eventfd under no write; a post to a busy loop costs one load here.
 func (r *Reactor) wakeLoop() {
 	if r.sleeping.Load() && r.sleeping.CompareAndSwap(true, false) {
-		r.pushing.Add(1)
-		if !r.fdsClosing.Load() {
-			r.kick()
+		if r.loopG.Load() == parkedG && owe(r) {
+			return // the posting loop runs r's turn after its callback (handoff_linux.go)
 		}
-		r.pushing.Add(-1)
+		r.kickNow()
 	}
+}
+
+// kickNow writes efd for a producer that took the duty to (it cleared
+// sleeping), unless shutdown is closing the descriptor.
+func (r *Reactor) kickNow() {
+	r.pushing.Add(1)
+	if !r.fdsClosing.Load() {
+		r.kick()
+	}
+	r.pushing.Add(-1)
 }
 
 // kick makes efd readable.
@@ -212,7 +225,7 @@ func (r *Reactor) Run() error {
 	for !r.loopG.CompareAndSwap(0, me) {
 		runtime.Gosched()
 	}
-	loops.Store(me, struct{}{})
+	loops.Store(me, r)
 	defer loops.Delete(me)
 	var err error
 	if epfd := pollerFD(l.poller, l.efd); epfd >= 0 && !forcePolling {
@@ -298,8 +311,22 @@ func (r *Reactor) poll(epfd int) error {
 	gens := make([]uint32, pollEvents)
 	msec := 0 // whatever was posted before Run runs at once
 	t0 := nanotime()
+	me := r.loopG.Load()
 	for {
-		n, err := unix.EpollWait(epfd, events, msec)
+		var n int
+		var err error
+		if msec == 0 {
+			n, err = unix.EpollWait(epfd, events, msec)
+		} else {
+			// Parked: a goroutine waiting for this reactor's work may
+			// run it meanwhile (Assist, assist_linux.go).
+			assists := l.assists
+			r.park()
+			n, err = unix.EpollWait(epfd, events, msec)
+			if r.unpark(me, assists) {
+				n, err = 0, nil // stale: epoll_wait(0) reports what is still ready
+			}
+		}
 		if err != nil && err != unix.EINTR {
 			return os.NewSyscallError("epoll_wait", err)
 		}
@@ -363,9 +390,21 @@ func (r *Reactor) turn() (more bool, err error) {
 	if r.closed.Load() {
 		return false, errStopped
 	}
+	if len(r.owed) != 0 {
+		r.payOwed() // owed by the I/O callbacks that ran before the turn
+	}
 	var spun time.Duration // spins that found work in this turn
 	for i := 0; i < maxIterPerTurn; i++ {
-		if more = r.iterate(); !more {
+		more = r.iterate()
+		if len(r.owed) != 0 {
+			// The turns it runs may have given this loop work (a
+			// Mutex handed back, a local post): its iterate's answer is
+			// stale, and the sleep path below would not see local or
+			// engine work while sleeping is still set. Look again.
+			r.payOwed()
+			more = true
+		}
+		if !more {
 			// Before going to sleep, look again for a while: work posted
 			// in that window (another reactor's reply or hand-over, the
 			// next request of a busy peer) is taken without the
@@ -590,6 +629,9 @@ func (r *Reactor) shutdown() {
 	r.runShutdownHooks()
 	if s := r.ext.Load(); s != nil && s.close != nil {
 		r.safeCall(s.close)
+	}
+	if len(r.owed) != 0 {
+		r.payOwed()
 	}
 	if r.os != nil {
 		// A producer that pushed before the ring closed may still be

@@ -76,6 +76,10 @@ type Reactor struct {
 
 	local localQueue // loop-owned: Immediate and Post made on the loop (local.go)
 
+	// owed is loop-owned: the parked reactors this loop posted to and must
+	// now run or wake (handoff_linux.go).
+	owed []*Reactor
+
 	hooks shutdownHooks // AtShutdown's, with their own lock
 
 	// spin is how long a real loop that ran out of work keeps looking for
@@ -124,6 +128,10 @@ func (r *Reactor) IsLoopGoroutine() bool {
 	me := goid.Current()
 	return r.loopG.Load() == me || r.manual && r.driver.Load() == me
 }
+
+// Manual reports whether r was made by NewManual (driven by its caller,
+// no thread of its own).
+func (r *Reactor) Manual() bool { return r.manual }
 
 // Now returns the loop's clock: virtual under NewManual, the wall clock otherwise.
 func (r *Reactor) Now() time.Time { return r.epoch.Add(r.elapsed()) }

@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+)
+
+// This file is the shape a new user writes to call into the reactors from
+// ordinary Go code, with the public API only: engine.New on the group's
+// next reactor, Add, Promise().Wait(), Release. Call is one such call at a
+// time; FanOut starts FanOutFlows of them at once and waits for them all.
+// Their peers are the Go idioms: go f() with a channel, and goroutines
+// with a WaitGroup.
+
+// FanOutFlows is how many flows one FanOut round starts before it waits.
+const FanOutFlows = 1000
+
+// callStep is the one step of a Call or FanOut flow: it sets a value, as
+// a flow that computes something does.
+func callStep(as *engine.Steps) { as.Success(engine.Int(1)) }
+
+// Call: one one-step flow at a time, started from the benchmark goroutine
+// on the group's next reactor and waited for with Promise().Wait(), then
+// released. Reports the p50 and p99 of the whole call.
+func Call(b *testing.B) {
+	g, err := StartGroup()
+	if err != nil {
+		fatalf(b, "Call: %v", err)
+	}
+	defer closeGroup(b, "Call", g)
+	op := func() {
+		root := engine.New(g.Next())
+		root.Add(callStep)
+		if _, err := root.Promise().Wait(); err != nil {
+			fatalf(b, "Call: %v", err)
+		}
+		root.Release()
+	}
+	for range warmRounds {
+		op()
+	}
+	lat := make([]time.Duration, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range lat {
+		t0 := time.Now()
+		op()
+		lat[i] = time.Since(t0)
+	}
+	b.StopTimer()
+	reportLatency(b, lat)
+}
+
+// CallGoroutines: Call's peer, go f() and a receive of its result.
+func CallGoroutines(b *testing.B) {
+	done := make(chan int, 1)
+	f := func() { done <- 1 }
+	for range warmRounds {
+		go f()
+		<-done
+	}
+	lat := make([]time.Duration, b.N)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := range lat {
+		t0 := time.Now()
+		go f()
+		<-done
+		lat[i] = time.Since(t0)
+	}
+	b.StopTimer()
+	reportLatency(b, lat)
+}
+
+// FanOut: rounds of FanOutFlows one-step flows started over the group
+// (engine.New(g.Next()), Add, Promise), then every Promise waited for and
+// every root released. b.N counts flows.
+func FanOut(b *testing.B) {
+	g, err := StartGroup()
+	if err != nil {
+		fatalf(b, "FanOut: %v", err)
+	}
+	defer closeGroup(b, "FanOut", g)
+	roots := make([]*engine.Steps, FanOutFlows)
+	ps := make([]*engine.Promise, FanOutFlows)
+	round := func(n int) {
+		for i := range n {
+			roots[i] = engine.New(g.Next())
+			roots[i].Add(callStep)
+			ps[i] = roots[i].Promise()
+		}
+		for i := range n {
+			if _, err := ps[i].Wait(); err != nil {
+				fatalf(b, "FanOut: %v", err)
+			}
+			roots[i].Release()
+			ps[i] = nil
+		}
+	}
+	round(FanOutFlows)
+	round(FanOutFlows)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for left := b.N; left > 0; {
+		n := min(left, FanOutFlows)
+		round(n)
+		left -= n
+	}
+	b.StopTimer()
+	reportPer(b, "flow")
+}
+
+// FanOutGoroutines: FanOut's peer, rounds of FanOutFlows goroutines, each
+// storing its result, waited for with a sync.WaitGroup.
+func FanOutGoroutines(b *testing.B) {
+	res := make([]int, FanOutFlows)
+	var wg sync.WaitGroup
+	round := func(n int) {
+		wg.Add(n)
+		for i := range n {
+			go func() { res[i] = 1; wg.Done() }()
+		}
+		wg.Wait()
+	}
+	round(FanOutFlows)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for left := b.N; left > 0; {
+		n := min(left, FanOutFlows)
+		round(n)
+		left -= n
+	}
+	b.StopTimer()
+	reportPer(b, "flow")
+}
+
+// MutexContendedChan: MutexContended's third peer, the Go idiom for a
+// lock that goroutines wait for: a channel of one slot as a semaphore.
+func MutexContendedChan(b *testing.B) {
+	sem := make(chan struct{}, 1)
+	runWorkers(b, "MutexContendedChan", true, 0, 0, func(w *syncWork, i int) {
+		sem <- struct{}{}
+		w.enter(i)
+		<-sem
+	})
+}

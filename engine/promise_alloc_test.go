@@ -1,0 +1,38 @@
+package engine
+
+import (
+	"testing"
+
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// A call through a Promise that ends before Wait has to sleep (as an
+// assisted or spun-for short flow does) allocates the Promise only: its
+// Done channel is made only when Done is called or Wait parks.
+func TestAllocPromiseWithoutDone(t *testing.T) {
+	r := reactor.NewManual()
+	step := func(as *Steps) { as.Success(Int(1)) }
+	call := func() {
+		root := New(r)
+		root.Add(step)
+		p := root.Promise()
+		r.RunUntilIdle()
+		if args, err := p.Wait(); err != nil || args.At(0).Int() != 1 {
+			t.Fatalf("%v %v", args, err)
+		}
+		root.Release()
+	}
+	call()
+	if n := testing.AllocsPerRun(200, call); n != 1 {
+		t.Fatalf("%v allocations per call, want 1 (the Promise)", n)
+	}
+	// Done after the end: the shared closed channel, no allocation.
+	root := New(r)
+	root.Add(step)
+	p := root.Promise()
+	r.RunUntilIdle()
+	if n := testing.AllocsPerRun(10, func() { <-p.Done() }); n != 0 {
+		t.Fatalf("Done after the end allocated %v", n)
+	}
+	root.Release()
+}

@@ -1,0 +1,107 @@
+//go:build linux
+
+package reactor
+
+import (
+	"github.com/asyncsteps/asyncsteps/internal/goid"
+	"github.com/asyncsteps/asyncsteps/internal/storerel"
+)
+
+// A hand-off between loops: when a loop's callback posts to another
+// reactor whose loop is parked (a Mutex handed to a flow waiting there, a
+// reply), the poster does not write that reactor's eventfd. It owes the
+// reactor a turn instead, and runs it itself, under that reactor's word,
+// as soon as its own callback has returned (after the iteration that made
+// the post): Go's runtime does the same when it hands a lock to a parked
+// goroutine and runs it next. The woken flow runs without a thread
+// wake-up, and the reactor's loop stays parked. If the reactor is no
+// longer parked by then (its loop woke for I/O or a timer, or a waiter
+// assists it), the poster writes the eventfd after all.
+//
+// The poster runs the turn between its own iterations, outside any of its
+// callbacks, so its own loop-owned state is at rest; during that turn the
+// poster's goroutine holds both words, and the turn's callbacks see the
+// reactor's IsSameThread true, as for an assist (see Assist for what only
+// the thread changes). The posted reactor's sleeping flag, which the
+// poster cleared in wakeLoop and so owes a kick for, is set again once the
+// turn leaves nothing ready, and work found after that is woken for as any
+// producer would.
+
+// maxOwedPerPay bounds the turns one payment runs: a chain of hand-offs
+// (a turn that posts to a third parked reactor) ends in kicks, not in one
+// loop running the whole group.
+const maxOwedPerPay = 8
+
+// owe records that the calling loop will run r's turn after its callback,
+// instead of waking r; it reports false when the caller is not a real
+// loop (then it kicks). Called with r's kick duty taken (sleeping cleared).
+func owe(r *Reactor) bool {
+	v, ok := loops.Load(goid.Current())
+	if !ok {
+		return false
+	}
+	me := v.(*Reactor)
+	if me == r || !me.os.fastPath {
+		return false
+	}
+	for _, o := range me.owed {
+		if o == r {
+			return true // one turn pays both posts
+		}
+	}
+	me.owed = append(me.owed, r)
+	return true
+}
+
+// payOwed runs the turn of each reactor this loop owes one, or wakes it.
+// Loop only.
+func (r *Reactor) payOwed() {
+	me := r.loopG.Load()
+	for i := 0; i < len(r.owed); i++ {
+		o := r.owed[i]
+		r.owed[i] = nil
+		if i >= maxOwedPerPay || !o.runHandedOff(me) {
+			o.kickNow()
+		}
+	}
+	r.owed = r.owed[:0]
+}
+
+// runHandedOff runs one turn of r, whose loop is parked and whose kick
+// duty the caller holds, under r's word; false if r is not parked (the
+// caller then kicks).
+func (r *Reactor) runHandedOff(me uintptr) bool {
+	if !r.loopG.CompareAndSwap(parkedG, me) {
+		return false
+	}
+	l := r.os
+	l.assists++
+	more := false
+	if !r.closed.Load() {
+		for i := 0; i < maxIterPerTurn; i++ {
+			if more = r.iterate(); !more || r.closed.Load() {
+				break
+			}
+		}
+		if !more && !r.closed.Load() && r.armTimer() != nil {
+			more = true
+		}
+	}
+	restored := false
+	if !more && !r.closed.Load() {
+		// Give the duty back: producers that saw sleeping cleared did not
+		// kick, so look again once it is set.
+		r.sleeping.Store(true)
+		restored = true
+		more = r.hasReadyWork()
+	}
+	storerel.Uintptr(&r.loopG, parkedG)
+	switch {
+	case !more:
+	case restored:
+		r.wakeLoop()
+	default:
+		r.kickNow()
+	}
+	return true
+}
