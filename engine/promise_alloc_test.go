@@ -10,6 +10,7 @@ import (
 // assisted or spun-for short flow does) allocates the Promise only: its
 // Done channel is made only when Done is called or Wait parks.
 func TestAllocPromiseWithoutDone(t *testing.T) {
+	SkipIfDebug(t) // released roots are never reused there
 	r := reactor.NewManual()
 	step := func(as *Steps) { as.Success(Int(1)) }
 	call := func() {
