@@ -189,11 +189,6 @@ func (e *engine) closeAll() {
 	e.pending = false
 }
 
-// EngineStats is StatsOf under its first name.
-//
-// Deprecated: use StatsOf (engine.EngineStats stuttered).
-func EngineStats(r *reactor.Reactor) Stats { return StatsOf(r) }
-
 // StatsOf returns the engine's counters for r. Loop only (or while no loop
 // runs).
 func StatsOf(r *reactor.Reactor) Stats {
