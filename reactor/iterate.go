@@ -142,8 +142,6 @@ func (r *Reactor) safeCb(cb func(unsafe.Pointer, uint64), arg unsafe.Pointer, au
 
 func (r *Reactor) recoverPanic() {
 	if v := recover(); v != nil {
-		if h := r.PanicHandler; h != nil {
-			h(v)
-		}
+		r.panicHandler(v)
 	}
 }
