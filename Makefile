@@ -97,7 +97,7 @@ ctest-valgrind:
 			--suppressions=abi/ctests/valgrind.supp ./build/wrapper_ctest-vg; \
 	else echo "ctest-valgrind: valgrind not installed, skipped"; fi
 
-# ctest-asan (optional, not part of test): the library built with go build
+# ctest-asan (part of test): the library built with go build
 # -asan and abi_ctest with -fsanitize=address, so that ASan checks the C
 # memory the bridge and the test share (images, stack(), values). Prints a
 # skip message when the C compiler has no AddressSanitizer runtime.

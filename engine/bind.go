@@ -67,9 +67,15 @@ func callBound(as *Steps) {
 	cast.Func[func(*Steps, unsafe.Pointer)](as.xfn)(as, as.x)
 }
 
-// Bound returns the value AddWith bound to as's step (nil if as is not an
-// AddWith step). T must be the type given to AddWith: it is not checked. A
-// static cancel or error handler uses it to find its context.
+// Bound returns the value AddWith (or Rebind) bound to as's step, nil if as
+// is not an AddWith step. A static cancel or error handler uses it to find
+// its context.
+//
+// UNCHECKED: T must be exactly the type given to AddWith. The step keeps one
+// pointer and no type, so Bound cannot tell; with another T it returns the
+// same memory reinterpreted as a T, as an unsafe.Pointer cast would, and
+// using it corrupts memory. Call Bound only from handlers of steps your own
+// code added with AddWith[T].
 func Bound[T any](as *Steps) *T {
 	if as == nil || as.xfn == nil {
 		if as != nil && as.kind == kForeign {
@@ -78,17 +84,6 @@ func Bound[T any](as *Steps) *T {
 		return nil
 	}
 	return (*T)(as.x)
-}
-
-// Local returns zeroed memory for a T that lives as long as as's step: the
-// running step's Stack memory, or, while a root is being built (as is the
-// root or a parallel step not yet started), a heap allocation the GC frees.
-// Sync objects keep their per-call state in it.
-func Local[T any](as *Steps) *T {
-	if as != nil && as.e != nil && as.kind != kRoot && as.e.r.IsSameThread() && as.e.cur == as {
-		return Stack[T](as)
-	}
-	return new(T)
 }
 
 // Rebind replaces the value bound to the running AddWith step: per-run state

@@ -1,7 +1,7 @@
 package engine_test
 
 // Timeouts (FTN12 1.3, 2.2.2 setTimeout), cancel handlers and root.Cancel
-// (1.3, 1.4, 2.2.3; API.md "Cancel handlers and unwinding").
+// (1.3, 1.4, 2.2.3; CONTRACT.md "Cancel handlers and unwinding").
 
 import (
 	"errors"
@@ -349,7 +349,7 @@ func TestRootCancelAfterEndDoesNothing(t *testing.T) {
 
 func TestExternalErrorOnWaitingStepCancelHandlerConsistency(t *testing.T) {
 	// Whether a waiting step's own cancel handler runs when that step is
-	// failed by External.Error is not spelled out; but API.md does not
+	// failed by External.Error is not spelled out; but CONTRACT.md does not
 	// distinguish the goroutine an External is used from, so both must
 	// behave the same.
 	run := func(fromGoroutine bool) []string {

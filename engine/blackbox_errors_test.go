@@ -242,7 +242,7 @@ func TestAsyncStackSequential(t *testing.T) {
 }
 
 func TestAsyncStackInParallelBranch(t *testing.T) {
-	// API.md: "the chain of step functions from the root down to the step
+	// CONTRACT.md: "the chain of step functions from the root down to the step
 	// where the error was raised ... captured when the error is raised".
 	// The error is raised in branchLeaf, a branch of a parallel step added
 	// by branchTop.

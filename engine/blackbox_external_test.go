@@ -1,6 +1,6 @@
 package engine_test
 
-// External (API.md "Finishing a waiting step from anywhere"), AwaitFunc and
+// External (CONTRACT.md "Finishing a waiting step from anywhere"), AwaitFunc and
 // AwaitChan (FTN12 1.13), Promise, and the manual reactor (AsyncTool, 2.6).
 
 import (
@@ -228,7 +228,7 @@ func TestExternalStaleDoesNotTouchReusedMemory(t *testing.T) {
 func TestExternalStaleFromGoroutinesWhileMemoryIsReused(t *testing.T) {
 	// Stale Externals used from other goroutines, without any
 	// synchronisation with the loop, while the loop keeps reusing their
-	// steps' memory for new flows. API.md: External's methods are safe from
+	// steps' memory for new flows. CONTRACT.md: External's methods are safe from
 	// any goroutine; stale handles do nothing and report false.
 	r := reactor.NewManual()
 	var stale []engine.External
@@ -426,7 +426,7 @@ func TestAwaitFuncErrors(t *testing.T) {
 		{"plain", plain, engine.InternalError, plain.Error()},
 		{"deadline", deadline, engine.Timeout, deadline.Error()},
 		// "A returned *Error keeps its Code and Info": whether ErrorInfo is
-		// then Info or the error's text "Code: Info" is ambiguous in API.md,
+		// then Info or the error's text "Code: Info" is ambiguous in CONTRACT.md,
 		// so ErrorInfo is not asserted for this row.
 		{"futoinError", fe, engine.NotImplemented, ""},
 	}
@@ -881,7 +881,7 @@ func TestRootsBuiltAndAwaitedOnOtherGoroutines(t *testing.T) {
 }
 
 func TestRootReuseRightAfterWaitOnOwnerGoroutine(t *testing.T) {
-	// API.md: "A root whose flow has ended (success, error or cancel) may be
+	// CONTRACT.md: "A root whose flow has ended (success, error or cancel) may be
 	// given new steps and executed again." Once Promise.Wait has returned,
 	// the flow has ended, so the goroutine holding the root may at once add
 	// steps and execute it again.
@@ -911,7 +911,7 @@ func TestRootReuseRightAfterWaitOnOwnerGoroutine(t *testing.T) {
 
 func TestBuildRootThroughParallelAccessorOffLoop(t *testing.T) {
 	// Building a root that has not been executed is for the goroutine that
-	// holds it (API.md "Threads"), including Add on its Parallel() accessor,
+	// holds it (CONTRACT.md "Threads"), including Add on its Parallel() accessor,
 	// while the loop is busy with other flows. Nothing synchronises the
 	// builder with the loop until it hands its roots over at the end.
 	r := reactor.NewManual()

@@ -1,6 +1,6 @@
 package engine_test
 
-// Loops (FTN12 1.8, 2.2.4; API.md "Loops").
+// Loops (FTN12 1.8, 2.2.4; CONTRACT.md "Loops").
 
 import (
 	"fmt"

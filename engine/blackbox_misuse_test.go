@@ -1,7 +1,7 @@
 package engine_test
 
 // Misuse (FTN12 2.1 "any violation is reported as as.error(InternalError)";
-// API.md "Misuse"): the step currently executing fails with InternalError
+// CONTRACT.md "Misuse"): the step currently executing fails with InternalError
 // and an explanatory ErrorInfo; the process survives; other flows are not
 // touched.
 

@@ -1,6 +1,6 @@
 package engine_test
 
-// Parallel steps (FTN12 1.4, 2.2.1 parallel(); API.md "Parallel").
+// Parallel steps (FTN12 1.4, 2.2.1 parallel(); CONTRACT.md "Parallel").
 
 import (
 	"slices"

@@ -1,7 +1,7 @@
 package engine_test
 
 // Black-box tests of the FTN12 AsyncSteps engine, written against the public
-// contract (shared/API.md, "engine" and reactor.NewManual) and FTN12 v1.14
+// contract (CONTRACT.md, "engine" and reactor.NewManual) and FTN12 v1.14
 // sections 1 and 2.1-2.2. This file holds the shared helpers and the tests of
 // sequencing, values, state, validity, roots, Stack and cloning.
 
@@ -101,7 +101,7 @@ func wantCode(t *testing.T, err error, code string) {
 	}
 }
 
-// pcOf is the entry PC of a func value as API.md defines AsyncStack entries.
+// pcOf is the entry PC of a func value as CONTRACT.md defines AsyncStack entries.
 func pcOf(f any) uintptr { return reflect.ValueOf(f).Pointer() }
 
 // driveUntil drives r on the test goroutine until cond holds, letting other

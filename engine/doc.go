@@ -103,11 +103,12 @@
 //     leave step: syncprim's Mutex uses it.
 //   - AddWith(as, f, v) adds a step that calls f(as, v): f a top-level
 //     function, v the object's per-call state. Bound[T](as) finds v again
-//     from the step's cancel or error handler; Rebind replaces it for the
-//     running step (per-run state, while the value given to AddWith stays
-//     shared by copies of the step).
-//   - Local[T](as) is zeroed memory that lives as long as as's step: where
-//     Sync keeps the per-call state it binds.
+//     from the step's cancel or error handler (T is not checked: it must be
+//     AddWith's); Rebind replaces it for the running step (per-run state,
+//     while the value given to AddWith stays shared by copies of the step).
+//   - Stack[T](as) is zeroed memory that lives as long as as's step: where
+//     a Sync object keeps the per-run state it Rebinds (syncprim's Mutex,
+//     Throttle and Limiter do).
 //   - Hold, Holds and Unhold record which objects a flow is inside, for
 //     reentrance: a nested Sync on an object the flow holds passes through.
 //     Parallel branches are flows of their own and inherit nothing.

@@ -156,13 +156,17 @@ const (
 	actFail        // fl.cur failed with failCode: unwind
 )
 
+// extKey is the engine's attachment to a reactor: no other layer holds it,
+// so none can take or replace the engine's per-reactor state.
+var extKey = reactor.NewExtKey("engine")
+
 func engineOf(r *reactor.Reactor) *engine {
 	// Attached already (every call but the first): one load, inlined,
 	// instead of ExtOrInit's call, its defer and the closure.
-	if e, ok := r.Ext().(*engine); ok {
+	if e, ok := r.Ext(extKey).(*engine); ok {
 		return e
 	}
-	return r.ExtOrInit(func() reactor.Ext {
+	return r.ExtOrInit(extKey, func() reactor.Ext {
 		e := &engine{r: r, ar: arena.New()} // the engine's own: frames and Stack memory
 		return reactor.Ext{
 			Value:   e,
@@ -188,11 +192,6 @@ func (e *engine) closeAll() {
 	e.readyHead, e.readyTail = nil, nil
 	e.pending = false
 }
-
-// EngineStats is StatsOf under its first name.
-//
-// Deprecated: use StatsOf (engine.EngineStats stuttered).
-func EngineStats(r *reactor.Reactor) Stats { return StatsOf(r) }
 
 // StatsOf returns the engine's counters for r. Loop only (or while no loop
 // runs).

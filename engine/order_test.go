@@ -6,7 +6,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// API.md: executed roots start in the order of their Execute calls, whether
+// CONTRACT.md: executed roots start in the order of their Execute calls, whether
 // Execute ran on the loop (ready queue) or off it (a task): a root executed
 // off the loop after one executed on it must not overtake it.
 func TestRootsStartInExecuteOrderOnAndOffTheLoop(t *testing.T) {

@@ -844,3 +844,18 @@ func TestRealCloseRightAfterExecute(t *testing.T) {
 		}
 	}
 }
+
+// Another layer's attachment to a reactor, made first, does not stop the
+// engine from attaching its own (reactor.ExtOrInit is keyed).
+func TestEngineBesideAnotherExt(t *testing.T) {
+	r := reactor.NewManual()
+	r.ExtOrInit(reactor.NewExtKey("other"), func() reactor.Ext { return reactor.Ext{Value: "not the engine"} })
+	ran := false
+	root := engine.New(r)
+	root.Add(func(as *engine.Steps) { ran = true })
+	root.Execute()
+	r.RunUntilIdle()
+	if !ran {
+		t.Fatal("the flow did not run on a reactor with another attachment")
+	}
+}

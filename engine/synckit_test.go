@@ -83,23 +83,21 @@ func TestBound(t *testing.T) {
 	}
 }
 
-func TestLocal(t *testing.T) {
+// Two Stack calls in one step give distinct zeroed memory (what a Sync
+// object keeps its per-call state in).
+func TestStackTwiceInOneStep(t *testing.T) {
 	r := reactor.NewManual()
 	root := engine.New(r)
-	built := engine.Local[box](root) // while building: heap memory
-	if built == nil || built.n != 0 {
-		t.Fatalf("Local while building = %+v, want zeroed memory", built)
-	}
 	var first, second *box
 	root.Add(func(as *engine.Steps) {
-		first = engine.Local[box](as)
+		first = engine.Stack[box](as)
 		first.n = 7
-		second = engine.Local[box](as)
+		second = engine.Stack[box](as)
 	})
 	_, err := runFlow(t, r, root)
 	wantNoErr(t, err)
 	if first == nil || second == nil || first == second || second.n != 0 {
-		t.Fatalf("two Locals of one step: %p and %p (second %+v), want distinct zeroed memory", first, second, second)
+		t.Fatalf("two Stacks of one step: %p and %p (second %+v), want distinct zeroed memory", first, second, second)
 	}
 }
 

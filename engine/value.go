@@ -2,6 +2,7 @@ package engine
 
 import (
 	"math"
+	"strconv"
 	"unsafe"
 )
 
@@ -20,14 +21,16 @@ const (
 	KindObj
 )
 
-var kindNames = [...]string{"None", "Int", "Uint", "Float", "Bool", "Str", "Bytes", "Obj"}
+// kindNames is indexed by Kind: KindBinary (binary.go) included.
+var kindNames = [...]string{"None", "Int", "Uint", "Float", "Bool", "Str", "Bytes", "Obj", "Binary"}
 
-// String returns the kind's name, as in "Int".
+// String returns the kind's name, as in "Int"; a number that is no kind
+// prints as "Kind(9)".
 func (k Kind) String() string {
 	if int(k) < len(kindNames) {
 		return kindNames[k]
 	}
-	return "Kind(?)"
+	return "Kind(" + strconv.Itoa(int(k)) + ")"
 }
 
 // Value is one success argument passed between steps. Build one with Int,

@@ -74,3 +74,21 @@ func TestValueConversions(t *testing.T) {
 		})
 	}
 }
+
+// Every Kind prints its name; KindBinary included (a value of the binary
+// interface with no Go kind), and a number that is no Kind prints itself.
+func TestKindString(t *testing.T) {
+	for _, c := range []struct {
+		k    engine.Kind
+		want string
+	}{
+		{engine.KindNone, "None"}, {engine.KindInt, "Int"}, {engine.KindUint, "Uint"},
+		{engine.KindFloat, "Float"}, {engine.KindBool, "Bool"}, {engine.KindStr, "Str"},
+		{engine.KindBytes, "Bytes"}, {engine.KindObj, "Obj"}, {engine.KindBinary, "Binary"},
+		{engine.KindBinary + 1, "Kind(9)"},
+	} {
+		if got := c.k.String(); got != c.want {
+			t.Errorf("Kind(%d).String() = %q, want %q", uint8(c.k), got, c.want)
+		}
+	}
+}

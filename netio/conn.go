@@ -542,8 +542,8 @@ func (c *Conn) recoverHandler() {
 
 func (c *Conn) callClose(err error) {
 	defer func() {
-		if v := recover(); v != nil && c.l.r.PanicHandler != nil {
-			c.l.r.PanicHandler(v) // the connection is gone already
+		if v := recover(); v != nil {
+			c.l.r.ReportPanic(v) // the connection is gone already
 		}
 	}()
 	c.l.s.h.OnClose(c, err)

@@ -136,6 +136,6 @@
 //
 // # Panics
 //
-// A panic in a callback is recovered: it is passed to the PanicHandler
+// A panic in a callback is recovered: it is passed to Options.PanicHandler
 // (by default it is printed to standard error) and the loop goes on.
 package reactor

@@ -44,8 +44,13 @@ func (r *Reactor) iterate() bool {
 		return false
 	}
 	more := false
-	if s := r.ext.Load(); s != nil && s.run != nil && (s.pending == nil || *s.pending) {
-		more = s.run()
+	if s := r.ext.Load(); s != nil { // the first attachment (the engine's) inline: every turn
+		if s.run != nil && (s.pending == nil || *s.pending) {
+			more = s.run()
+		}
+		if s.next.Load() != nil && r.runMoreExt(s) {
+			more = true
+		}
 	}
 	if more || !r.local.empty() || !r.inbox.Empty() || r.overflow.active.Load() {
 		return true
@@ -142,8 +147,6 @@ func (r *Reactor) safeCb(cb func(unsafe.Pointer, uint64), arg unsafe.Pointer, au
 
 func (r *Reactor) recoverPanic() {
 	if v := recover(); v != nil {
-		if h := r.PanicHandler; h != nil {
-			h(v)
-		}
+		r.panicHandler(v)
 	}
 }

@@ -61,9 +61,7 @@ func (r *Reactor) closeManual() {
 		return
 	}
 	r.runShutdownHooks()
-	if s := r.ext.Load(); s != nil && s.close != nil {
-		r.safeCall(s.close)
-	}
+	r.closeExt()
 }
 
 func (r *Reactor) closeDone() {

@@ -90,9 +90,7 @@ func (r *Reactor) runLocalTo(end uint64) (done bool) {
 			return
 		}
 		if v := recover(); v != nil {
-			if h := r.PanicHandler; h != nil {
-				h(v)
-			}
+			r.panicHandler(v)
 		}
 	}()
 	q := &r.local

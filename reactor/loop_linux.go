@@ -560,10 +560,7 @@ func (r *Reactor) hasReadyWork() bool {
 	if next, ok := r.wheel.NextDeadline(); ok && next <= r.currentTick() {
 		return true
 	}
-	if s := r.ext.Load(); s != nil && s.ready != nil {
-		return s.ready()
-	}
-	return false
+	return r.extReady()
 }
 
 // armTimer arms the timerfd for the wheel's next deadline, if it changed.
@@ -627,9 +624,7 @@ func (r *Reactor) shutdown() {
 	r.fireDue(r.currentTick())
 	r.runLocal()
 	r.runShutdownHooks()
-	if s := r.ext.Load(); s != nil && s.close != nil {
-		r.safeCall(s.close)
-	}
+	r.closeExt()
 	if len(r.owed) != 0 {
 		r.payOwed()
 	}

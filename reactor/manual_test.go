@@ -146,7 +146,7 @@ func TestManualOverflowKeepsPerProducerOrder(t *testing.T) {
 func TestManualPanicIsContained(t *testing.T) {
 	r := NewManual()
 	var reported any
-	r.PanicHandler = func(v any) { reported = v }
+	r.SetPanicHandler(func(v any) { reported = v })
 	after := false
 	r.Immediate(func() { panic("boom") })
 	r.Immediate(func() { after = true })
@@ -200,7 +200,7 @@ func TestManualCloseRejectsNewWork(t *testing.T) {
 // and another goroutine can drive the reactor afterwards.
 func TestManualNestedDrivePanicReleasesLoop(t *testing.T) {
 	r := NewManual()
-	r.PanicHandler = func(v any) { panic(v) }
+	r.SetPanicHandler(func(v any) { panic(v) })
 	r.Immediate(func() {
 		r.Immediate(func() { panic("inner") })
 		r.RunUntilIdle() // nested: the inner panic escapes through it

@@ -54,6 +54,10 @@ type Options struct {
 	// (profiles/README.md). A pinned loop needs its thread: Unlocked with
 	// Pin is refused.
 	Unlocked bool
+	// PanicHandler receives, on the loop, the value of a panic recovered
+	// from a callback; the loop then goes on. nil prints it to standard
+	// error. NewGroup gives it to every reactor of the group.
+	PanicHandler func(v any)
 }
 
 // check reports the first setting New cannot honour.

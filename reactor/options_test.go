@@ -15,7 +15,7 @@ import (
 )
 
 // Issue 12 item 11: the zero Options pins nothing, every setting is either
-// honoured or refused by New, and API.md's CPU -1 still means no pinning.
+// honoured or refused by New, and CONTRACT.md's CPU -1 still means no pinning.
 func TestOptionsHonouredOrRefused(t *testing.T) {
 	var allowed unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &allowed); err != nil {

@@ -86,10 +86,30 @@ type Reactor struct {
 	// posted work before it sleeps (Options.Spin): 0 adaptive, < 0 never.
 	spin time.Duration
 
-	// PanicHandler receives the value of a panic recovered from a callback.
-	// Set it before the loop starts. The default prints to standard error.
-	PanicHandler func(v any)
+	// panicHandler receives a panic recovered from a callback
+	// (Options.PanicHandler or SetPanicHandler); never nil.
+	panicHandler func(v any)
 }
+
+// printPanic is the panic handler of a reactor given none.
+func printPanic(v any) { fmt.Fprintf(os.Stderr, "reactor: recovered panic in callback: %v\n", v) }
+
+// SetPanicHandler replaces the function that receives the value of a panic
+// recovered from a callback: for a NewManual reactor, which takes no
+// Options (a real one takes Options.PanicHandler). Call it before the
+// reactor runs or is driven, or from its loop. nil restores the default,
+// which prints to standard error.
+func (r *Reactor) SetPanicHandler(h func(v any)) {
+	if h == nil {
+		h = printPanic
+	}
+	r.panicHandler = h
+}
+
+// ReportPanic hands v, a panic recovered from code run on the loop on the
+// reactor's behalf (netio's connection handlers, for instance), to the
+// reactor's panic handler. Loop only.
+func (r *Reactor) ReportPanic(v any) { r.panicHandler(v) }
 
 func newReactor(opts Options, manual bool) *Reactor {
 	tick := opts.Tick
@@ -109,7 +129,7 @@ func newReactor(opts Options, manual bool) *Reactor {
 		done:   make(chan struct{}),
 		spin:   opts.Spin,
 	}
-	r.PanicHandler = func(v any) { fmt.Fprintf(os.Stderr, "reactor: recovered panic in callback: %v\n", v) }
+	r.SetPanicHandler(opts.PanicHandler)
 	return r
 }
 

@@ -346,9 +346,7 @@ func chanOf(ch chan struct{}) <-chan struct{} { return ch }
 
 func TestRealPanicIsContained(t *testing.T) {
 	panics := make(chan any, 8)
-	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1}, func(r *reactor.Reactor) {
-		r.PanicHandler = func(v any) { panics <- v }
-	})
+	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1, PanicHandler: func(v any) { panics <- v }})
 	r.Immediate(func() { panic("boom-immediate") })
 	r.Post(func(unsafe.Pointer, uint64) { panic("boom-post") }, nil, 0)
 	r.Deferred(time.Millisecond, func() { panic(errors.New("boom-deferred")) })

@@ -11,7 +11,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/syncprim"
 )
 
-// Each assignment fails to compile if a signature drifts from API.md.
+// Each assignment fails to compile if a signature drifts from CONTRACT.md.
 var (
 	// reactor
 	_ reactor.Options                                              = reactor.Options{CPU: -1, Tick: time.Millisecond, RingSize: 0}
@@ -127,6 +127,6 @@ func TestHandleAndValueShape(t *testing.T) {
 		t.Fatal("zero Handle not comparable to itself")
 	}
 	if s := unsafe.Sizeof(engine.Value{}); s > 32 {
-		t.Fatalf("Value is %d bytes, API.md says at most 32", s)
+		t.Fatalf("Value is %d bytes, CONTRACT.md says at most 32", s)
 	}
 }

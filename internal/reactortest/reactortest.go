@@ -18,7 +18,7 @@ import (
 const Hang = 15 * time.Second
 
 // Start makes a real reactor with opts, lets setup configure it before its
-// loop starts (a PanicHandler, for instance), and runs the loop on its own
+// loop starts (SetPanicHandler, for instance), and runs the loop on its own
 // goroutine. When the test ends the reactor is closed and Close and Run
 // must both return nil within Hang.
 func Start(tb testing.TB, opts reactor.Options, setup ...func(r *reactor.Reactor)) *reactor.Reactor {

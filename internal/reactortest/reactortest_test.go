@@ -11,7 +11,7 @@ func TestStartRunsTheLoopAndSetupFirst(t *testing.T) {
 	var setupRan atomic.Bool
 	r := Start(t, reactor.Options{CPU: -1}, func(r *reactor.Reactor) {
 		setupRan.Store(true)
-		r.PanicHandler = func(any) {}
+		r.SetPanicHandler(func(any) {})
 	})
 	if !setupRan.Load() {
 		t.Fatal("setup did not run before Start returned")

@@ -1,0 +1,78 @@
+package reactor
+
+import (
+	"time"
+	"unsafe"
+)
+
+// X holds the reactor's entry points for the layers built on it (package
+// engine; netio and abi through the engine): the untyped callback forms
+// that take an unsafe.Pointer (Post, After, Watch, AtShutdown,
+// RemoveAtShutdown; PostTo, AfterTo, WatchTo, AtShutdownTo and
+// RemoveAtShutdownOf are the typed forms a user calls) and the keyed
+// attachment of a layer's per-reactor state (NewExtKey, Ext, ExtOrInit).
+//
+// X is a zero-size value: reactor.X.Post(r, cb, arg, aux) is the same
+// call as the method was, inlined where it is small. `go doc -u ./reactor
+// internals` lists its methods.
+var X internals
+
+// internals is the type of X: it has no state.
+type internals struct{}
+
+// Post runs cb(arg, aux) on the loop. Safe from any goroutine, never
+// allocates. Called on the loop, it runs after the current callback returns.
+// It reports false, doing nothing, after Close.
+func (internals) Post(r *Reactor, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
+	return r.Post(cb, arg, aux)
+}
+
+// After schedules cb(arg, aux) on the loop after d, without allocating. Loop only.
+// It is the engine's timer: arg is typically a frame and aux its generation.
+func (internals) After(r *Reactor, d time.Duration, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) Timer {
+	return r.After(d, cb, arg, aux)
+}
+
+// Watch registers fd with the loop's poller: cb(arg, fd, ev) runs on the
+// loop whenever fd is ready for what in asks (level-triggered). in may be
+// 0: fd is known to the loop but not polled until SetInterest asks for
+// something. Loop only; at most one watch per fd. The network layer
+// (package netio) is its user.
+func (internals) Watch(r *Reactor, fd int, in Interest, cb IOFunc, arg unsafe.Pointer) error {
+	return r.Watch(fd, in, cb, arg)
+}
+
+// AtShutdown registers cb(arg, aux) to run on the loop when the reactor
+// shuts down: after the tasks and due timers accepted before Close, before
+// the engine cancels the flows still running. Layers that own descriptors
+// (package netio) close them there, so closing a reactor leaks nothing.
+// Safe from any goroutine; hooks run in registration order, each once.
+func (internals) AtShutdown(r *Reactor, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) {
+	r.AtShutdown(cb, arg, aux)
+}
+
+// RemoveAtShutdown forgets the hooks registered with arg: a layer that
+// closed its descriptors itself no longer needs them. Safe from any
+// goroutine.
+func (internals) RemoveAtShutdown(r *Reactor, arg unsafe.Pointer) {
+	r.RemoveAtShutdown(arg)
+}
+
+// Ext returns the value attached with key by ExtOrInit, or nil. Safe from
+// any goroutine.
+func (internals) Ext(r *Reactor, key *ExtKey) any {
+	return r.Ext(key)
+}
+
+// ExtOrInit returns the value attached to the reactor with key (the engine
+// keeps its per-reactor pools there), attaching init()'s Ext the first
+// time. Safe from any goroutine; init runs at most once per reactor and
+// key. Each key has its own attachment: the loop runs every attachment's
+// hooks, in the order they were made.
+func (internals) ExtOrInit(r *Reactor, key *ExtKey, init func() Ext) any {
+	return r.ExtOrInit(key, init)
+}
+
+// NewExtKey returns a new key; name is for messages only. Make one per
+// layer, in a package variable.
+func (internals) NewExtKey(name string) *ExtKey { return NewExtKey(name) }
