@@ -53,7 +53,8 @@ func target(b *C.asx_bsi, op string) *engine.Steps {
 }
 
 func reportStale(r *reactor.Reactor, op string) {
-	engine.ReportMisuse(r, op+": called with a FutoInAsyncSteps* kept past its step")
+	engine.X.
+		ReportMisuse(r, op+": called with a FutoInAsyncSteps* kept past its step")
 }
 
 func panicText(v any) string { return fmt.Sprint(v) }
@@ -78,7 +79,8 @@ func asxGoAdd(b *C.asx_bsi, data unsafe.Pointer, f C.FutoInAsyncSteps_execute_ca
 	}
 	defer guard(as)
 	if f == nil {
-		engine.AddBinding(as, nil, nil, nil) // the engine's misuse: nil execute callback
+		engine.X.
+			AddBinding(as, nil, nil, nil) // the engine's misuse: nil execute callback
 		return
 	}
 	addC(as, nil, f, eh, data)
@@ -98,7 +100,7 @@ func addC(as *engine.Steps, p *pool, f C.FutoInAsyncSteps_execute_callback, eh C
 	if eh != nil {
 		ef = runCError
 	}
-	if s := engine.AddBinding(as, runC, ef, unsafe.Pointer(c)); s != nil {
+	if s := engine.X.AddBinding(as, runC, ef, unsafe.Pointer(c)); s != nil {
 		entry(c).steps = s
 	}
 }
@@ -136,7 +138,7 @@ func asxGoState(b *C.asx_bsi, data unsafe.Pointer, name *C.char, allocate, clean
 		return nil
 	}
 	defer guard(as)
-	root := engine.Root(as)
+	root := engine.X.Root(as)
 	if root == nil {
 		return nil
 	}
@@ -174,7 +176,8 @@ func asxGoState(b *C.asx_bsi, data unsafe.Pointer, name *C.char, allocate, clean
 		}
 	}
 	if allocate == nil {
-		engine.ReportMisuse(as.Reactor(), "stateVariable: NULL allocate for a new variable "+n)
+		engine.X.
+			ReportMisuse(as.Reactor(), "stateVariable: NULL allocate for a new variable "+n)
 		return nil
 	}
 	v := C.asx_call_alloc((*[0]byte)(allocate), data)
@@ -185,7 +188,8 @@ func asxGoState(b *C.asx_bsi, data unsafe.Pointer, name *C.char, allocate, clean
 //export asxGoStack
 func asxGoStack(b *C.asx_bsi, size C.size_t) unsafe.Pointer {
 	if as := target(b, "stack"); as != nil {
-		engine.ReportMisuse(as.Reactor(), "stack: called outside the step's callback")
+		engine.X.
+			ReportMisuse(as.Reactor(), "stack: called outside the step's callback")
 	}
 	return nil
 }
@@ -273,7 +277,8 @@ func asxGoSetCancel(b *C.asx_bsi, data unsafe.Pointer, ch C.FutoInAsyncSteps_can
 		defer guard(as)
 		if ch == nil {
 			as.SetCancel(nil)
-			engine.ReportMisuse(as.Reactor(), "setCancel: NULL cancel callback")
+			engine.X.
+				ReportMisuse(as.Reactor(), "setCancel: NULL cancel callback")
 			return
 		}
 		b.ch, b.ch_data = ch, data
@@ -371,8 +376,9 @@ func asxGoExecute(b *C.asx_bsi, data unsafe.Pointer, unhandled C.FutoInAsyncStep
 		return
 	}
 	defer guard(as)
-	if !engine.IsRoot(as) {
-		engine.ReportMisuse(as.Reactor(), "execute: not a root")
+	if !engine.X.IsRoot(as) {
+		engine.X.
+			ReportMisuse(as.Reactor(), "execute: not a root")
 		return
 	}
 	g := entry(b)
@@ -380,14 +386,15 @@ func asxGoExecute(b *C.asx_bsi, data unsafe.Pointer, unhandled C.FutoInAsyncStep
 		g.root = &rootExtra{}
 	}
 	g.root.unhandled, g.root.data = unhandled, data
-	engine.OnEnd(as, rootEnded)
+	engine.X.
+		OnEnd(as, rootEnded)
 	as.Execute()
 }
 
 // rootEnded calls a C root's unhandled_error when its flow ends with an
 // error (not when it is canceled).
 func rootEnded(root *engine.Steps, code string) {
-	b := (*C.asx_bsi)(engine.Binding(root))
+	b := (*C.asx_bsi)(engine.X.Binding(root))
 	if b == nil || code == "" || code == engine.Canceled {
 		return
 	}
@@ -418,7 +425,8 @@ func asxGoAddSync(b *C.asx_bsi, s *C.FutoInSync, data unsafe.Pointer, f C.FutoIn
 	}
 	defer guard(as)
 	if s == nil || f == nil {
-		engine.ReportMisuse(as.Reactor(), "addSync: NULL sync object or execute callback")
+		engine.X.
+			ReportMisuse(as.Reactor(), "addSync: NULL sync object or execute callback")
 		return
 	}
 	step, onerr := cClosures(f, eh, data)
@@ -515,8 +523,9 @@ func asxGoFree(b *C.asx_bsi) {
 		return
 	}
 	defer guard(as)
-	if !engine.IsRoot(as) {
-		engine.ReportMisuse(as.Reactor(), "free: not a root")
+	if !engine.X.IsRoot(as) {
+		engine.X.
+			ReportMisuse(as.Reactor(), "free: not a root")
 		return
 	}
 	as.Release()

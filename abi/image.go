@@ -211,7 +211,7 @@ func grow() *C.asx_bsi {
 
 // poolOf returns the pool of as's reactor. Loop only.
 func poolOf(as *engine.Steps) *pool {
-	slot := engine.BridgeData(as)
+	slot := engine.X.BridgeData(as)
 	if *slot == nil {
 		*slot = unsafe.Pointer(&pool{})
 	}
@@ -263,7 +263,7 @@ const builtRoot = 2
 func bindImage(b *C.asx_bsi, as *engine.Steps, p *pool, mode C.uint32_t) *C.asx_bsi {
 	b.next_free = nil
 	b.mode = mode
-	if p == nil || engine.IsRoot(as) {
+	if p == nil || engine.X.IsRoot(as) {
 		b.built = 1
 	}
 	g := entry(b)
@@ -345,21 +345,22 @@ func (rx *rootExtra) release() {
 }
 
 func init() {
-	engine.SetBridge(engine.Bridge{Release: releaseImage, Copy: copyImage, Drop: dropValue})
+	engine.X.
+		SetBridge(engine.Bridge{Release: releaseImage, Copy: copyImage, Drop: dropValue})
 }
 
 // imageOf returns the image bound to as, binding a new one in mode if as
 // has none. Nil if as cannot take one (a stale accessor).
 func imageOf(as *engine.Steps, mode C.uint32_t) *C.asx_bsi {
-	if bin := engine.Binding(as); bin != nil {
+	if bin := engine.X.Binding(as); bin != nil {
 		return (*C.asx_bsi)(bin)
 	}
 	b := newImage(as, mode)
-	if !engine.Bind(as, unsafe.Pointer(b)) {
+	if !engine.X.Bind(as, unsafe.Pointer(b)) {
 		releaseImage(unsafe.Pointer(b), as.Reactor() != nil && as.Reactor().IsSameThread())
 		return nil
 	}
-	if engine.IsRoot(as) {
+	if engine.X.IsRoot(as) {
 		// The root's own image (bindImage saw the parent of a sub-step
 		// as well): isValid reads this off the loop, where g.steps of a
 		// step's image is the loop's.

@@ -91,7 +91,8 @@ func lock(bsi *C.FutoInAsyncSteps, s *C.FutoInSync) {
 	}, func(as *engine.Steps, code string) {
 		p.resume(code) // kept out (DefenseRejected): the locking step fails with it
 	})
-	engine.OnEnd(p.root, func(*engine.Steps, string) { p.forget() })
+	engine.X.
+		OnEnd(p.root, func(*engine.Steps, string) { p.forget() })
 	locks.mu.Lock()
 	if locks.m == nil {
 		locks.m = map[lockKey][]*proxy{}

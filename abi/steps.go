@@ -22,7 +22,7 @@ func Binary(as *engine.Steps) unsafe.Pointer {
 	if as == nil {
 		return nil
 	}
-	if f, ok := engine.ForeignOf(as).(*foreign); ok {
+	if f, ok := engine.X.ForeignOf(as).(*foreign); ok {
 		return unsafe.Pointer(f.bsi)
 	}
 	b := imageOf(as, C.ASX_DIRECT)
@@ -35,7 +35,7 @@ func Binary(as *engine.Steps) unsafe.Pointer {
 // runC is the ExecFunc of every C step: one call into C, then what the
 // callback recorded is handed to the engine.
 func runC(as *engine.Steps) {
-	b := (*C.asx_bsi)(engine.Binding(as))
+	b := (*C.asx_bsi)(engine.X.Binding(as))
 	p := poolOf(as)
 	prev := p.record(b)
 	n := fillArgs(as, b, p)
@@ -87,7 +87,7 @@ func outArgs(as *engine.Steps, b *C.asx_bsi, vals *[engine.MaxArgs]engine.Value)
 	n := argsOf(&b.s.out, vals)
 	b.s.out = C.FutoInArgs{}
 	for i := 0; i < n; i++ {
-		if typ, _, _, _, binary := vals[i].BinaryParts(); binary && isGoType(typ) {
+		if typ, _, _, _, binary := engine.X.BinaryParts(vals[i]); binary && isGoType(typ) {
 			vals[i] = goValueOf(as.Args(), vals[i])
 		}
 	}
@@ -99,10 +99,10 @@ func outArgs(as *engine.Steps, b *C.asx_bsi, vals *[engine.MaxArgs]engine.Value)
 // or byte slice the part of it v covers (C may pass on a zero-copy part).
 // Other descriptors (from an earlier callback) stay views.
 func goValueOf(in *engine.Args, v engine.Value) engine.Value {
-	_, w, _, n, _ := v.BinaryParts()
+	_, w, _, n, _ := engine.X.BinaryParts(v)
 	for j := 0; j < in.Len(); j++ {
 		a := in.At(j)
-		_, aw, _, an, ab := a.BinaryParts()
+		_, aw, _, an, ab := engine.X.BinaryParts(a)
 		if ab || a.Kind() != v.Kind() {
 			continue
 		}
@@ -127,7 +127,7 @@ func goValueOf(in *engine.Args, v engine.Value) engine.Value {
 
 // runCError is the ErrorFunc of C steps and C parallel steps.
 func runCError(as *engine.Steps, code string) {
-	b := (*C.asx_bsi)(engine.Binding(as))
+	b := (*C.asx_bsi)(engine.X.Binding(as))
 	p := poolOf(as)
 	cs, free := cCode(code)
 	b.handler = 1
@@ -142,7 +142,7 @@ func runCError(as *engine.Steps, code string) {
 
 // runCCancel is the CancelFunc a C step's setCancel installs.
 func runCCancel(as *engine.Steps) {
-	b := (*C.asx_bsi)(engine.Binding(as))
+	b := (*C.asx_bsi)(engine.X.Binding(as))
 	if b != nil && b.ch != nil {
 		C.asx_cancel_cb(b)
 	}
@@ -182,7 +182,7 @@ func apply(as *engine.Steps, b *C.asx_bsi, vals []engine.Value) {
 		dropGiven(as, vals)
 		as.Error(engine.InternalError, info)
 	}
-	if engine.Raised(as) {
+	if engine.X.Raised(as) {
 		b.nadd = 0 // a call into Go already failed the step
 		freeError(b)
 		dropGiven(as, vals)
@@ -218,8 +218,9 @@ func apply(as *engine.Steps, b *C.asx_bsi, vals []engine.Value) {
 // carry owned values, whose cleanups it then runs.
 func succeed(as *engine.Steps, vals []engine.Value) {
 	for i := range vals {
-		if vals[i].Owned() {
-			engine.TakeOwned(as)
+		if engine.X.Owned(vals[i]) {
+			engine.X.
+				TakeOwned(as)
 			break
 		}
 	}
@@ -247,7 +248,7 @@ func dropGiven(as *engine.Steps, vals []engine.Value) {
 		for j := 0; j < in.Len() && !kept; j++ {
 			kept = in.At(j) == vals[i]
 		}
-		if !kept && vals[i].Owned() {
+		if !kept && engine.X.Owned(vals[i]) {
 			dropValue(&vals[i])
 		}
 	}
@@ -256,7 +257,7 @@ func dropGiven(as *engine.Steps, vals []engine.Value) {
 // dropAll runs the cleanups of values that never reached the engine.
 func dropAll(vals []engine.Value) {
 	for i := range vals {
-		if vals[i].Owned() {
+		if engine.X.Owned(vals[i]) {
 			dropValue(&vals[i])
 		}
 	}
@@ -280,8 +281,9 @@ func arm(as *engine.Steps, b *C.asx_bsi) {
 // panic must not unwind through C frames. The raise stays recorded, and
 // the engine acts on it when the C callback returns.
 func guard(as *engine.Steps) {
-	if v := recover(); v != nil && !engine.Raised(as) {
-		engine.ReportMisuse(as.Reactor(), "abi: panic in a call from C: "+panicText(v))
+	if v := recover(); v != nil && !engine.X.Raised(as) {
+		engine.X.
+			ReportMisuse(as.Reactor(), "abi: panic in a call from C: "+panicText(v))
 	}
 }
 
@@ -294,15 +296,16 @@ func AddC(as *engine.Steps, f, eh, data unsafe.Pointer) *engine.Steps {
 	if as == nil {
 		return nil
 	}
-	if x, ok := engine.ForeignOf(as).(*foreign); ok {
+	if x, ok := engine.X.ForeignOf(as).(*foreign); ok {
 		C.asx_f_add(x.bsi, data, C.FutoInAsyncSteps_execute_callback(f), C.FutoInAsyncSteps_error_callback(eh))
 		return as
 	}
 	if f == nil {
-		engine.AddBinding(as, nil, nil, nil) // the engine's misuse: nil execute callback
+		engine.X.
+			AddBinding(as, nil, nil, nil) // the engine's misuse: nil execute callback
 		return as
 	}
-	if bin := engine.Binding(as); bin != nil {
+	if bin := engine.X.Binding(as); bin != nil {
 		if b := (*C.asx_bsi)(bin); b.mode == C.ASX_RECORD && b.nadd > 0 {
 			safeFlush(as, b) // after the adds its C callback recorded so far
 		}

@@ -39,7 +39,7 @@ func ToValue(v unsafe.Pointer) engine.Value {
 	if v == nil {
 		return engine.Value{}
 	}
-	return fromC((*C.FutoInBinaryValue)(v)).Borrowed()
+	return engine.X.Borrowed(fromC((*C.FutoInBinaryValue)(v)))
 }
 
 func unionWord(bv *C.FutoInBinaryValue) *uint64 {
@@ -95,13 +95,13 @@ func fromC(bv *C.FutoInBinaryValue) engine.Value {
 	default:
 		k = engine.KindBinary
 	}
-	return engine.BinaryValue(unsafe.Pointer(t), w, bv.custom_data, uint32(bv.length), k, owned)
+	return engine.X.BinaryValue(unsafe.Pointer(t), w, bv.custom_data, uint32(bv.length), k, owned)
 }
 
 // setC writes v's descriptor into bv (C memory). p pins Go payloads and
 // keeps the handles of Go objects until clearArgs.
 func setC(bv *C.FutoInBinaryValue, v engine.Value, p *pool) {
-	typ, w, custom, n, binary := v.BinaryParts()
+	typ, w, custom, n, binary := engine.X.BinaryParts(v)
 	if binary {
 		t := (*C.FutoInType)(typ)
 		if uint8(t.flags) == C.FTN_TYPE_FLOAT {
@@ -216,7 +216,7 @@ func argsOf(a *C.FutoInArgs, vals *[engine.MaxArgs]engine.Value) int {
 // dropValue is the engine's Bridge.Drop: an owned value left its flow's
 // arguments, so its type's cleanup runs (once).
 func dropValue(v *engine.Value) {
-	typ, w, custom, n, _ := v.BinaryParts()
+	typ, w, custom, n, _ := engine.X.BinaryParts(*v)
 	t := (*C.FutoInType)(typ)
 	if t == nil || t.cleanup == nil {
 		return

@@ -68,7 +68,7 @@ func checkValue(t *testing.T, c valueCase, v engine.Value) {
 		}
 	}
 	if c.kind == engine.KindBinary {
-		typ, word, custom, n, binary := v.BinaryParts()
+		typ, word, custom, n, binary := engine.X.BinaryParts(v)
 		if !binary || typ != typeOf(cv) || n != c.length {
 			t.Fatalf("BinaryParts: type %p length %d binary %v, want %p %d true", typ, n, binary, typeOf(cv), c.length)
 		}
@@ -97,7 +97,7 @@ func TestToValueEveryType(t *testing.T) {
 			}
 			v := abi.ToValue(ctest.Value(c.flags))
 			checkValue(t, c, v)
-			if v.Owned() {
+			if engine.X.Owned(v) {
 				t.Fatal("a value whose type has no cleanup is owned")
 			}
 		})
@@ -120,7 +120,7 @@ func TestValuesThroughFlow(t *testing.T) {
 				t.Fatalf("flow failed: %s (%s)", code, h.root.State().ErrorInfo)
 			}
 			checkValue(t, c, got)
-			if typ, _, _, _, binary := got.BinaryParts(); !binary || typ != typeOf(ctest.Value(c.flags)) {
+			if typ, _, _, _, binary := engine.X.BinaryParts(got); !binary || typ != typeOf(ctest.Value(c.flags)) {
 				t.Fatalf("after a C step passed it on: type %p binary %v, want the C type %p", typ, binary, typeOf(ctest.Value(c.flags)))
 			}
 			h.release()
@@ -134,8 +134,8 @@ func TestOwnedValueToValue(t *testing.T) {
 	defer ctest.Free(p)
 	ctest.OwnedValue(p, "mine")
 	v := abi.ToValue(p)
-	if v.Owned() || v.Kind() != engine.KindStr || v.Str() != "mine" {
-		t.Fatalf("ToValue of an owned string: owned %v kind %v %q, want a borrowed Str", v.Owned(), v.Kind(), v.Str())
+	if engine.X.Owned(v) || v.Kind() != engine.KindStr || v.Str() != "mine" {
+		t.Fatalf("ToValue of an owned string: owned %v kind %v %q, want a borrowed Str", engine.X.Owned(v), v.Kind(), v.Str())
 	}
 	// ToValue is a view: the C side keeps ownership, even after a flow
 	// used the value, so the engine never runs its cleanup.
@@ -165,8 +165,8 @@ func TestOwnedCleanup(t *testing.T) {
 		{"replaced by the next success", func(t *testing.T, root *engine.Steps) {
 			ctest.Add(root, ctest.Owned, 2, 0)
 			root.Add(func(as *engine.Steps) {
-				if as.Arg(0).Kind() != engine.KindStr || !as.Arg(0).Owned() {
-					t.Errorf("the Go step got %v owned %v", as.Arg(0), as.Arg(0).Owned())
+				if as.Arg(0).Kind() != engine.KindStr || !engine.X.Owned(as.Arg(0)) {
+					t.Errorf("the Go step got %v owned %v", as.Arg(0), engine.X.Owned(as.Arg(0)))
 				}
 				as.Success(engine.Int(1))
 			})

@@ -39,7 +39,7 @@ func Wrap(p unsafe.Pointer) *engine.Steps {
 		}
 		return as
 	}
-	return engine.NewForeign(&foreign{bsi: bsi})
+	return engine.X.NewForeign(&foreign{bsi: bsi})
 }
 
 // foreign forwards engine.Steps calls to another implementation's vtable.
@@ -139,7 +139,7 @@ func (x *foreign) Success(args []engine.Value) {
 // frees through the type's cleanup. Values that came from C cross as they
 // are; a Go object crosses as a cgo.Handle that the receiver owns.
 func setForeign(bv *C.FutoInBinaryValue, v engine.Value) {
-	_, _, _, _, binary := v.BinaryParts()
+	_, _, _, _, binary := engine.X.BinaryParts(v)
 	if !binary && v.Kind() == engine.KindObj {
 		h := cgo.NewHandle(v.Obj())
 		*bv = C.FutoInBinaryValue{}
@@ -194,7 +194,7 @@ func (x *foreign) Args() *engine.Args {
 		if x.args != nil {
 			var vals [engine.MaxArgs]engine.Value
 			n := argsOf(x.args, &vals)
-			x.a = engine.MakeArgs(vals[:n]...)
+			x.a = engine.X.MakeArgs(vals[:n]...)
 		}
 	}
 	return &x.a
@@ -295,12 +295,12 @@ func (x *foreign) Release() {
 func (x *foreign) Reactor() *reactor.Reactor { return nil }
 
 // callForeign runs a Go callback on a foreign accessor: Error, Break and
-// Continue leave it with engine.ForeignUnwind, any other panic fails the
+// Continue leave it with engine.X.ForeignUnwind(), any other panic fails the
 // foreign step with InternalError.
 func callForeign(x *foreign, fn func(as *engine.Steps)) {
-	as := engine.NewForeign(x)
+	as := engine.X.NewForeign(x)
 	defer func() {
-		if v := recover(); v != nil && v != engine.ForeignUnwind {
+		if v := recover(); v != nil && v != engine.X.ForeignUnwind() {
 			x.Error(engine.InternalError, panicText(v))
 		}
 	}()

@@ -64,7 +64,7 @@ func TestWrapForeignIdentity(t *testing.T) {
 	if abi.Binary(f.root) != f.p {
 		t.Fatalf("Binary(Wrap(p)) = %p, want p %p", abi.Binary(f.root), f.p)
 	}
-	if engine.ForeignOf(f.root) == nil {
+	if engine.X.ForeignOf(f.root) == nil {
 		t.Fatal("Wrap of a foreign pointer is not a foreign accessor")
 	}
 	if f.root.RootID() != uintptr(f.p) {

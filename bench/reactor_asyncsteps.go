@@ -216,14 +216,14 @@ func Submit(b *testing.B) {
 	c := new(counter)
 	arg := unsafe.Pointer(c)
 	for range 1024 {
-		r.Post(countCb, arg, 0)
+		reactor.X.Post(r, countCb, arg, 0)
 	}
 	waitCount(b, "Submit", c, 1024)
 	c.n.Store(0)
 	b.ReportAllocs()
 	b.ResetTimer()
 	for range b.N {
-		r.Post(countCb, arg, 0)
+		reactor.X.Post(r, countCb, arg, 0)
 	}
 	waitCount(b, "Submit", c, int64(b.N))
 }
@@ -283,7 +283,7 @@ func Wakeup(b *testing.B) {
 	}()
 	p := &wakeProbe{base: time.Now(), ch: make(chan struct{}, 1)}
 	arg := unsafe.Pointer(p)
-	runWakeup(b, p, func() { r.Post(wakeCb, arg, 0) })
+	runWakeup(b, p, func() { reactor.X.Post(r, wakeCb, arg, 0) })
 }
 
 // nap blocks the calling thread in nanosleep(2) for d. Not time.Sleep: the

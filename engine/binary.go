@@ -51,10 +51,10 @@ var (
 	bridge     Bridge
 )
 
-// SetBridge installs the process's binary bridge. It is called once, when
+// xSetBridge installs the process's binary bridge. It is called once, when
 // the bridge package initializes; a second call panics, since two bridges
 // would each receive the other's bindings.
-func SetBridge(b Bridge) {
+func xSetBridge(b Bridge) {
 	set := false
 	bridgeOnce.Do(func() { bridge, set = b, true })
 	if !set {
@@ -62,12 +62,12 @@ func SetBridge(b Bridge) {
 	}
 }
 
-// AddBinding adds a step like Add (fn with onerror, which may be nil) and
+// xAddBinding adds a step like Add (fn with onerror, which may be nil) and
 // gives it the binding bin. It returns the new step's accessor, or nil when
 // the step cannot be added (a misuse, or a foreign as: then fn is added
 // through the foreign engine), in which case bin is released at once
 // through Bridge.Release.
-func AddBinding(as *Steps, fn ExecFunc, onerror ErrorFunc, bin unsafe.Pointer) *Steps {
+func xAddBinding(as *Steps, fn ExecFunc, onerror ErrorFunc, bin unsafe.Pointer) *Steps {
 	if as == nil {
 		return nil
 	}
@@ -94,18 +94,18 @@ func (b *Bridge) release(bin unsafe.Pointer, onLoop bool) {
 	}
 }
 
-// Binding returns the binding of as's step, or nil.
-func Binding(as *Steps) unsafe.Pointer {
+// xBinding returns the binding of as's step, or nil.
+func xBinding(as *Steps) unsafe.Pointer {
 	if as == nil {
 		return nil
 	}
 	return as.bin
 }
 
-// Bind gives bin to as, which must have no binding yet: the running step,
+// xBind gives bin to as, which must have no binding yet: the running step,
 // a root, or a parallel step of a root being built. It reports whether bin
 // was taken; if not, the caller keeps it.
-func Bind(as *Steps, bin unsafe.Pointer) bool {
+func xBind(as *Steps, bin unsafe.Pointer) bool {
 	if as == nil || as.e == nil || as.bin != nil || as.kind == kForeign || !as.Valid() {
 		return false
 	}
@@ -113,12 +113,12 @@ func Bind(as *Steps, bin unsafe.Pointer) bool {
 	return true
 }
 
-// OnEnd makes fn run on the loop each time the flow of root ends, with
+// xOnEnd makes fn run on the loop each time the flow of root ends, with
 // the code it failed with ("" after a success, Canceled after a cancel),
 // just before the run ends (and a Promise gets its result). fn may release
 // the root: it is released once the run has ended. Set it while the root
 // is not executing; nil removes it. Release removes it.
-func OnEnd(root *Steps, fn func(root *Steps, code string)) {
+func xOnEnd(root *Steps, fn func(root *Steps, code string)) {
 	if root == nil || root.kind != kRoot {
 		misuse(root, "OnEnd: not a root")
 		return
@@ -126,8 +126,8 @@ func OnEnd(root *Steps, fn func(root *Steps, code string)) {
 	rootOf(root).extra().onEnd = fn
 }
 
-// Root returns the root of as's flow, or nil for a foreign or nil accessor.
-func Root(as *Steps) *Steps {
+// xRoot returns the root of as's flow, or nil for a foreign or nil accessor.
+func xRoot(as *Steps) *Steps {
 	if rt := as.builtRoot(); rt != nil {
 		return &rt.Steps
 	}
@@ -137,26 +137,26 @@ func Root(as *Steps) *Steps {
 	return &as.fl.root.Steps
 }
 
-// IsRoot reports whether as is a root (New, NewInstance, Clone), as opposed
+// xIsRoot reports whether as is a root (New, NewInstance, Clone), as opposed
 // to a step's or a parallel step's accessor.
-func IsRoot(as *Steps) bool { return as != nil && as.kind == kRoot }
+func xIsRoot(as *Steps) bool { return as != nil && as.kind == kRoot }
 
-// BridgeData returns the bridge's word for as's reactor: per-reactor state
+// xBridgeData returns the bridge's word for as's reactor: per-reactor state
 // (abi keeps its pool of step images there). Loop only; nil for a foreign
 // or nil accessor.
-func BridgeData(as *Steps) *unsafe.Pointer {
+func xBridgeData(as *Steps) *unsafe.Pointer {
 	if as == nil || as.e == nil || as.kind == kForeign {
 		return nil
 	}
 	return &as.e.bridge
 }
 
-// ReportMisuse fails the step that is running on this loop with
+// xReportMisuse fails the step that is running on this loop with
 // InternalError and info, as a misuse inside its callback does, but
 // returns instead of unwinding: the running callback then returns and the
 // engine unwinds. A bridge calls it where a panic cannot unwind (through C
 // frames). Off the loop, or between callbacks, it does nothing.
-func ReportMisuse(r *reactor.Reactor, info string) {
+func xReportMisuse(r *reactor.Reactor, info string) {
 	if r == nil {
 		return
 	}
@@ -167,10 +167,10 @@ func ReportMisuse(r *reactor.Reactor, info string) {
 	e.raiseError(e.cur, InternalError, info)
 }
 
-// Raised reports whether the running callback of as's loop has raised an
+// xRaised reports whether the running callback of as's loop has raised an
 // error, a Break or a Continue (or made a misuse) that will unwind when it
 // returns: calls after it are ignored.
-func Raised(as *Steps) bool {
+func xRaised(as *Steps) bool {
 	return as != nil && as.e != nil && as.kind != kForeign && as.e.raised.kind != raiseNone
 }
 
@@ -185,13 +185,13 @@ const (
 // implementation): package abi reads it.
 const KindBinary Kind = KindObj + 1
 
-// BinaryValue makes a Value from a value of the binary interface without
+// xBinaryValue makes a Value from a value of the binary interface without
 // copying its payload: typ is its type descriptor (FutoInType*), word the
 // union's eight bytes, custom its custom_data, length its length, and k the
 // kind Go code sees. For KindStr and KindBytes word is the data address;
 // the payload must stay valid while the Value is in use. owned makes the
 // engine call Bridge.Drop when the value leaves a flow's arguments.
-func BinaryValue(typ unsafe.Pointer, word uint64, custom unsafe.Pointer, length uint32, k Kind, owned bool) Value {
+func xBinaryValue(typ unsafe.Pointer, word uint64, custom unsafe.Pointer, length uint32, k Kind, owned bool) Value {
 	m := mkMeta(k, length) | metaBinary
 	if owned {
 		m |= metaOwned
@@ -199,10 +199,10 @@ func BinaryValue(typ unsafe.Pointer, word uint64, custom unsafe.Pointer, length 
 	return Value{typ: typ, word: word, ref: custom, meta: m}
 }
 
-// BinaryParts returns what BinaryValue took (binary reports whether v was
+// xBinaryParts returns what BinaryValue took (binary reports whether v was
 // made by it): for other values typ and custom are nil, word the payload
 // (the data address of a Str or Bytes) and length the byte length.
-func (v Value) BinaryParts() (typ unsafe.Pointer, word uint64, custom unsafe.Pointer, length uint32, binary bool) {
+func (v Value) xBinaryParts() (typ unsafe.Pointer, word uint64, custom unsafe.Pointer, length uint32, binary bool) {
 	if v.meta&metaBinary != 0 {
 		return v.typ, v.word, v.ref, v.n(), true
 	}
@@ -218,20 +218,20 @@ func (v Value) BinaryParts() (typ unsafe.Pointer, word uint64, custom unsafe.Poi
 	return nil, v.word, nil, v.n(), false
 }
 
-// MakeArgs returns Args holding vals (at most MaxArgs; the rest are
+// xMakeArgs returns Args holding vals (at most MaxArgs; the rest are
 // dropped), for a bridge that receives values from elsewhere.
-func MakeArgs(vals ...Value) (a Args) {
+func xMakeArgs(vals ...Value) (a Args) {
 	copy(a.v[:], vals)
 	return a
 }
 
-// TakeOwned tells the engine that the running step of as is about to
+// xTakeOwned tells the engine that the running step of as is about to
 // succeed with owned values (BinaryValue with owned set): the bridge calls
 // it first, so that the step path only tests one byte of the flow to know
 // whether its values need Bridge.Drop. An owned Value given to a step of
 // another flow is not tracked there: it stays valid only while the flow
 // that owns it holds it.
-func TakeOwned(as *Steps) {
+func xTakeOwned(as *Steps) {
 	if as != nil && as.fl != nil && as.kind != kForeign {
 		as.fl.owned = true
 	}
@@ -268,15 +268,15 @@ func Disown(as *Steps, i int) {
 // path, so it checks nothing.
 func OwnsArgs(as *Steps) bool { return as.fl.owned }
 
-// Borrowed returns v without ownership: the engine will not call
+// xBorrowed returns v without ownership: the engine will not call
 // Bridge.Drop for it.
-func (v Value) Borrowed() Value {
+func (v Value) xBorrowed() Value {
 	v.meta &^= metaOwned
 	return v
 }
 
-// Owned reports whether the engine will call Bridge.Drop for v.
-func (v Value) Owned() bool { return v.meta&metaOwned != 0 }
+// xOwned reports whether the engine will call Bridge.Drop for v.
+func (v Value) xOwned() bool { return v.meta&metaOwned != 0 }
 
 // Owned values live in a flow's arguments, and fl.owned says whether any
 // may be there: the step path tests that one byte, and only a flow that a

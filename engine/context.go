@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"errors"
+	"github.com/asyncsteps/asyncsteps/reactor"
 	"unsafe"
 )
 
@@ -70,7 +71,7 @@ func (e *engine) watchContext(rt *root, x *rootExt) bool {
 	}
 	g := rt.execGen()
 	x.stopCtx = context.AfterFunc(ctx, func() {
-		rt.e.r.Post(contextDone, unsafe.Pointer(rt), g)
+		reactor.X.Post(rt.e.r, contextDone, unsafe.Pointer(rt), g)
 	})
 	return true
 }

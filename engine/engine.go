@@ -158,15 +158,15 @@ const (
 
 // extKey is the engine's attachment to a reactor: no other layer holds it,
 // so none can take or replace the engine's per-reactor state.
-var extKey = reactor.NewExtKey("engine")
+var extKey = reactor.X.NewExtKey("engine")
 
 func engineOf(r *reactor.Reactor) *engine {
 	// Attached already (every call but the first): one load, inlined,
 	// instead of ExtOrInit's call, its defer and the closure.
-	if e, ok := r.Ext(extKey).(*engine); ok {
+	if e, ok := reactor.X.Ext(r, extKey).(*engine); ok {
 		return e
 	}
-	return r.ExtOrInit(extKey, func() reactor.Ext {
+	return reactor.X.ExtOrInit(r, extKey, func() reactor.Ext {
 		e := &engine{r: r, ar: arena.New()} // the engine's own: frames and Stack memory
 		return reactor.Ext{
 			Value:   e,

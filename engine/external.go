@@ -1,6 +1,9 @@
 package engine
 
-import "unsafe"
+import (
+	"github.com/asyncsteps/asyncsteps/reactor"
+	"unsafe"
+)
 
 // External finishes a waiting step from anywhere: another goroutine, a
 // reactor callback, or another flow's step. It is a small value (no
@@ -94,7 +97,7 @@ func (x External) finish(args []Value, code, info string, err error) bool {
 	fl.xargs.set(args)
 	fl.xcode, fl.xinfo, fl.xerr, fl.xpass = code, info, err, args == nil && code == ""
 	f.ctl.Store(x.gen<<xBits | xClaimed)
-	return e.r.Post(deliverClaimed, unsafe.Pointer(f), x.gen)
+	return reactor.X.Post(e.r, deliverClaimed, unsafe.Pointer(f), x.gen)
 }
 
 // finishForeign completes a foreign step through its engine, which decides

@@ -69,13 +69,13 @@ func (as *Steps) foreignBound() unsafe.Pointer {
 // method takes its off-loop (slow) path, where the foreign check lives.
 var foreignEngine = &engine{r: reactor.NewManual()}
 
-// NewForeign returns a *Steps that forwards every call to impl. Go code
+// xNewForeign returns a *Steps that forwards every call to impl. Go code
 // uses it as any accessor; calls that exist only in Go work on it where
 // they can be expressed with impl's calls (AddWith, Bound and Rebind in an
 // AddWith step and its handlers, AddLocked over a Sync through impl.Sync,
 // Stack, Local, External) and fail the flow with InternalError otherwise
 // (SetFinally, Hold, Unhold, ForwardArgs); Holds reports false.
-func NewForeign(impl Foreign) *Steps {
+func xNewForeign(impl Foreign) *Steps {
 	if impl == nil {
 		panic("engine.NewForeign: nil Foreign")
 	}
@@ -84,8 +84,8 @@ func NewForeign(impl Foreign) *Steps {
 	return f
 }
 
-// ForeignOf returns the Foreign behind a *Steps made by NewForeign, or nil.
-func ForeignOf(as *Steps) Foreign {
+// xForeignOf returns the Foreign behind a *Steps made by NewForeign, or nil.
+func xForeignOf(as *Steps) Foreign {
 	if as == nil || as.kind != kForeign {
 		return nil
 	}
@@ -94,12 +94,12 @@ func ForeignOf(as *Steps) Foreign {
 
 func (as *Steps) foreign() Foreign { return (*foreignSteps)(as.x).impl }
 
-// ForeignUnwind is the panic value with which Error, Break and Continue on
+// xForeignUnwind is the panic value with which Error, Break and Continue on
 // a foreign accessor leave the Go callback, after recording the outcome
 // with the foreign engine: the bridge that called the callback recovers
 // it. Seen outside such a callback, it means one of them was called on a
 // foreign accessor whose callback had already returned.
-var ForeignUnwind error = foreignUnwind{}
+var xForeignUnwind error = foreignUnwind{}
 
 type foreignUnwind struct{}
 
@@ -121,7 +121,7 @@ func forwardSuccess(impl Foreign, args []Value) {
 // callback as Error does.
 func foreignMisuse(as *Steps, op string) {
 	as.foreign().Error(InternalError, op+": not available on a foreign accessor (a flow another engine drives): only the spec's calls, AddWith, Bound, AddLocked over a Sync, Stack, Local and External are")
-	panic(ForeignUnwind)
+	panic(xForeignUnwind)
 }
 
 // isForeign is the check the native slow paths make.

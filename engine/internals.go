@@ -25,7 +25,7 @@ type internals struct{}
 // the bridge package initializes; a second call panics, since two bridges
 // would each receive the other's bindings.
 func (internals) SetBridge(b Bridge) {
-	SetBridge(b)
+	xSetBridge(b)
 }
 
 // AddBinding adds a step like Add (fn with onerror, which may be nil) and
@@ -34,19 +34,19 @@ func (internals) SetBridge(b Bridge) {
 // through the foreign engine), in which case bin is released at once
 // through Bridge.Release.
 func (internals) AddBinding(as *Steps, fn ExecFunc, onerror ErrorFunc, bin unsafe.Pointer) *Steps {
-	return AddBinding(as, fn, onerror, bin)
+	return xAddBinding(as, fn, onerror, bin)
 }
 
 // Binding returns the binding of as's step, or nil.
 func (internals) Binding(as *Steps) unsafe.Pointer {
-	return Binding(as)
+	return xBinding(as)
 }
 
 // Bind gives bin to as, which must have no binding yet: the running step,
 // a root, or a parallel step of a root being built. It reports whether bin
 // was taken; if not, the caller keeps it.
 func (internals) Bind(as *Steps, bin unsafe.Pointer) bool {
-	return Bind(as, bin)
+	return xBind(as, bin)
 }
 
 // OnEnd makes fn run on the loop each time the flow of root ends, with
@@ -55,25 +55,25 @@ func (internals) Bind(as *Steps, bin unsafe.Pointer) bool {
 // the root: it is released once the run has ended. Set it while the root
 // is not executing; nil removes it. Release removes it.
 func (internals) OnEnd(root *Steps, fn func(root *Steps, code string)) {
-	OnEnd(root, fn)
+	xOnEnd(root, fn)
 }
 
 // Root returns the root of as's flow, or nil for a foreign or nil accessor.
 func (internals) Root(as *Steps) *Steps {
-	return Root(as)
+	return xRoot(as)
 }
 
 // IsRoot reports whether as is a root (New, NewInstance, Clone), as opposed
 // to a step's or a parallel step's accessor.
 func (internals) IsRoot(as *Steps) bool {
-	return IsRoot(as)
+	return xIsRoot(as)
 }
 
 // BridgeData returns the bridge's word for as's reactor: per-reactor state
 // (abi keeps its pool of step images there). Loop only; nil for a foreign
 // or nil accessor.
 func (internals) BridgeData(as *Steps) *unsafe.Pointer {
-	return BridgeData(as)
+	return xBridgeData(as)
 }
 
 // ReportMisuse fails the step that is running on this loop with
@@ -82,14 +82,14 @@ func (internals) BridgeData(as *Steps) *unsafe.Pointer {
 // engine unwinds. A bridge calls it where a panic cannot unwind (through C
 // frames). Off the loop, or between callbacks, it does nothing.
 func (internals) ReportMisuse(r *reactor.Reactor, info string) {
-	ReportMisuse(r, info)
+	xReportMisuse(r, info)
 }
 
 // Raised reports whether the running callback of as's loop has raised an
 // error, a Break or a Continue (or made a misuse) that will unwind when it
 // returns: calls after it are ignored.
 func (internals) Raised(as *Steps) bool {
-	return Raised(as)
+	return xRaised(as)
 }
 
 // BinaryValue makes a Value from a value of the binary interface without
@@ -99,13 +99,13 @@ func (internals) Raised(as *Steps) bool {
 // the payload must stay valid while the Value is in use. owned makes the
 // engine call Bridge.Drop when the value leaves a flow's arguments.
 func (internals) BinaryValue(typ unsafe.Pointer, word uint64, custom unsafe.Pointer, length uint32, k Kind, owned bool) Value {
-	return BinaryValue(typ, word, custom, length, k, owned)
+	return xBinaryValue(typ, word, custom, length, k, owned)
 }
 
 // MakeArgs returns Args holding vals (at most MaxArgs; the rest are
 // dropped), for a bridge that receives values from elsewhere.
 func (internals) MakeArgs(vals ...Value) (a Args) {
-	return MakeArgs(vals...)
+	return xMakeArgs(vals...)
 }
 
 // TakeOwned tells the engine that the running step of as is about to
@@ -115,7 +115,7 @@ func (internals) MakeArgs(vals ...Value) (a Args) {
 // another flow is not tracked there: it stays valid only while the flow
 // that owns it holds it.
 func (internals) TakeOwned(as *Steps) {
-	TakeOwned(as)
+	xTakeOwned(as)
 }
 
 // NewForeign returns a *Steps that forwards every call to impl. Go code
@@ -123,30 +123,30 @@ func (internals) TakeOwned(as *Steps) {
 // Hold, ...) work on it where they can be expressed with impl's calls and
 // do nothing otherwise.
 func (internals) NewForeign(impl Foreign) *Steps {
-	return NewForeign(impl)
+	return xNewForeign(impl)
 }
 
 // ForeignOf returns the Foreign behind a *Steps made by NewForeign, or nil.
 func (internals) ForeignOf(as *Steps) Foreign {
-	return ForeignOf(as)
+	return xForeignOf(as)
 }
 
 // BinaryParts returns what BinaryValue took (binary reports whether v was
 // made by it): for other values typ and custom are nil, word the payload
 // (the data address of a Str or Bytes) and length the byte length.
 func (internals) BinaryParts(v Value) (typ unsafe.Pointer, word uint64, custom unsafe.Pointer, length uint32, binary bool) {
-	return v.BinaryParts()
+	return v.xBinaryParts()
 }
 
 // Borrowed returns v without ownership: the engine will not call
 // Bridge.Drop for it.
 func (internals) Borrowed(v Value) Value {
-	return v.Borrowed()
+	return v.xBorrowed()
 }
 
 // Owned reports whether the engine will call Bridge.Drop for v.
 func (internals) Owned(v Value) bool {
-	return v.Owned()
+	return v.xOwned()
 }
 
 // ForeignUnwind returns the panic value with which Error, Break and Continue on
@@ -154,4 +154,4 @@ func (internals) Owned(v Value) bool {
 // with the foreign engine: the bridge that called the callback recovers
 // it. Seen outside such a callback, it means one of them was called on a
 // foreign accessor whose callback had already returned.
-func (internals) ForeignUnwind() error { return ForeignUnwind }
+func (internals) ForeignUnwind() error { return xForeignUnwind }

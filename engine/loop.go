@@ -281,7 +281,7 @@ func (as *Steps) loopCtl(op string, kind uint8, label []string) {
 			} else {
 				as.foreign().Continue(optLabel(label))
 			}
-			panic(ForeignUnwind)
+			panic(xForeignUnwind)
 		}
 		return
 	}

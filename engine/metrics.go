@@ -176,7 +176,7 @@ func ReadMetrics(ctx context.Context, r *reactor.Reactor) (Metrics, error) {
 		return m, nil
 	}
 	req := &metricsRequest{e: e, done: make(chan struct{})}
-	if !r.Post(takeSnapshot, unsafe.Pointer(req), 0) {
+	if !reactor.X.Post(r, takeSnapshot, unsafe.Pointer(req), 0) {
 		return Metrics{}, ErrNoSnapshot
 	}
 	select {

@@ -98,7 +98,7 @@ func BenchmarkRealSimple(b *testing.B) {
 		r := reactortest.Start(b, reactor.Options{CPU: 0, Pin: true})
 		sig := new(signal)
 		arg := unsafe.Pointer(sig)
-		step := func(as *Steps) { r.Post(signalCb, arg, 0) }
+		step := func(as *Steps) { reactor.X.Post(r, signalCb, arg, 0) }
 		op := func(i int) {
 			root := New(r)
 			root.Add(step)
@@ -167,7 +167,7 @@ type barrier struct {
 func newBarrier(r *reactor.Reactor) *barrier {
 	br := &barrier{r: r, root: New(r)}
 	arg := unsafe.Pointer(&br.sig)
-	br.step = func(as *Steps) { r.Post(signalCb, arg, 0) }
+	br.step = func(as *Steps) { reactor.X.Post(r, signalCb, arg, 0) }
 	return br
 }
 
@@ -175,7 +175,7 @@ func executeCb(arg unsafe.Pointer, _ uint64) { (*Steps)(arg).Execute() }
 
 func (br *barrier) run(b *testing.B) {
 	br.root.Add(br.step)
-	br.r.Post(executeCb, unsafe.Pointer(br.root), 0)
+	reactor.X.Post(br.r, executeCb, unsafe.Pointer(br.root), 0)
 	br.runs++
 	br.sig.await(b, br.runs)
 }

@@ -849,7 +849,7 @@ func TestRealCloseRightAfterExecute(t *testing.T) {
 // engine from attaching its own (reactor.ExtOrInit is keyed).
 func TestEngineBesideAnotherExt(t *testing.T) {
 	r := reactor.NewManual()
-	r.ExtOrInit(reactor.NewExtKey("other"), func() reactor.Ext { return reactor.Ext{Value: "not the engine"} })
+	reactor.X.ExtOrInit(r, reactor.X.NewExtKey("other"), func() reactor.Ext { return reactor.Ext{Value: "not the engine"} })
 	ran := false
 	root := engine.New(r)
 	root.Add(func(as *engine.Steps) { ran = true })

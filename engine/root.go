@@ -376,7 +376,7 @@ func (as *Steps) Execute() {
 		e.prepareStart(rt)
 		return
 	}
-	if !rt.e.r.Post(startRoot, unsafe.Pointer(rt), g) {
+	if !reactor.X.Post(rt.e.r, startRoot, unsafe.Pointer(rt), g) {
 		// The reactor is closed: the flow can never run.
 		rt.state.ErrorInfo = "reactor closed"
 		rt.state.LastException = &Error{Code: InternalError, Info: "reactor closed"}
@@ -619,7 +619,7 @@ func (as *Steps) Cancel() {
 				c.flags |= fYield
 			}
 		}
-		e.r.Post(cancelRoot, unsafe.Pointer(rt), g)
+		reactor.X.Post(e.r, cancelRoot, unsafe.Pointer(rt), g)
 	}
 }
 
@@ -688,7 +688,7 @@ func (x Ref) Cancel() bool {
 			return false
 		}
 	}
-	return rt.e.r.Post(cancelRoot, unsafe.Pointer(rt), v>>runGenShift)
+	return reactor.X.Post(rt.e.r, cancelRoot, unsafe.Pointer(rt), v>>runGenShift)
 }
 
 func cancelRoot(arg unsafe.Pointer, g uint64) {

@@ -16,7 +16,7 @@ import "github.com/asyncsteps/asyncsteps/reactor"
 // running its flows, it does nothing and returns false: flows never run
 // inside another flow's step, nor while the engine cancels or ends one.
 func RunReady(r *reactor.Reactor) bool {
-	e, ok := r.Ext(extKey).(*engine)
+	e, ok := reactor.X.Ext(r, extKey).(*engine)
 	if !ok || e.cur != nil || e.running || e.readyHead == nil || !r.IsSameThread() {
 		return false
 	}

@@ -598,7 +598,7 @@ func (as *Steps) Error(code string, info ...string) {
 	if !e.r.IsSameThread() || e.cur != as {
 		if as.kind == kForeign {
 			as.foreign().Error(code, inf)
-			panic(ForeignUnwind)
+			panic(xForeignUnwind)
 		}
 		if g := as.ctl.Load(); g&xMask == xArmed {
 			External{f: as, gen: g >> xBits}.Error(code, info...)

@@ -21,7 +21,7 @@ func (as *Steps) SetTimeout(d time.Duration) {
 	if !as.timer.IsZero() {
 		e.r.Stop(as.timer)
 	}
-	as.timer = e.r.After(d, onTimeout, unsafe.Pointer(as), 0)
+	as.timer = reactor.X.After(e.r, d, onTimeout, unsafe.Pointer(as), 0)
 	as.flags |= fTimeout
 	as.arm()
 }

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/internal/reclaim"
+	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 // Idle pools give memory back. While a pool holds more than trimFloor idle
@@ -49,7 +50,7 @@ type trimState struct {
 
 func (e *engine) armTrim() {
 	e.trim.armed = true
-	e.r.After(trimEvery, trimTick, unsafe.Pointer(e), 0)
+	reactor.X.After(e.r, trimEvery, trimTick, unsafe.Pointer(e), 0)
 }
 
 // trimTick trims, and stays armed while a pool holds more than trimFloor

@@ -68,10 +68,10 @@ func TestAssistRunsWorkThatArmsTimersAndWatches(t *testing.T) {
 	waitParked(t, r)
 	pushQuiet(t, r, func(unsafe.Pointer, uint64) {
 		armedAt = time.Now()
-		r.After(20*time.Millisecond, func(unsafe.Pointer, uint64) {
+		r.xAfter(20*time.Millisecond, func(unsafe.Pointer, uint64) {
 			fired <- seen{r.IsSameThread(), r.IsLoopGoroutine()}
 		}, nil, 0)
-		if err := r.Watch(p[0], InterestRead, onRead, nil); err != nil {
+		if err := r.xWatch(p[0], InterestRead, onRead, nil); err != nil {
 			t.Error(err)
 		}
 		ran <- seen{r.IsSameThread(), r.IsLoopGoroutine()}
@@ -128,7 +128,7 @@ func TestAssistRefusals(t *testing.T) {
 	b := startLoop(t, Options{CPU: -1})
 	fromLoop := make(chan bool, 1)
 	waitParked(t, b)
-	a.Post(func(unsafe.Pointer, uint64) { fromLoop <- b.Assist() }, nil, 0)
+	a.xPost(func(unsafe.Pointer, uint64) { fromLoop <- b.Assist() }, nil, 0)
 	if <-fromLoop {
 		t.Fatal("a loop's callback assisted another reactor")
 	}
@@ -144,7 +144,7 @@ func TestAssistRefusals(t *testing.T) {
 	}
 	busy := make(chan struct{})
 	release := make(chan struct{})
-	a.Post(func(unsafe.Pointer, uint64) { close(busy); <-release }, nil, 0)
+	a.xPost(func(unsafe.Pointer, uint64) { close(busy); <-release }, nil, 0)
 	<-busy
 	if a.Assist() {
 		t.Fatal("Assist ran a reactor whose loop is running")
@@ -190,7 +190,7 @@ func TestAssistRacingClose(t *testing.T) {
 						return
 					default:
 					}
-					if r.Post(count, nil, 0) {
+					if r.xPost(count, nil, 0) {
 						accepted.Add(1)
 					}
 					r.Assist()
@@ -233,7 +233,7 @@ func TestAssistManyGoroutinesOneAtATime(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range each {
-				r.Post(cb, nil, 0)
+				r.xPost(cb, nil, 0)
 				r.Assist()
 			}
 		}()
@@ -309,9 +309,9 @@ func TestHandOffBetweenLoops(t *testing.T) {
 	}
 	got := make(chan seen, 1)
 	var poster uintptr
-	a.Post(func(unsafe.Pointer, uint64) {
+	a.xPost(func(unsafe.Pointer, uint64) {
 		poster = a.loopG.Load()
-		b.Post(func(unsafe.Pointer, uint64) {
+		b.xPost(func(unsafe.Pointer, uint64) {
 			got <- seen{b.IsSameThread(), a.IsSameThread(), poster, b.loopG.Load()}
 		}, nil, 0)
 	}, nil, 0)
@@ -327,7 +327,7 @@ func TestHandOffBetweenLoops(t *testing.T) {
 		runtime.Gosched()
 	}
 	later := make(chan bool, 1)
-	b.Post(func(unsafe.Pointer, uint64) { later <- b.IsSameThread() }, nil, 0)
+	b.xPost(func(unsafe.Pointer, uint64) { later <- b.IsSameThread() }, nil, 0)
 	if !<-later {
 		t.Fatal("a post after the hand-off did not run on b's loop")
 	}
@@ -347,12 +347,12 @@ func TestHandOffRacingClose(t *testing.T) {
 		var bounce func(arg unsafe.Pointer, hop uint64)
 		bounce = func(_ unsafe.Pointer, hop uint64) {
 			done.Add(1)
-			if rs[hop%3].Post(bounce, nil, hop+1) {
+			if rs[hop%3].xPost(bounce, nil, hop+1) {
 				accepted.Add(1)
 			}
 		}
 		for i := range 3 {
-			if rs[i].Post(bounce, nil, uint64(i+1)) {
+			if rs[i].xPost(bounce, nil, uint64(i+1)) {
 				accepted.Add(1)
 			}
 		}
@@ -377,9 +377,9 @@ func TestHandOffWorkBackToThePosterRuns(t *testing.T) {
 		waitParked(t, a)
 		waitParked(t, b)
 		back := make(chan struct{})
-		a.Post(func(unsafe.Pointer, uint64) {
-			b.Post(func(unsafe.Pointer, uint64) {
-				a.Post(func(unsafe.Pointer, uint64) { close(back) }, nil, 0)
+		a.xPost(func(unsafe.Pointer, uint64) {
+			b.xPost(func(unsafe.Pointer, uint64) {
+				a.xPost(func(unsafe.Pointer, uint64) { close(back) }, nil, 0)
 			}, nil, 0)
 		}, nil, 0)
 		select {

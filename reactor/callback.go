@@ -16,9 +16,9 @@ type Timer struct{ h timerwheel.Handle }
 // IsZero reports whether t is the zero Timer.
 func (t Timer) IsZero() bool { return t.h.IsZero() }
 
-// After schedules cb(arg, aux) on the loop after d, without allocating. Loop only.
+// xAfter schedules cb(arg, aux) on the loop after d, without allocating. Loop only.
 // It is the engine's timer: arg is typically a frame and aux its generation.
-func (r *Reactor) After(d time.Duration, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) Timer {
+func (r *Reactor) xAfter(d time.Duration, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) Timer {
 	return Timer{r.wheel.Add(r.deadlineTick(d), timerwheel.Entry{Cb: cb, Arg: arg, Aux: aux})}
 }
 
@@ -29,10 +29,10 @@ func (r *Reactor) Stop(t Timer) {
 	}
 }
 
-// Post runs cb(arg, aux) on the loop. Safe from any goroutine, never
+// xPost runs cb(arg, aux) on the loop. Safe from any goroutine, never
 // allocates. Called on the loop, it runs after the current callback returns.
 // It reports false, doing nothing, after Close.
-func (r *Reactor) Post(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
+func (r *Reactor) xPost(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
 	me := goid.Current()
 	if r.loopG.Load() == me {
 		return r.postLocal(cb, arg, aux)

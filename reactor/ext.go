@@ -5,7 +5,7 @@ import "sync/atomic"
 // Ext is what a layer above (the engine) attaches to a reactor.
 type Ext struct {
 	Value any         // the layer's per-reactor state
-	Run   Runner      // called by the loop on every iteration
+	Run   runner      // called by the loop on every iteration
 	Ready func() bool // reports, without running anything, whether Run has work
 	Close func()      // called on the loop when it shuts down, after accepted tasks ran
 	// Pending, when set, is a flag the layer keeps on the loop: true
@@ -19,9 +19,9 @@ type Ext struct {
 // or makes it, so no other caller can take or replace the engine's.
 type ExtKey struct{ name string }
 
-// NewExtKey returns a new key; name is for messages only. Make one per
+// xNewExtKey returns a new key; name is for messages only. Make one per
 // layer, in a package variable.
-func NewExtKey(name string) *ExtKey { return &ExtKey{name: name} }
+func xNewExtKey(name string) *ExtKey { return &ExtKey{name: name} }
 
 // String returns the name given to NewExtKey.
 func (k *ExtKey) String() string { return k.name }
@@ -31,16 +31,16 @@ func (k *ExtKey) String() string { return k.name }
 type extSlot struct {
 	key     *ExtKey
 	v       any
-	run     Runner
+	run     runner
 	ready   func() bool
 	close   func()
 	pending *bool // Ext.Pending; read on the loop only
 	next    atomic.Pointer[extSlot]
 }
 
-// Ext returns the value attached with key by ExtOrInit, or nil. Safe from
+// xExt returns the value attached with key by ExtOrInit, or nil. Safe from
 // any goroutine.
-func (r *Reactor) Ext(key *ExtKey) any {
+func (r *Reactor) xExt(key *ExtKey) any {
 	for s := r.ext.Load(); s != nil; s = s.next.Load() {
 		if s.key == key {
 			return s.v
@@ -49,13 +49,13 @@ func (r *Reactor) Ext(key *ExtKey) any {
 	return nil
 }
 
-// ExtOrInit returns the value attached to the reactor with key (the engine
+// xExtOrInit returns the value attached to the reactor with key (the engine
 // keeps its per-reactor pools there), attaching init()'s Ext the first
 // time. Safe from any goroutine; init runs at most once per reactor and
 // key. Each key has its own attachment: the loop runs every attachment's
 // hooks, in the order they were made.
-func (r *Reactor) ExtOrInit(key *ExtKey, init func() Ext) any {
-	if v := r.Ext(key); v != nil {
+func (r *Reactor) xExtOrInit(key *ExtKey, init func() Ext) any {
+	if v := r.xExt(key); v != nil {
 		return v
 	}
 	r.extMu.Lock()

@@ -10,20 +10,20 @@ import (
 // other's value, and the loop runs both hooks and closes both.
 func TestExtKeysAreSeparate(t *testing.T) {
 	r := reactor.NewManual()
-	a, b := reactor.NewExtKey("a"), reactor.NewExtKey("b")
+	a, b := reactor.X.NewExtKey("a"), reactor.X.NewExtKey("b")
 	var ranA, ranB, closedA, closedB int
 	pendingB := true
-	va := r.ExtOrInit(a, func() reactor.Ext {
+	va := reactor.X.ExtOrInit(r, a, func() reactor.Ext {
 		return reactor.Ext{Value: "A", Run: func() bool { ranA++; return false }, Close: func() { closedA++ }}
 	})
-	vb := r.ExtOrInit(b, func() reactor.Ext {
+	vb := reactor.X.ExtOrInit(r, b, func() reactor.Ext {
 		return reactor.Ext{Value: "B", Run: func() bool { ranB++; pendingB = false; return false }, Close: func() { closedB++ }, Pending: &pendingB}
 	})
-	again := r.ExtOrInit(a, func() reactor.Ext { t.Fatal("init ran twice for one key"); return reactor.Ext{} })
-	if va != "A" || vb != "B" || again != "A" || r.Ext(a) != "A" || r.Ext(b) != "B" {
-		t.Fatalf("values: %v %v %v %v %v, want A B A A B", va, vb, again, r.Ext(a), r.Ext(b))
+	again := reactor.X.ExtOrInit(r, a, func() reactor.Ext { t.Fatal("init ran twice for one key"); return reactor.Ext{} })
+	if va != "A" || vb != "B" || again != "A" || reactor.X.Ext(r, a) != "A" || reactor.X.Ext(r, b) != "B" {
+		t.Fatalf("values: %v %v %v %v %v, want A B A A B", va, vb, again, reactor.X.Ext(r, a), reactor.X.Ext(r, b))
 	}
-	if v := r.Ext(reactor.NewExtKey("a")); v != nil {
+	if v := reactor.X.Ext(r, reactor.X.NewExtKey("a")); v != nil {
 		t.Fatalf("a new key with the same name read %v, want nil", v)
 	}
 	r.Immediate(func() {})

@@ -72,7 +72,7 @@ func TestInterestHangupReportsShutdownOnceAndReset(t *testing.T) {
 				if tc.noEpfd {
 					r.os.epfd = -1
 				}
-				if err = r.Watch(sfd, InterestRead, onHangupWatch, unsafe.Pointer(w)); err == nil {
+				if err = r.xWatch(sfd, InterestRead, onHangupWatch, unsafe.Pointer(w)); err == nil {
 					// Read interest with Hangup is one registration: no change.
 					err = r.SetInterest(sfd, InterestRead|InterestHangup)
 				}

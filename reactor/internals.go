@@ -24,13 +24,13 @@ type internals struct{}
 // allocates. Called on the loop, it runs after the current callback returns.
 // It reports false, doing nothing, after Close.
 func (internals) Post(r *Reactor, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
-	return r.Post(cb, arg, aux)
+	return r.xPost(cb, arg, aux)
 }
 
 // After schedules cb(arg, aux) on the loop after d, without allocating. Loop only.
 // It is the engine's timer: arg is typically a frame and aux its generation.
 func (internals) After(r *Reactor, d time.Duration, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) Timer {
-	return r.After(d, cb, arg, aux)
+	return r.xAfter(d, cb, arg, aux)
 }
 
 // Watch registers fd with the loop's poller: cb(arg, fd, ev) runs on the
@@ -38,8 +38,8 @@ func (internals) After(r *Reactor, d time.Duration, cb func(arg unsafe.Pointer, 
 // 0: fd is known to the loop but not polled until SetInterest asks for
 // something. Loop only; at most one watch per fd. The network layer
 // (package netio) is its user.
-func (internals) Watch(r *Reactor, fd int, in Interest, cb IOFunc, arg unsafe.Pointer) error {
-	return r.Watch(fd, in, cb, arg)
+func (internals) Watch(r *Reactor, fd int, in Interest, cb ioFunc, arg unsafe.Pointer) error {
+	return r.xWatch(fd, in, cb, arg)
 }
 
 // AtShutdown registers cb(arg, aux) to run on the loop when the reactor
@@ -48,20 +48,20 @@ func (internals) Watch(r *Reactor, fd int, in Interest, cb IOFunc, arg unsafe.Po
 // (package netio) close them there, so closing a reactor leaks nothing.
 // Safe from any goroutine; hooks run in registration order, each once.
 func (internals) AtShutdown(r *Reactor, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) {
-	r.AtShutdown(cb, arg, aux)
+	r.xAtShutdown(cb, arg, aux)
 }
 
 // RemoveAtShutdown forgets the hooks registered with arg: a layer that
 // closed its descriptors itself no longer needs them. Safe from any
 // goroutine.
 func (internals) RemoveAtShutdown(r *Reactor, arg unsafe.Pointer) {
-	r.RemoveAtShutdown(arg)
+	r.xRemoveAtShutdown(arg)
 }
 
 // Ext returns the value attached with key by ExtOrInit, or nil. Safe from
 // any goroutine.
 func (internals) Ext(r *Reactor, key *ExtKey) any {
-	return r.Ext(key)
+	return r.xExt(key)
 }
 
 // ExtOrInit returns the value attached to the reactor with key (the engine
@@ -70,9 +70,9 @@ func (internals) Ext(r *Reactor, key *ExtKey) any {
 // key. Each key has its own attachment: the loop runs every attachment's
 // hooks, in the order they were made.
 func (internals) ExtOrInit(r *Reactor, key *ExtKey, init func() Ext) any {
-	return r.ExtOrInit(key, init)
+	return r.xExtOrInit(key, init)
 }
 
 // NewExtKey returns a new key; name is for messages only. Make one per
 // layer, in a package variable.
-func (internals) NewExtKey(name string) *ExtKey { return NewExtKey(name) }
+func (internals) NewExtKey(name string) *ExtKey { return xNewExtKey(name) }

@@ -37,6 +37,6 @@ const (
 	EventHangup
 )
 
-// IOFunc is a watched descriptor's callback. arg is what Watch was given:
+// ioFunc is a watched descriptor's callback. arg is what Watch was given:
 // one callback serves every descriptor of a layer without a closure each.
-type IOFunc func(arg unsafe.Pointer, fd int, ev Event)
+type ioFunc func(arg unsafe.Pointer, fd int, ev Event)

@@ -89,21 +89,21 @@ type hook struct {
 	aux uint64
 }
 
-// AtShutdown registers cb(arg, aux) to run on the loop when the reactor
+// xAtShutdown registers cb(arg, aux) to run on the loop when the reactor
 // shuts down: after the tasks and due timers accepted before Close, before
 // the engine cancels the flows still running. Layers that own descriptors
 // (package netio) close them there, so closing a reactor leaks nothing.
 // Safe from any goroutine; hooks run in registration order, each once.
-func (r *Reactor) AtShutdown(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) {
+func (r *Reactor) xAtShutdown(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) {
 	r.hooks.mu.Lock()
 	r.hooks.list = append(r.hooks.list, hook{cb, arg, aux})
 	r.hooks.mu.Unlock()
 }
 
-// RemoveAtShutdown forgets the hooks registered with arg: a layer that
+// xRemoveAtShutdown forgets the hooks registered with arg: a layer that
 // closed its descriptors itself no longer needs them. Safe from any
 // goroutine.
-func (r *Reactor) RemoveAtShutdown(arg unsafe.Pointer) {
+func (r *Reactor) xRemoveAtShutdown(arg unsafe.Pointer) {
 	r.hooks.mu.Lock()
 	hs := r.hooks.list[:0]
 	for _, h := range r.hooks.list {

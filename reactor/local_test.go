@@ -14,7 +14,7 @@ func TestLocalQueueOrderAndCancelOnLoop(t *testing.T) {
 	add := func(i int) func() { return func() { got = append(got, i) } }
 	r.Immediate(func() {
 		r.Immediate(add(1))
-		r.Post(func(unsafe.Pointer, uint64) { got = append(got, 2) }, nil, 0)
+		r.xPost(func(unsafe.Pointer, uint64) { got = append(got, 2) }, nil, 0)
 		h := r.Immediate(add(99))
 		r.Immediate(add(3))
 		if h.kind != handleLocal || !r.IsValid(h) {

@@ -28,8 +28,8 @@ func TestLateKickDoesNotSpin(t *testing.T) {
 	}
 	for attempt := 1; ; attempt++ {
 		fired := make(chan struct{})
-		r.Post(func(unsafe.Pointer, uint64) {
-			r.After(30*time.Millisecond, func(unsafe.Pointer, uint64) { close(fired) }, nil, 0)
+		r.xPost(func(unsafe.Pointer, uint64) {
+			r.xAfter(30*time.Millisecond, func(unsafe.Pointer, uint64) { close(fired) }, nil, 0)
 		}, nil, 0)
 		waitSleeping()
 		if !r.sleeping.CompareAndSwap(true, false) { // a producer: CAS won, its write delayed
@@ -95,17 +95,17 @@ func TestStaleEventAfterFDReuseIsDropped(t *testing.T) {
 			return
 		}
 		out.reused = c == b
-		_ = r.Watch(c, InterestRead, newcb, nil) // never written: any call is b's stale event
-		r.After(20*time.Millisecond, func(unsafe.Pointer, uint64) {
+		_ = r.xWatch(c, InterestRead, newcb, nil) // never written: any call is b's stale event
+		r.xAfter(20*time.Millisecond, func(unsafe.Pointer, uint64) {
 			_ = r.Unwatch(c)
 			_ = unix.Close(c)
 			res <- out
 		}, nil, 0)
 	}
 	onB := func(unsafe.Pointer, int, Event) { t.Error("b's callback ran after its Unwatch") }
-	r.Post(func(unsafe.Pointer, uint64) {
-		_ = r.Watch(a, InterestRead, onA, nil)
-		_ = r.Watch(b, InterestRead, onB, nil)
+	r.xPost(func(unsafe.Pointer, uint64) {
+		_ = r.xWatch(a, InterestRead, onA, nil)
+		_ = r.xWatch(b, InterestRead, onB, nil)
 		one := [8]byte{1}
 		_, _ = unix.Write(a, one[:]) // both ready before the loop's next epoll_wait: one batch, a first
 		_, _ = unix.Write(b, one[:])

@@ -25,8 +25,8 @@ func (r *Reactor) shutdown() {}
 
 var errNoIO = errors.New("reactor: I/O needs the Linux loop")
 
-// Watch needs the Linux loop.
-func (r *Reactor) Watch(fd int, in Interest, cb IOFunc, arg unsafe.Pointer) error { return errNoIO }
+// xWatch needs the Linux loop.
+func (r *Reactor) xWatch(fd int, in Interest, cb ioFunc, arg unsafe.Pointer) error { return errNoIO }
 
 // SetInterest needs the Linux loop.
 func (r *Reactor) SetInterest(fd int, in Interest) error { return errNoIO }

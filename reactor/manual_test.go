@@ -187,7 +187,7 @@ func TestManualCloseRejectsNewWork(t *testing.T) {
 	if h := r.Immediate(func() {}); !h.IsZero() {
 		t.Fatal("Immediate after Close returned a handle")
 	}
-	if r.Post(func(unsafe.Pointer, uint64) {}, nil, 0) {
+	if r.xPost(func(unsafe.Pointer, uint64) {}, nil, 0) {
 		t.Fatal("Post after Close reported success")
 	}
 	if err := r.Run(); err != ErrManual {

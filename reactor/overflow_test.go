@@ -69,7 +69,7 @@ func TestOverflowTasksAcceptedBeforeCloseRun(t *testing.T) {
 	posted := make(chan struct{})
 	a.Immediate(func() {
 		for i := 0; i < 100; i++ {
-			if b.Post(func(unsafe.Pointer, uint64) { ran.Add(1) }, nil, 0) {
+			if reactor.X.Post(b, func(unsafe.Pointer, uint64) { ran.Add(1) }, nil, 0) {
 				accepted.Add(1)
 			}
 		}

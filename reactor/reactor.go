@@ -20,9 +20,9 @@ var ErrClosed = errors.New("reactor: closed")
 // ErrManual is returned by Run on a reactor made with NewManual.
 var ErrManual = errors.New("reactor: Run on a manual reactor; drive it with Iterate, RunUntilIdle or Advance")
 
-// Runner is the engine's hook into the loop: it runs whatever the engine has
+// runner is the engine's hook into the loop: it runs whatever the engine has
 // ready and reports whether more is ready now.
-type Runner func() bool
+type runner func() bool
 
 // Reactor is an event loop. See the package documentation for its contract.
 type Reactor struct {

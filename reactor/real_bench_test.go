@@ -98,7 +98,7 @@ var submitImpls = []submitImpl{
 	{"reactor", func(b *testing.B, c *counter) (func(), func()) {
 		r := reactortest.Start(b, reactor.Options{CPU: -1})
 		arg := unsafe.Pointer(c)
-		return func() { r.Post(countCb, arg, 0) }, nil
+		return func() { reactor.X.Post(r, countCb, arg, 0) }, nil
 	}},
 	{"reactor-immediate", func(b *testing.B, c *counter) (func(), func()) {
 		r := reactortest.Start(b, reactor.Options{CPU: -1})
@@ -234,7 +234,7 @@ var wakeImpls = []wakeImpl{
 	{"reactor", func(b *testing.B, p *wakeProbe) func() {
 		r := reactortest.Start(b, reactor.Options{CPU: -1})
 		arg := unsafe.Pointer(p)
-		return func() { r.Post(wakeCb, arg, 0) }
+		return func() { reactor.X.Post(r, wakeCb, arg, 0) }
 	}},
 	{"chan", func(b *testing.B, p *wakeProbe) func() {
 		ch := make(chan struct{}, 1)

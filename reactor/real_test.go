@@ -270,7 +270,7 @@ func TestRealFloodFromManyGoroutines(t *testing.T) {
 							if h := r.Immediate(func() { s.got(p, i, r.IsSameThread()) }); h.IsZero() {
 								zero.Add(1)
 							}
-						} else if !r.Post(floodPost, unsafe.Pointer(s), uint64(p)<<32|uint64(i)) {
+						} else if !reactor.X.Post(r, floodPost, unsafe.Pointer(s), uint64(p)<<32|uint64(i)) {
 							zero.Add(1)
 						}
 					}
@@ -326,7 +326,7 @@ func TestRealIsSameThread(t *testing.T) {
 		done <- struct{}{}
 	})
 	r.Deferred(2*time.Millisecond, func() { inDef.Store(b(r.IsSameThread())); done <- struct{}{} })
-	r.Post(func(unsafe.Pointer, uint64) { inPost.Store(b(r.IsSameThread())); done <- struct{}{} }, nil, 0)
+	reactor.X.Post(r, func(unsafe.Pointer, uint64) { inPost.Store(b(r.IsSameThread())); done <- struct{}{} }, nil, 0)
 	for i := 0; i < 3; i++ {
 		reactortest.Wait(t, chanOf(done), "callbacks")
 	}
@@ -348,7 +348,7 @@ func TestRealPanicIsContained(t *testing.T) {
 	panics := make(chan any, 8)
 	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1, PanicHandler: func(v any) { panics <- v }})
 	r.Immediate(func() { panic("boom-immediate") })
-	r.Post(func(unsafe.Pointer, uint64) { panic("boom-post") }, nil, 0)
+	reactor.X.Post(r, func(unsafe.Pointer, uint64) { panic("boom-post") }, nil, 0)
 	r.Deferred(time.Millisecond, func() { panic(errors.New("boom-deferred")) })
 	reactortest.OnLoop(t, r, func() {
 		r.Immediate(func() { panic("boom-on-loop") })
@@ -695,7 +695,7 @@ func TestRealCloseWhileBusy(t *testing.T) {
 					}
 					accepted.Add(1)
 				case 1:
-					if !r.Post(postCb, unsafe.Pointer(&ran), 0) {
+					if !reactor.X.Post(r, postCb, unsafe.Pointer(&ran), 0) {
 						return
 					}
 					accepted.Add(1)
@@ -778,7 +778,7 @@ func TestRealCloseWhileBusy(t *testing.T) {
 	if h := r.Deferred(0, func() { t.Error("ran after Close") }); !h.IsZero() {
 		t.Fatal("Deferred after Close returned a Handle")
 	}
-	if r.Post(postCb, unsafe.Pointer(&ran), 0) {
+	if reactor.X.Post(r, postCb, unsafe.Pointer(&ran), 0) {
 		t.Fatal("Post after Close reported success")
 	}
 	if err := r.Close(); err != nil {
@@ -892,7 +892,7 @@ func TestRealCloseOnTheLoop(t *testing.T) {
 		x.err = r.Close()
 		x.imm = r.Immediate(func() { lateRan.Store(true) })
 		x.def = r.Deferred(0, func() { lateRan.Store(true) })
-		x.post = r.Post(func(unsafe.Pointer, uint64) { lateRan.Store(true) }, nil, 0)
+		x.post = reactor.X.Post(r, func(unsafe.Pointer, uint64) { lateRan.Store(true) }, nil, 0)
 		out <- x
 	})
 	var x res
@@ -1021,7 +1021,7 @@ func TestRealNoLostWakeups(t *testing.T) {
 		if i%2 == 0 {
 			r.Immediate(func() { close(done) })
 		} else {
-			r.Post(func(arg unsafe.Pointer, _ uint64) { close(*(*chan struct{})(arg)) }, unsafe.Pointer(&done), 0)
+			reactor.X.Post(r, func(arg unsafe.Pointer, _ uint64) { close(*(*chan struct{})(arg)) }, unsafe.Pointer(&done), 0)
 		}
 		reactortest.Wait(t, done, fmt.Sprintf("wake-up %d", i))
 		if i%200 == 0 {
@@ -1073,7 +1073,7 @@ func TestRealLoopsPostingToEachOtherNeverDeadlock(t *testing.T) {
 	flood := func(from, to *reactor.Reactor, ran *atomic.Int64) {
 		from.Immediate(func() {
 			for i := 0; i < n; i++ {
-				to.Post(func(unsafe.Pointer, uint64) { ran.Add(1) }, nil, 0)
+				reactor.X.Post(to, func(unsafe.Pointer, uint64) { ran.Add(1) }, nil, 0)
 			}
 			done <- struct{}{}
 		})

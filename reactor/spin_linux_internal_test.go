@@ -32,7 +32,7 @@ func startLoop(t *testing.T, opts Options) *Reactor {
 // onLoop runs fn on r's loop and waits for it.
 func onLoop(r *Reactor, fn func()) {
 	done := make(chan struct{})
-	r.Post(func(unsafe.Pointer, uint64) { fn(); close(done) }, nil, 0)
+	r.xPost(func(unsafe.Pointer, uint64) { fn(); close(done) }, nil, 0)
 	<-done
 }
 
@@ -75,7 +75,7 @@ func TestAdaptiveSpinNotForSlowPostsOrIO(t *testing.T) {
 	defer unix.Close(efd)
 	got := make(chan struct{}, 1)
 	slowly(func() {
-		_ = r.Watch(efd, InterestRead, func(unsafe.Pointer, int, Event) {
+		_ = r.xWatch(efd, InterestRead, func(unsafe.Pointer, int, Event) {
 			var buf [8]byte
 			_, _ = unix.Read(efd, buf[:])
 			note()
@@ -102,7 +102,7 @@ func TestAdaptiveSpinRunsAndReports(t *testing.T) {
 	r := startLoop(t, Options{CPU: -1})
 	// Asked for on the loop: the loop runs out of work right after and
 	// spins, long enough that only the post below can end the spin.
-	r.Post(func(unsafe.Pointer, uint64) { r.os.adapt.budget = time.Hour }, nil, 0)
+	r.xPost(func(unsafe.Pointer, uint64) { r.os.adapt.budget = time.Hour }, nil, 0)
 	for spinning.Load() == 0 {
 		runtime.Gosched()
 	}
@@ -124,7 +124,7 @@ func TestAdaptiveSpinRunsAndReports(t *testing.T) {
 	}
 
 	off := startLoop(t, Options{CPU: -1, Spin: NoSpin})
-	off.Post(func(unsafe.Pointer, uint64) { off.os.adapt.budget = time.Hour }, nil, 0)
+	off.xPost(func(unsafe.Pointer, uint64) { off.os.adapt.budget = time.Hour }, nil, 0)
 	waitAsleep(off)
 	onLoop(off, func() { m = off.LoopMetrics() })
 	if m.Spins != 0 {

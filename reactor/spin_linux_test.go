@@ -76,7 +76,7 @@ func TestSpinDoesNotDelayTimers(t *testing.T) {
 	fired := make(chan struct{})
 	// Posted from here, so the loop ran a posted task and then spins.
 	reactor.PostTo(r, func(*pingPong, uint64) {
-		r.After(time.Millisecond, func(unsafe.Pointer, uint64) { close(fired) }, nil, 0)
+		reactor.X.After(r, time.Millisecond, func(unsafe.Pointer, uint64) { close(fired) }, nil, 0)
 	}, &pingPong{}, 0)
 	reactortest.Wait(t, fired, "a timer on a loop spinning for an hour")
 	// And Close does not wait for the spin to end either.

@@ -16,7 +16,7 @@ func TestTrimTimersAfterBurst(t *testing.T) {
 	fired := 0
 	cb := func(unsafe.Pointer, uint64) { fired++ }
 	for i := 0; i < 5000; i++ {
-		r.After(time.Millisecond, cb, nil, 0)
+		reactor.X.After(r, time.Millisecond, cb, nil, 0)
 	}
 	r.Advance(10 * time.Millisecond)
 	if fired != 5000 {
@@ -28,8 +28,9 @@ func TestTrimTimersAfterBurst(t *testing.T) {
 	if dropped <= 0 {
 		t.Fatalf("TrimTimers dropped %d bytes after 5000 timers fired", dropped)
 	}
-	// The wheel still works after it.
-	r.After(time.Millisecond, cb, nil, 0)
+	reactor.
+		// The wheel still works after it.
+		X.After(r, time.Millisecond, cb, nil, 0)
 	r.Advance(10 * time.Millisecond)
 	if fired != 5001 {
 		t.Fatal("a timer added after TrimTimers did not fire")

@@ -19,26 +19,26 @@ import (
 // PostTo runs cb(p, aux) on the loop, as Post does: safe from any
 // goroutine, never allocates, false after Close.
 func PostTo[T any](r *Reactor, cb func(p *T, aux uint64), p *T, aux uint64) bool {
-	return r.Post(cast.Func[func(unsafe.Pointer, uint64)](cast.FuncPtr(cb)), unsafe.Pointer(p), aux)
+	return r.xPost(cast.Func[func(unsafe.Pointer, uint64)](cast.FuncPtr(cb)), unsafe.Pointer(p), aux)
 }
 
 // AfterTo schedules cb(p, aux) on the loop after d, as After does. Loop only.
 func AfterTo[T any](r *Reactor, d time.Duration, cb func(p *T, aux uint64), p *T, aux uint64) Timer {
-	return r.After(d, cast.Func[func(unsafe.Pointer, uint64)](cast.FuncPtr(cb)), unsafe.Pointer(p), aux)
+	return r.xAfter(d, cast.Func[func(unsafe.Pointer, uint64)](cast.FuncPtr(cb)), unsafe.Pointer(p), aux)
 }
 
 // WatchTo registers fd with the loop as Watch does, calling cb(p, fd, ev)
 // when it is ready. Loop only.
 func WatchTo[T any](r *Reactor, fd int, in Interest, cb func(p *T, fd int, ev Event), p *T) error {
-	return r.Watch(fd, in, cast.Func[IOFunc](cast.FuncPtr(cb)), unsafe.Pointer(p))
+	return r.xWatch(fd, in, cast.Func[ioFunc](cast.FuncPtr(cb)), unsafe.Pointer(p))
 }
 
 // AtShutdownTo registers cb(p, aux) to run on the loop when the reactor
 // shuts down, as AtShutdown does. Safe from any goroutine.
 func AtShutdownTo[T any](r *Reactor, cb func(p *T, aux uint64), p *T, aux uint64) {
-	r.AtShutdown(cast.Func[func(unsafe.Pointer, uint64)](cast.FuncPtr(cb)), unsafe.Pointer(p), aux)
+	r.xAtShutdown(cast.Func[func(unsafe.Pointer, uint64)](cast.FuncPtr(cb)), unsafe.Pointer(p), aux)
 }
 
 // RemoveAtShutdownOf forgets the shutdown hooks registered with p, as
 // RemoveAtShutdown does. Safe from any goroutine.
-func RemoveAtShutdownOf[T any](r *Reactor, p *T) { r.RemoveAtShutdown(unsafe.Pointer(p)) }
+func RemoveAtShutdownOf[T any](r *Reactor, p *T) { r.xRemoveAtShutdown(unsafe.Pointer(p)) }

@@ -15,7 +15,7 @@ import (
 
 // ioWatch is one watched descriptor's registration, indexed by fd in osLoop.io.
 type ioWatch struct {
-	cb  IOFunc
+	cb  ioFunc
 	arg unsafe.Pointer
 	in  Interest // what epoll is asked for; 0 = not in epoll
 	gen uint32   // bumped by Unwatch: events read before it are stale
@@ -56,12 +56,12 @@ func (l *osLoop) genOf(fd int) uint32 {
 	return 0
 }
 
-// Watch registers fd with the loop's poller: cb(arg, fd, ev) runs on the
+// xWatch registers fd with the loop's poller: cb(arg, fd, ev) runs on the
 // loop whenever fd is ready for what in asks (level-triggered). in may be
 // 0: fd is known to the loop but not polled until SetInterest asks for
 // something. Loop only; at most one watch per fd. The network layer
 // (package netio) is its user.
-func (r *Reactor) Watch(fd int, in Interest, cb IOFunc, arg unsafe.Pointer) error {
+func (r *Reactor) xWatch(fd int, in Interest, cb ioFunc, arg unsafe.Pointer) error {
 	l := r.os
 	if l == nil {
 		return errors.New("reactor: I/O needs a real reactor (New), not NewManual")
