@@ -11,7 +11,8 @@ import (
 // interface (spec 2.7): package abi builds on it, and so could a bridge to
 // any other implementation. Nothing here is needed to write steps in Go.
 //
-// The contract between the engine and a bridge:
+// The contract between the engine and a bridge, through X's methods
+// (internals.go; the x-functions here are their bodies):
 //
 //   - A step may carry a binding: one word of the bridge's (abi: the C
 //     image of the step, its FutoInAsyncSteps). AddBinding sets it when the

@@ -3,7 +3,7 @@
 //
 // A Reactor is owned by one goroutine, "the loop". Work reaches it three ways:
 //
-//   - from the loop itself: Immediate and Post go to a plain FIFO, the
+//   - from the loop itself: Immediate and PostTo go to a plain FIFO, the
 //     local queue, that only the loop touches (no atomic operation), and
 //     Deferred becomes a timer in a hierarchical timer wheel; a local
 //     task's Handle is its sequence number, a timer's is generation-checked;
@@ -13,7 +13,7 @@
 //     it, nothing posted is waiting) takes the loop's role for the moment
 //     and queues locally instead: on a manual reactor the goroutine that
 //     drives it is usually the only one;
-//   - from the engine: the Run hook of the Ext it attaches with ExtOrInit,
+//   - from the engine: the Run hook of the Ext it attaches with X.ExtOrInit,
 //     which the loop calls on every iteration, so the engine can run its own
 //     ready queue of flows without a task per step.
 //
@@ -21,7 +21,7 @@
 //
 // The engine relies on exactly these guarantees:
 //
-//   - Post(cb, arg, aux) (PostTo for a typed arg) is safe from any goroutine, never allocates while
+//   - PostTo(r, cb, p, aux) (X.Post with an unsafe.Pointer arg) is safe from any goroutine, never allocates while
 //     the ring has room, never drops work and never spins forever: when the
 //     ring is full an ordinary goroutine waits (yielding, then sleeping with
 //     backoff) until the loop frees a slot, which is backpressure rather
@@ -30,7 +30,7 @@
 //     reactor queue the task in a locked overflow list instead, which the
 //     loop drains keeping each producer's order. After Close it reports
 //     false and does nothing.
-//   - After, Stop and the Ext's Run are called on the loop only.
+//   - AfterTo (X.After), Stop and the Ext's Run are called on the loop only.
 //   - Callbacks run on the loop, one at a time, never re-entrantly: a
 //     callback that posts more work sees it run after it returns.
 //   - Callbacks posted from one goroutine run in the order posted; timers
@@ -76,7 +76,7 @@
 //
 // # Contract between the loop and the I/O layer (package netio)
 //
-//   - Watch(fd, interest, cb, arg) (WatchTo for a typed arg) registers fd with the loop's gnet
+//   - WatchTo(r, fd, interest, cb, p) (X.Watch untyped) registers fd with the loop's gnet
 //     Poller; cb(arg, fd, ev) runs on the loop while fd is ready for what
 //     SetInterest last asked (level-triggered). InterestHangup alone keeps
 //     a descriptor that is not read in the poller for its peer's reset and
@@ -84,7 +84,7 @@
 //     still learns that its peer is gone. Unwatch before closing fd.
 //     An event read in the same epoll_wait batch as the Unwatch of its fd
 //     is dropped, even if a new watch took the number meanwhile.
-//   - AtShutdown hooks run on the loop at Close, after accepted tasks and
+//   - AtShutdownTo (X.AtShutdown) hooks run on the loop at Close, after accepted tasks and
 //     due timers and before the engine cancels its flows: whoever owns
 //     descriptors closes them there.
 //
@@ -126,13 +126,14 @@
 //
 // reactor.go: the Reactor and its clock; options.go: Options; asynctool.go:
 // Immediate, Deferred, Cancel, IsValid; callback.go and typed.go: the
-// allocation-free Post, After, Stop and their typed forms; submit.go: the
-// ring and overflow list other goroutines submit through; remote.go: the
-// bookkeeping of their handles and timers; iterate.go: one iteration of
-// the loop; manual.go: NewManual and its drive; lifecycle.go: Close and
-// shutdown hooks; ext.go: the engine's attachment; loop_linux.go: the real
-// loop; watch_linux.go: descriptor registration; group.go: reactors per
-// core; metrics.go: the loop's counters.
+// allocation-free PostTo, AfterTo, Stop and their untyped forms (X);
+// submit.go: the ring and overflow list other goroutines submit through;
+// remote.go: the bookkeeping of their handles and timers; iterate.go: one
+// iteration of the loop; manual.go: NewManual and its drive; lifecycle.go:
+// Close and shutdown hooks; ext.go: a layer's attachment, keyed by an
+// ExtKey; internals.go: X, the entry points of the layers above;
+// loop_linux.go: the real loop; watch_linux.go: descriptor registration;
+// group.go: reactors per core; metrics.go: the loop's counters.
 //
 // # Panics
 //
