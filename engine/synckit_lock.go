@@ -1,3 +1,8 @@
+// This file holds the Sync kit's Lock and AddLocked, and the step-ending
+// core every path uses (endStep, completed, leaveLock: engine.go,
+// cancel.go and unwind.go call them), which grew here from the Lock's
+// leave.
+
 package engine
 
 import (
