@@ -12,7 +12,7 @@ import (
 // The names CONTRACT.md lists under "Added since (kept from now on)", and
 // the ones its prose promises (syncprim's Stats, the Lock kit's Holds):
 // each assignment fails to compile if one goes or its signature drifts.
-type pinned struct{ n int }
+type pinned struct{ _ int }
 
 var (
 	// reactor
