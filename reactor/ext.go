@@ -1,7 +1,5 @@
 package reactor
 
-import "sync/atomic"
-
 // Ext is what a layer above (the engine) attaches to a reactor.
 type Ext struct {
 	Value any         // the layer's per-reactor state
@@ -26,24 +24,39 @@ func xNewExtKey(name string) *ExtKey { return &ExtKey{name: name} }
 // String returns the name given to NewExtKey.
 func (k *ExtKey) String() string { return k.name }
 
-// extSlot is one attachment. The slots form a list that only grows: a slot
-// is immutable once published except for next, which is set once.
+// extSlot is what the loop calls: one attachment, or, once a second layer
+// attaches, a combined slot whose hooks call every attachment's in turn
+// (all lists them). A slot is immutable once published: a new attachment
+// publishes a new combined slot, so the loop's turn checks one slot, as
+// it did when only the engine could attach.
 type extSlot struct {
 	key     *ExtKey
 	v       any
 	run     runner
 	ready   func() bool
 	close   func()
-	pending *bool // Ext.Pending; read on the loop only
-	next    atomic.Pointer[extSlot]
+	pending *bool      // Ext.Pending; read on the loop only
+	all     []*extSlot // a combined slot's attachments, in the order made; nil otherwise
 }
 
 // xExt returns the value attached with key by ExtOrInit, or nil. Safe from
 // any goroutine.
 func (r *Reactor) xExt(key *ExtKey) any {
-	for s := r.ext.Load(); s != nil; s = s.next.Load() {
-		if s.key == key {
-			return s.v
+	s := r.ext.Load()
+	if s == nil {
+		return nil
+	}
+	if s.key == key {
+		return s.v
+	}
+	return s.find(key)
+}
+
+// find looks key up among a combined slot's attachments.
+func (s *extSlot) find(key *ExtKey) any {
+	for _, o := range s.all {
+		if o.key == key {
+			return o.v
 		}
 	}
 	return nil
@@ -60,51 +73,53 @@ func (r *Reactor) xExtOrInit(key *ExtKey, init func() Ext) any {
 	}
 	r.extMu.Lock()
 	defer r.extMu.Unlock()
-	var last *extSlot
-	for s := r.ext.Load(); s != nil; s = s.next.Load() {
-		if s.key == key {
-			return s.v
-		}
-		last = s
+	if v := r.xExt(key); v != nil {
+		return v
 	}
 	x := init()
-	s := &extSlot{key: key, v: x.Value, run: x.Run, ready: x.Ready, close: x.Close, pending: x.Pending}
-	if last == nil {
-		r.ext.Store(s)
-	} else {
-		last.next.Store(s)
+	n := &extSlot{key: key, v: x.Value, run: x.Run, ready: x.Ready, close: x.Close, pending: x.Pending}
+	head := r.ext.Load()
+	if head == nil {
+		r.ext.Store(n)
+		return x.Value
 	}
+	list := head.all
+	if list == nil {
+		list = []*extSlot{head}
+	}
+	list = append(list[:len(list):len(list)], n) // a new array: the published slot's stays as it was
+	r.ext.Store(r.combined(list))
 	return x.Value
 }
 
-// runMoreExt runs the hooks of the attachments after first that may have
-// work (iterate runs first's itself); it reports whether any still has
-// some. Loop only.
-func (r *Reactor) runMoreExt(first *extSlot) bool {
-	more := false
-	for s := first.next.Load(); s != nil; s = s.next.Load() {
-		if s.run != nil && (s.pending == nil || *s.pending) && s.run() {
-			more = true
-		}
-	}
-	return more
-}
-
-// extReady reports whether an attachment has work, running nothing.
-func (r *Reactor) extReady() bool {
-	for s := r.ext.Load(); s != nil; s = s.next.Load() {
-		if s.ready != nil && s.ready() {
-			return true
-		}
-	}
-	return false
-}
-
-// closeExt calls every attachment's Close, on the loop at shutdown.
-func (r *Reactor) closeExt() {
-	for s := r.ext.Load(); s != nil; s = s.next.Load() {
-		if s.close != nil {
-			r.safeCall(s.close)
-		}
+// combined is the slot of several attachments: the first one's key and
+// value (a lookup checks them first), and hooks that call each one's.
+func (r *Reactor) combined(list []*extSlot) *extSlot {
+	return &extSlot{
+		key: list[0].key, v: list[0].v, all: list,
+		run: func() bool {
+			more := false
+			for _, s := range list {
+				if s.run != nil && (s.pending == nil || *s.pending) && s.run() {
+					more = true
+				}
+			}
+			return more
+		},
+		ready: func() bool {
+			for _, s := range list {
+				if s.ready != nil && s.ready() {
+					return true
+				}
+			}
+			return false
+		},
+		close: func() {
+			for _, s := range list {
+				if s.close != nil {
+					r.safeCall(s.close)
+				}
+			}
+		},
 	}
 }

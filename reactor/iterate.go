@@ -44,13 +44,8 @@ func (r *Reactor) iterate() bool {
 		return false
 	}
 	more := false
-	if s := r.ext.Load(); s != nil { // the first attachment (the engine's) inline: every turn
-		if s.run != nil && (s.pending == nil || *s.pending) {
-			more = s.run()
-		}
-		if s.next.Load() != nil && r.runMoreExt(s) {
-			more = true
-		}
+	if s := r.ext.Load(); s != nil && s.run != nil && (s.pending == nil || *s.pending) {
+		more = s.run()
 	}
 	if more || !r.local.empty() || !r.inbox.Empty() || r.overflow.active.Load() {
 		return true

@@ -61,7 +61,9 @@ func (r *Reactor) closeManual() {
 		return
 	}
 	r.runShutdownHooks()
-	r.closeExt()
+	if s := r.ext.Load(); s != nil && s.close != nil {
+		r.safeCall(s.close)
+	}
 }
 
 func (r *Reactor) closeDone() {

@@ -560,7 +560,10 @@ func (r *Reactor) hasReadyWork() bool {
 	if next, ok := r.wheel.NextDeadline(); ok && next <= r.currentTick() {
 		return true
 	}
-	return r.extReady()
+	if s := r.ext.Load(); s != nil && s.ready != nil {
+		return s.ready()
+	}
+	return false
 }
 
 // armTimer arms the timerfd for the wheel's next deadline, if it changed.
@@ -624,7 +627,9 @@ func (r *Reactor) shutdown() {
 	r.fireDue(r.currentTick())
 	r.runLocal()
 	r.runShutdownHooks()
-	r.closeExt()
+	if s := r.ext.Load(); s != nil && s.close != nil {
+		r.safeCall(s.close)
+	}
 	if len(r.owed) != 0 {
 		r.payOwed()
 	}
