@@ -55,7 +55,7 @@ func finish(as *engine.Steps, b *C.asx_bsi, p *pool, prev *C.asx_bsi, n int) {
 		k = outArgs(as, b, &vals)
 	}
 	if n > 0 || p.pinned || len(p.handles) > 0 {
-		if n > 0 && engine.OwnsArgs(as) {
+		if n > 0 && engine.X.OwnsArgs(as) {
 			takenOver(as, b, n)
 		}
 		clearArgs(b, n, p)
@@ -75,7 +75,7 @@ func takenOver(as *engine.Steps, b *C.asx_bsi, n int) {
 	in := (*[4]C.FutoInBinaryValue)(unsafe.Pointer(&b.s.in))
 	for i := 0; i < n; i++ {
 		if in[i]._type == nil {
-			engine.Disown(as, i)
+			engine.X.Disown(as, i)
 		}
 	}
 }

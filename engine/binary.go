@@ -238,14 +238,14 @@ func xTakeOwned(as *Steps) {
 	}
 }
 
-// Disown tells the engine that the running step of as took over the owned
+// xDisown tells the engine that the running step of as took over the owned
 // value in its argument i: a bridge saw the step's callback empty the slot
 // (futoin_reset_binval runs the type's cleanup itself, as the C++
 // reference's wrapper does with every value it receives). The engine then
 // never calls Bridge.Drop for that value, nor for the same value in another
 // slot. It does nothing for a value that is not owned. Loop only: as is
 // the step whose callback just returned.
-func Disown(as *Steps, i int) {
+func xDisown(as *Steps, i int) {
 	if as == nil || as.fl == nil || as.kind == kForeign || i < 0 || i >= MaxArgs {
 		return
 	}
@@ -261,13 +261,13 @@ func Disown(as *Steps, i int) {
 	}
 }
 
-// OwnsArgs reports whether the flow of as, the accessor of the step whose
+// xOwnsArgs reports whether the flow of as, the accessor of the step whose
 // callback a bridge is running, may hold owned values in its arguments:
 // the bridge tests it before it looks for values its callback took over
-// (Disown), so that other flows pay two loads. as must be that running
+// (xDisown), so that other flows pay two loads. as must be that running
 // step's accessor (never nil, never foreign): this is on the C step's
 // path, so it checks nothing.
-func OwnsArgs(as *Steps) bool { return as.fl.owned }
+func xOwnsArgs(as *Steps) bool { return as.fl.owned }
 
 // xBorrowed returns v without ownership: the engine will not call
 // Bridge.Drop for it.

@@ -155,3 +155,21 @@ func (internals) Owned(v Value) bool {
 // it. Seen outside such a callback, it means one of them was called on a
 // foreign accessor whose callback had already returned.
 func (internals) ForeignUnwind() error { return xForeignUnwind }
+
+// Disown tells the engine that the running step of as took over the owned
+// value in its argument i: a bridge saw the step's callback empty the slot
+// (futoin_reset_binval runs the type's cleanup itself, as the C++
+// reference's wrapper does with every value it receives). The engine then
+// never calls Bridge.Drop for that value, nor for the same value in another
+// slot. Loop only: as is the step whose callback just returned.
+func (internals) Disown(as *Steps, i int) {
+	xDisown(as, i)
+}
+
+// OwnsArgs reports whether the flow of as, the accessor of the step whose
+// callback a bridge is running, may hold owned values in its arguments. as
+// must be that running step's accessor (never nil, never foreign): this is
+// on the C step's path, so it checks nothing.
+func (internals) OwnsArgs(as *Steps) bool {
+	return xOwnsArgs(as)
+}
