@@ -1,7 +1,5 @@
-// This file holds the Sync kit's Lock and AddLocked, and the step-ending
-// core every path uses (endStep, completed, leaveLock: engine.go,
-// cancel.go and unwind.go call them), which grew here from the Lock's
-// leave.
+// This file holds the Sync kit's Lock and AddLocked, and the ways a Lock's
+// Leave runs when its section's step ends (stepend.go decides when).
 
 package engine
 
@@ -149,17 +147,6 @@ func callLocked(as *Steps) {
 	cast.Func[func(*Steps, unsafe.Pointer, ExecFunc)](l.slow)(as, l.obj, f)
 }
 
-// endStep runs what must run when f ends for good (success after its
-// sub-steps, an error its handler did not recover, cancel): its cancel or
-// finally handler, then the Leave of the Lock it entered.
-func (e *engine) endStep(f *Steps) {
-	e.runCancel(f)
-	if f.flags&fLocked != 0 {
-		f.flags &^= fLocked
-		e.leaveLock(f)
-	}
-}
-
 // leftPlainly lets advanceFast take an entered AddLocked section that
 // ended as a plain step would (no sub-steps, nothing armed, no cancel or
 // finally handler, not the flow's top): its Leave runs, and it reports
@@ -187,17 +174,6 @@ func (e *engine) leaveCompleted(f *Steps) {
 	f.onerr = nil
 	l := (*lockOps)(f.x)
 	cast.Func[func(*Steps, unsafe.Pointer)](l.leave)(f, l.obj)
-}
-
-// completed is endStep for a step that succeeded: a cancel handler set
-// with SetCancel does not run then, a finally handler and a Leave do.
-func (e *engine) completed(f *Steps) {
-	if f.flags&fFinally != 0 {
-		e.runCancel(f)
-	}
-	if f.flags&fLocked != 0 {
-		e.leaveCompleted(f)
-	}
 }
 
 // leaveLock calls the Leave of f's Lock when f ended by an error or was
