@@ -18,6 +18,9 @@ var (
 		OpDel:   engine.NewName("DEL"),
 		OpEcho:  engine.NewName("ECHO"),
 		OpSleep: engine.NewName("SLEEP"),
+		OpPing:  engine.NewName("PING"),
+		OpConst: engine.NewName("CONNECTION"),
+		OpQuit:  engine.NewName("QUIT"),
 	}
 	invalidName = engine.NewName("INVALID")
 )
