@@ -1,4 +1,4 @@
-// Command loadbench measures line-protocol servers under load over
+// Command loadbench measures RESP servers under load over
 // loopback: stepsd (ours, the asyncsteps engine on its reactors) and two
 // peers from package bench, a plain gnet server (gnetpeer.go) and a
 // goroutine-per-connection net server (netpeer.go). Every server runs in a
