@@ -64,6 +64,12 @@ type LoadConfig struct {
 
 	Mix     Mix
 	SleepMs int // MixSleep: the SLEEP argument, in milliseconds
+
+	// OnMeasure, if not nil, is called (on a goroutine of its own) when
+	// the warmup ends and the measured time starts, and OnStop once every
+	// connection has stopped, before they close: the caller reads the
+	// server's CPU time at both, for its CPU per counted request.
+	OnMeasure, OnStop func()
 }
 
 // LoadResult is what a load measured, from the end of its warmup on.
@@ -117,6 +123,15 @@ func RunLoad(cfg LoadConfig) (LoadResult, error) {
 			c.SetDeadline(sh.end)
 		}
 	}
+	measured := make(chan struct{})
+	if cfg.OnMeasure != nil {
+		time.AfterFunc(cfg.Warmup, func() {
+			cfg.OnMeasure()
+			close(measured)
+		})
+	} else {
+		close(measured)
+	}
 	var wg sync.WaitGroup
 	for _, w := range workers {
 		wg.Add(1)
@@ -127,6 +142,10 @@ func RunLoad(cfg LoadConfig) (LoadResult, error) {
 	}
 	wg.Wait()
 	stopped := time.Now()
+	<-measured // a run shorter than its warmup still pairs the calls
+	if cfg.OnStop != nil {
+		cfg.OnStop()
+	}
 	for _, c := range conns {
 		c.Close()
 	}
