@@ -24,6 +24,17 @@
 // req/s in the same cell, the server's peak RSS in the cell) and memory
 // (RSS before, at the peak, at the end of the load, and after it).
 //
+//   - redis-benchmark (-redis-benchmark, on by default): -t set,get,ping
+//     with -P 1 and 16 × -c 1, 16 and 256 (and -P 16 -c 50) against
+//     stepsd, gnet and a real redis-server, each in a process of its own,
+//     with the server's CPU per request; skipped with a note where the
+//     programs are not installed.
+//
+// Every throughput row carries the server's own CPU per request: its
+// process's utime+stime (/proc/<pid>/stat) over the measured time, divided
+// by the requests counted, so that the cost of a request is readable even
+// when the load generator shares the CPUs.
+//
 //	cd bench && go run ./cmd/loadbench [-quick] [-servers stepsd,gnet,net] [-json out.json]
 //
 // The default run takes about 70s, -quick about 15s. It exits 1 if a run
@@ -88,6 +99,7 @@ func main() {
 	quick := fs.Bool("quick", false, "a smoke run of about 15s: three cells of 300ms per server, short memory scenarios")
 	servers := fs.String("servers", strings.Join([]string{serverStepsd, serverGnet, serverNet}, ","), "servers to run, comma-separated, in the tables' order (also "+serverStepsdFree+": stepsd unpinned whatever -pin says)")
 	jsonPath := fs.String("json", "", "also write the results to this file, as JSON")
+	redisBench := fs.Bool("redis-benchmark", true, "also run redis-benchmark -t "+rbTests+" (-P 1/16 × -c 1/16/256, and -P 16 -c 50) against stepsd, gnet and a real redis-server, with the server's CPU per request; skipped with a note where redis-benchmark or redis-server is not installed")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: loadbench [flags]\n")
 		fs.VisitAll(func(f *flag.Flag) {
@@ -149,6 +161,9 @@ func main() {
 			runOverload(rep, s, *loops, p)
 		}
 	}
+	if *redisBench && profilePrefix == "" {
+		runRedisBenchmark(rep, append(slices.Clone(list), serverRedis), *loops, *quick)
+	}
 	rep.Seconds = time.Since(started).Seconds()
 
 	pinned := ""
@@ -160,6 +175,10 @@ func main() {
 	printThroughput(os.Stdout, rep, list, p)
 	fmt.Println()
 	printMemory(os.Stdout, rep, p)
+	if len(rep.RedisBenchmark) > 0 {
+		fmt.Println()
+		printRedisBenchmark(os.Stdout, rep)
+	}
 	for _, n := range rep.Notes {
 		fmt.Println("NOTE:", n)
 	}
@@ -230,9 +249,10 @@ type report struct {
 	Quick        bool
 	Seconds      float64 // the whole run
 
-	Throughput []cellResult
-	Memory     []memResult
-	Notes      []string
+	Throughput     []cellResult
+	Memory         []memResult
+	RedisBenchmark []rbResult `json:",omitempty"`
+	Notes          []string
 
 	failed bool // a run failed: exit 1
 	wrong  bool // wrong replies where none are expected: exit 3
