@@ -193,6 +193,18 @@ func (p *Parser) frameArray(buf []byte) (argc, n int, fatal string) {
 // headerInt parses a header line, "<c><integer>\r\n", at buf's start. It
 // returns the line's length, 0 while it is incomplete.
 func headerInt(buf []byte, maxLine int, tooBig string) (v int64, n int, fatal string) {
+	// The common case first: a few digits and "\r\n", read in one pass.
+	j := 1
+	for ; j < len(buf) && j < 19; j++ {
+		c := buf[j]
+		if c < '0' || c > '9' {
+			break
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if j > 1 && j+1 < len(buf) && buf[j] == '\r' && buf[j+1] == '\n' && j+2 <= maxLine {
+		return v, j + 2, ""
+	}
 	i := bytes.IndexByte(buf, '\n')
 	if i < 0 {
 		if len(buf) > maxLine {

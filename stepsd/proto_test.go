@@ -297,3 +297,18 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkParse parses the load generator's mix: SET, GET and ECHO as
+// arrays, and one inline command, per op.
+func BenchmarkParse(b *testing.B) {
+	in := []byte(resp("SET", "k123", "v123") + resp("GET", "k123") + resp("ECHO", "hello") + "GET k123\r\n")
+	var p Parser
+	b.ReportAllocs()
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		for off := 0; off < len(in); {
+			_, n, _ := p.Parse(in[off:])
+			off += n
+		}
+	}
+}
