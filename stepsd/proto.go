@@ -543,8 +543,8 @@ func (p *Parser) constReply(args [][]byte) (reply []byte, bad string) {
 				return NoProto, ""
 			}
 		}
-		for _, a := range args[2:] {
-			if asciiFold(a, cmdAuth) {
+		for i := 2; i < argc; i++ { // HELLO alone has no options
+			if asciiFold(args[i], cmdAuth) {
 				return nil, badAuth
 			}
 		}

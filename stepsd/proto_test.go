@@ -135,6 +135,7 @@ func TestConnectionCommands(t *testing.T) {
 		{resp("CONFIG", "GET", "maxmemory"), "*0\r\n"},
 		{resp("CONFIG", "SET", "save", ""), "-ERR unknown subcommand for 'CONFIG'\r\n"},
 		{resp("HELLO", "3"), "-NOPROTO unsupported protocol version\r\n"},
+		{"HELLO\r\n", string(replyHello)}, // found by FuzzParse: HELLO alone read past its words
 		{resp("HELLO", "x"), "-ERR Protocol version is not an integer or out of range\r\n"},
 		{resp("CLIENT", "SETNAME", "me"), "+OK\r\n"},
 		{resp("CLIENT", "SETINFO", "LIB-NAME", "go-redis"), "+OK\r\n"},
