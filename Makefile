@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 BENCHPKG := ./bench
 
-.PHONY: all test vet lint race fallback debug memory allocs benchcompile abi cabi ctest bench run profile fmt clean fuzz soak devkit
+.PHONY: all test vet lint race fallback debug memory allocs benchcompile abi cabi ctest bench run profile fmt clean fuzz soak devkit redis-deps
 
 # STATICCHECK is run through go run at a pinned version, so a fresh machine
 # needs nothing installed: the first run downloads and builds it (once,
@@ -17,7 +17,25 @@ all: test
 # test: vet, the race-enabled test suite, the allocation tests again without
 # the race detector (it makes sync.Pool drop items on purpose), and every
 # benchmark once so that they keep compiling and running.
-test: vet lint race fallback debug allocs memory benchcompile abi ctest ctest-asan
+test: redis-deps vet lint race fallback debug allocs memory benchcompile abi ctest ctest-asan
+
+# redis-deps: redis-server, redis-tools (redis-cli, redis-benchmark) and
+# nutcracker (twemproxy), the Debian packages of the real-client tests
+# (bench/redistest) and of the redis-benchmark rows of make bench. Installed
+# with apt-get where one is missing and we are root; otherwise it says so,
+# and the tests and rows that need them skip with that message.
+REDIS_PROGS := redis-server redis-cli redis-benchmark nutcracker
+REDIS_PKGS  := redis-server redis-tools nutcracker
+redis-deps:
+	@missing=""; for p in $(REDIS_PROGS); do command -v $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then exit 0; fi; \
+	if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then \
+		echo "redis-deps: missing$$missing: apt-get install $(REDIS_PKGS)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y -q $(REDIS_PKGS) >/dev/null 2>&1 || \
+		{ apt-get update -q >/dev/null 2>&1 && apt-get install -y -q $(REDIS_PKGS) >/dev/null; } || \
+		echo "redis-deps: apt-get failed: the tests and bench rows that need$$missing skip"; \
+	else echo "redis-deps:$$missing not installed, and not root with apt-get: the tests and bench rows that need them skip"; fi
 
 vet:
 	$(GO) vet $(PKGS)
@@ -120,7 +138,7 @@ ctest-asan:
 # Flags: make bench BENCHFLAGS='-scenarios engine/ -count 5' (-h lists them);
 # make bench BENCHFLAGS=-quick is a CI-sized run (about a minute).
 BENCHFLAGS ?=
-bench:
+bench: redis-deps
 	cd bench && $(GO) run ./cmd/benchtable $(BENCHFLAGS)
 
 # devkit: a self-contained kit for measuring on a bigger machine without Go
@@ -149,7 +167,8 @@ SOAKTIME ?= 2m
 soak:
 	STEPSD_SOAK=$(SOAKTIME) $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 0 ./stepsd
 
-# run: the example server, stepsd, on 127.0.0.1:7070 (flags: make run ARGS='-reactors 2').
+# run: the example server, stepsd, on 127.0.0.1:7070 (flags: make run ARGS='-reactors 2');
+# then `redis-cli -p 7070 set a b`, `redis-benchmark -p 7070 -q`.
 run:
 	$(GO) run ./cmd/stepsd $(ARGS)
 

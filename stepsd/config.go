@@ -11,15 +11,20 @@ import (
 // limit), the connection limits, which mean what netio.Options' mean (0:
 // off), and Grace, Spin and Procs, whose zero is documented below.
 type Config struct {
-	Addr        string        // listen address
-	Reactors    int           // reactors (one OS thread each); 0 = one per CPU
-	Pin         bool          // pin reactor i to CPU i
-	Timeout     time.Duration // per request, from its arrival
-	Concurrent  int           // Limiter: requests executing at once
-	Rate        int           // Limiter: requests started per second
-	Queue       int           // Limiter: requests waiting for a concurrency slot; 0: none, syncprim.Unlimited: no limit; beyond it, DefenseRejected
-	Burst       int           // Limiter: requests waiting for the rate; 0: none, syncprim.Unlimited: no limit
-	MaxLine     int           // longest request line, "\n" included; longer closes the connection
+	Addr       string        // listen address
+	Reactors   int           // reactors (one OS thread each); 0 = one per CPU
+	Pin        bool          // pin reactor i to CPU i
+	Timeout    time.Duration // per request, from its arrival
+	Concurrent int           // Limiter: requests executing at once
+	Rate       int           // Limiter: requests started per second
+	Queue      int           // Limiter: requests waiting for a concurrency slot; 0: none, syncprim.Unlimited: no limit; beyond it, DefenseRejected
+	Burst      int           // Limiter: requests waiting for the rate; 0: none, syncprim.Unlimited: no limit
+	// Protocol limits (Limits): beyond one, the request gets a protocol
+	// error and the connection closes.
+	MaxLine     int           // longest inline command, or array or bulk header, line ("\r\n" included)
+	MaxBulk     int           // longest bulk string (Redis's proto-max-bulk-len)
+	MaxArgs     int           // most elements of an array, or words of an inline command
+	MaxRequest  int           // largest request, in bytes; also the bytes of keys and values a connection's requests in flight may hold before it stops reading
 	MaxPipeline int           // requests in flight per connection before it stops reading
 	Grace       time.Duration // Shutdown: how long in-flight requests get; 0 = Timeout + 1s
 	// Connection limits (netio.Options; 0: off). IdleTimeout should be
@@ -53,7 +58,10 @@ func DefaultConfig() Config {
 		Rate:        100_000_000,
 		Queue:       65536,
 		Burst:       65536,
-		MaxLine:     4096,
+		MaxLine:     64 << 10,
+		MaxBulk:     512 << 10,
+		MaxArgs:     1024,
+		MaxRequest:  1 << 20,
 		MaxPipeline: 256,
 		// A reply's wait is bounded by Timeout; an idle client gets a
 		// minute, a line 10s, replies 10s to be read; 10,000 connections
@@ -85,6 +93,15 @@ func (c Config) withDefaults() Config {
 	if c.MaxLine <= 0 {
 		c.MaxLine = d.MaxLine
 	}
+	if c.MaxBulk <= 0 {
+		c.MaxBulk = d.MaxBulk
+	}
+	if c.MaxArgs <= 0 {
+		c.MaxArgs = d.MaxArgs
+	}
+	if c.MaxRequest <= 0 {
+		c.MaxRequest = d.MaxRequest
+	}
 	if c.MaxPipeline <= 0 {
 		c.MaxPipeline = d.MaxPipeline
 	}
@@ -95,4 +112,9 @@ func (c Config) withDefaults() Config {
 		c.Procs = c.Reactors + 1
 	}
 	return c
+}
+
+// limits returns the protocol limits of c (with defaults).
+func (c Config) limits() Limits {
+	return Limits{MaxLine: c.MaxLine, MaxBulk: c.MaxBulk, MaxArgs: c.MaxArgs, MaxRequest: c.MaxRequest}
 }

@@ -1,7 +1,7 @@
 package stepsd
 
 import (
-	"bytes"
+	"encoding/binary"
 
 	"github.com/asyncsteps/asyncsteps/engine"
 	"github.com/asyncsteps/asyncsteps/netio"
@@ -15,9 +15,11 @@ type conn struct {
 	head, tail *request // in flight, in arrival order: replies leave in this order
 	inflight   int      // requests not yet answered
 	undone     int      // of those, the ones whose reply is not known yet
-	paused     bool     // stopped reading at MaxPipeline
+	held       int      // bytes of keys and values the requests in flight hold
+	paused     bool     // stopped reading at MaxPipeline or MaxRequest bytes held
 	eof        bool     // no more requests will come
-	tooLong    bool     // a line over MaxLine: close once the earlier replies are out
+	closing    bool     // a protocol error or QUIT: close once the earlier replies are out
+	closeMsg   string   // the protocol error to answer before closing ("" after QUIT)
 	closed     bool
 	dirty      bool     // in the shard's dirty list
 	cursor     *request // the first request whose key command may not have gone yet (see dispatchKeyed)
@@ -35,26 +37,29 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	cn := c.Context().(*conn)
 	s := (*Server)(h)
 	n, started := 0, false
-	for !cn.tooLong {
-		if cn.inflight >= s.cfg.MaxPipeline {
+	for !cn.closing {
+		if cn.inflight >= s.cfg.MaxPipeline || cn.held >= s.cfg.MaxRequest {
 			cn.paused = true
 			c.PauseRead()
 			break
 		}
-		i := bytes.IndexByte(data[n:], '\n')
-		if i < 0 {
-			if len(data)-n >= s.cfg.MaxLine {
-				cn.lineTooLong()
-			}
+		req, k, fatal := cn.sh.parser.Parse(data[n:])
+		if fatal != "" {
+			cn.closeAfterReplies(fatal)
 			break
 		}
-		if i+1 > s.cfg.MaxLine {
-			cn.lineTooLong()
-			break
+		if k == 0 {
+			break // the rest of a request is still to come
 		}
-		cn.start(data[n : n+i])
+		n += k
+		if req.Op == OpNone {
+			continue
+		}
+		cn.start(&req)
 		started = true
-		n += i + 1
+		if req.Op == OpQuit && req.Bad == "" {
+			cn.closeAfterReplies("")
+		}
 	}
 	if started {
 		cn.runNow()
@@ -116,11 +121,13 @@ func abandon(cn *conn, _ uint64) {
 	cn.flush()
 }
 
-// lineTooLong stops reading; the connection closes, with an error line,
-// once the requests before it are answered.
-func (cn *conn) lineTooLong() {
-	cn.sh.s.linesTooLong.Add(1)
-	cn.tooLong = true
+// closeAfterReplies stops reading; the connection closes, with msg as an
+// error reply if not empty, once the requests before it are answered.
+func (cn *conn) closeAfterReplies(msg string) {
+	if msg != "" {
+		cn.sh.s.protocolErrors.Add(1)
+	}
+	cn.closing, cn.closeMsg = true, msg
 	cn.c.PauseRead()
 	cn.maybeClose()
 }
@@ -129,28 +136,40 @@ func (cn *conn) maybeClose() {
 	if cn.inflight > 0 || cn.closed {
 		return
 	}
-	if cn.tooLong {
-		cn.sh.out = AppendError(cn.sh.out[:0], engine.InvalidRequest, "line too long")
+	if cn.closeMsg != "" {
+		cn.sh.out = AppendError(cn.sh.out[:0], "ERR", cn.closeMsg)
 		_, _ = cn.c.Write(cn.sh.out)
 	}
-	if cn.tooLong || cn.eof {
+	if cn.closing || cn.eof {
 		_ = cn.c.Close()
 	}
 }
 
-// start parses line and starts its flow.
-func (cn *conn) start(line []byte) {
+// start starts the flow of req, copying what it needs of req's bytes.
+func (cn *conn) start(req *Request) {
 	rq := cn.sh.newRequest()
 	rq.cn = cn
-	req, bad := Parse(line)
-	rq.op, rq.bad, rq.ms = req.Op, bad, req.Ms
-	rq.key = append(rq.key[:0], req.Key...)
+	rq.op, rq.bad, rq.ms = req.Op, req.Bad, req.Ms
 	rq.val = rq.val[:0]
-	if req.Op == OpEcho {
-		rq.val = append(rq.val, req.Text...)
-	} else {
-		rq.val = append(rq.val, req.Value...)
+	switch {
+	case req.Bad != "":
+		rq.key = append(rq.key[:0], req.Name()...) // for the error reply
+	case req.Op == OpDel:
+		rq.key = append(rq.key[:0], req.Key...)
+		for _, k := range req.Args[2:] { // more keys, each after its length
+			rq.val = binary.AppendUvarint(rq.val, uint64(len(k)))
+			rq.val = append(rq.val, k...)
+		}
+	default:
+		rq.key = append(rq.key[:0], req.Key...)
+		if req.Op == OpSet {
+			rq.val = append(rq.val, req.Value...)
+		} else {
+			rq.val = append(rq.val, req.Text...)
+		}
 	}
+	rq.held = len(rq.key) + len(rq.val)
+	cn.held += rq.held
 	if cn.tail == nil {
 		cn.head = rq
 	} else {
@@ -202,11 +221,14 @@ func (cn *conn) flush() {
 	wrote := false
 	for rq := cn.head; rq != nil && rq.done; rq = cn.head {
 		if !cn.closed {
-			if rq.errCode != "" {
+			switch {
+			case rq.bad != "" && rq.errCode == engine.InvalidRequest:
+				out = AppendBad(out, rq.bad, rq.key)
+			case rq.errCode != "":
 				out = AppendError(out, rq.errCode, rq.errInfo)
-			} else {
+			default:
 				r := Request{Op: rq.op, Text: rq.val}
-				out = AppendReply(out, &r, rq.res, rq.found)
+				out = AppendReply(out, &r, rq.res, rq.n)
 			}
 			if len(out) >= outChunk {
 				// Queued a chunk at a time: the scratch stays small
@@ -224,6 +246,7 @@ func (cn *conn) flush() {
 			cn.cursor = rq.next // not expected (it moved on in replyStep), but never left on a recycled request
 		}
 		cn.inflight--
+		cn.held -= rq.held
 		sh.recycle(rq)
 	}
 	if len(out) > 0 {
@@ -233,7 +256,7 @@ func (cn *conn) flush() {
 	if wrote {
 		_ = cn.c.Flush()
 	}
-	if cn.paused && !cn.tooLong && cn.inflight <= cn.sh.s.cfg.MaxPipeline/2 {
+	if cn.paused && !cn.closing && cn.inflight <= cn.sh.s.cfg.MaxPipeline/2 && cn.held <= cn.sh.s.cfg.MaxRequest/2 {
 		cn.paused = false
 		cn.c.ResumeRead()
 	}

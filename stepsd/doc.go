@@ -1,19 +1,37 @@
-// Package stepsd is a line-protocol key-value server that runs one
+// Package stepsd is a Redis-protocol (RESP2) key-value server that runs one
 // AsyncSteps flow per request on per-core reactors; cmd/stepsd is its
 // command. It is the worked example of embedding the engine in a network
-// server.
+// server: Redis clients in every language, redis-cli, redis-benchmark and
+// twemproxy drive it.
 //
 // # Protocol
 //
-// One request per line, one reply line per request, in request order per
-// connection: SET key value → OK; GET key → VALUE value | NOTFOUND;
-// DEL key → OK | NOTFOUND; ECHO text → ECHO text; SLEEP ms → OK after ms
-// milliseconds. A failure answers "ERR Code info" with a FutoIn code:
-// InvalidRequest (malformed line), Timeout (over Config.Timeout),
-// DefenseRejected (the Limiter is full). A line over Config.MaxLine is
-// answered with an error once the requests before it are, and closes the
-// connection. Parse, AppendReply and AppendError are the protocol, shared
-// with the benchmark's peer servers.
+// RESP2, as Redis speaks it: a request is an array of bulk strings, or an
+// inline command (one line of words, with Redis's quoting, so nc and telnet
+// work); replies leave in request order per connection.
+//
+//	SET key value      → +OK
+//	GET key            → $value, or $-1 (nil)
+//	DEL key [key ...]  → :keys deleted
+//	PING [text]        → +PONG, or $text
+//	ECHO text          → $text
+//	SLEEP ms           → +OK after ms milliseconds (ours; 0 to 3600000)
+//	QUIT               → +OK, then the connection closes
+//
+// What clients send on connect gets the answer Redis gives: HELLO 2 its
+// map, HELLO 3 "-NOPROTO" (clients then go on in RESP2), CLIENT
+// SETNAME/SETINFO +OK, COMMAND and COMMAND DOCS an empty array, CONFIG GET
+// save/appendonly the values of a server without persistence, SELECT 0
+// +OK, INFO a short server section. A failure of the request's flow
+// answers an error with its FutoIn code: "-Timeout ..." (over
+// Config.Timeout), "-DefenseRejected ..." (the Limiter is full). A request
+// refused as Redis would refuse it answers "-ERR ..." (unknown command,
+// wrong number of arguments: FutoIn's InvalidRequest, with Redis's code so
+// clients read it as they read Redis's). A protocol error (framing lost, or
+// over Config's MaxLine, MaxBulk, MaxArgs or MaxRequest) answers "-ERR
+// Protocol error: ..." once the requests before it are answered, and
+// closes the connection. Parser, AppendReply, AppendBad and AppendError
+// are the protocol, shared with the benchmark's peer servers.
 //
 // # How a request runs
 //
@@ -39,8 +57,9 @@
 //     Limiter) leave from one end-of-iteration task per reactor.
 //   - Start raises GOMAXPROCS to Reactors+1 if it is lower (Config.Procs):
 //     a reactor sleeping in epoll_wait then keeps its P.
-//   - A connection with Config.MaxPipeline requests in flight stops being
-//     read until half of them are answered; netio stops reading a peer
+//   - A connection with Config.MaxPipeline requests in flight, or whose
+//     requests in flight hold Config.MaxRequest bytes of keys and values,
+//     stops being read until half of them are answered; netio stops reading a peer
 //     that does not read its replies. Memory is bounded by both.
 //   - A connection that resets (or that the server closes: a limit, a
 //     write error) cancels the flows of its requests still in flight: their
@@ -55,7 +74,7 @@
 //     steadily is kept. A connection closed for a time limit with replies
 //     it has not read is reset, so the kernel does not keep them.
 //     Server.Metrics counts the connections refused and closed by each
-//     limit (Metrics.Net, Metrics.LinesTooLong) beside the Limiter's
+//     limit (Metrics.Net, Metrics.ProtocolErrors) beside the Limiter's
 //     rejections.
 //   - Pooled requests that stayed unused for a whole second are dropped
 //     (and their roots released, which the engine's pools drop the same
@@ -65,7 +84,8 @@
 //   - Shutdown stops accepting and reading, lets requests in flight finish
 //     or time out, writes their replies, then closes.
 //   - Each request's flow is named after its command (SET, GET, DEL, ECHO,
-//     SLEEP; INVALID for a malformed line): CPU profile samples carry the
+//     PING, SLEEP, QUIT; CONNECTION for the commands answered with a fixed
+//     reply; INVALID for a refused one): CPU profile samples carry the
 //     label flow=<command>, and Server.Metrics counts requests and their
 //     summed life by command, beside every reactor's counters and the
 //     Limiter's (cmd/stepsd serves them with -admin).

@@ -6,6 +6,7 @@ import (
 	"bufio"
 	"fmt"
 	"net"
+	"strings"
 
 	"github.com/asyncsteps/asyncsteps/stepsd"
 )
@@ -22,16 +23,20 @@ func ExampleStart() {
 		panic(err)
 	}
 	defer c.Close()
-	fmt.Fprint(c, "SET greeting hello world\nGET greeting\nSLEEP 20\nDEL nothing\nPING\n")
+	// Inline commands, as nc or telnet send them; client libraries send
+	// the same as RESP arrays.
+	fmt.Fprint(c, "SET greeting \"hello world\"\r\nGET greeting\r\nSLEEP 20\r\nDEL nothing\r\nPING\r\nFLY\r\n")
 	br := bufio.NewReader(c)
-	for i := 0; i < 5; i++ {
+	for i := 0; i < 7; i++ {
 		line, _ := br.ReadString('\n')
-		fmt.Print(line)
+		fmt.Println(strings.TrimSuffix(line, "\r\n"))
 	}
 	// Output:
-	// OK
-	// VALUE hello world
-	// OK
-	// NOTFOUND
-	// ERR InvalidRequest unknown command
+	// +OK
+	// $11
+	// hello world
+	// +OK
+	// :0
+	// +PONG
+	// -ERR unknown command 'FLY'
 }

@@ -19,6 +19,9 @@ var (
 		OpDel:   engine.NewName("DEL"),
 		OpEcho:  engine.NewName("ECHO"),
 		OpSleep: engine.NewName("SLEEP"),
+		OpPing:  engine.NewName("PING"),
+		OpConst: engine.NewName("CONNECTION"),
+		OpQuit:  engine.NewName("QUIT"),
 	}
 	invalidName = engine.NewName("INVALID")
 )
@@ -45,8 +48,9 @@ type Metrics struct {
 	// Net counts the connections accepted, refused at MaxConns and ended
 	// by each connection limit (netio's).
 	Net netio.Stats
-	// LinesTooLong counts the connections closed for a line over MaxLine.
-	LinesTooLong uint64
+	// ProtocolErrors counts the connections closed for a protocol error (a
+	// request over a limit such as MaxLine or MaxBulk, or framing lost).
+	ProtocolErrors uint64
 }
 
 // Metrics takes a snapshot of the server's counters: each reactor's,
@@ -60,6 +64,6 @@ func (s *Server) Metrics(ctx context.Context) Metrics {
 	}
 	m.Concurrency, m.Rate = s.lim.Stats()
 	m.Net = s.ns.Stats()
-	m.LinesTooLong = s.linesTooLong.Load()
+	m.ProtocolErrors = s.protocolErrors.Load()
 	return m
 }

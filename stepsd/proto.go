@@ -2,167 +2,745 @@ package stepsd
 
 import "bytes"
 
+// This file is the protocol: RESP2, Redis's serialization protocol, as a
+// Redis server speaks it. Parser frames and parses requests, AppendReply
+// and AppendError format replies; the benchmark's peer servers use them
+// too, so every server puts the same bytes on the wire.
+
 // Op is a request's command.
 type Op uint8
 
-// The commands of the line protocol.
+// The commands. OpNone is a frame with nothing to answer (an empty inline
+// line or an empty array), which Redis skips silently.
 const (
-	OpSet   Op = iota + 1 // SET key value → OK
-	OpGet                 // GET key → VALUE value | NOTFOUND
-	OpDel                 // DEL key → OK | NOTFOUND
-	OpEcho                // ECHO text → ECHO text
-	OpSleep               // SLEEP ms → OK after ms milliseconds
+	OpNone  Op = iota
+	OpSet      // SET key value → +OK
+	OpGet      // GET key → $value | $-1 (nil)
+	OpDel      // DEL key [key ...] → :keys deleted
+	OpEcho     // ECHO text, PING text → $text
+	OpSleep    // SLEEP ms → +OK after ms milliseconds (ours)
+	OpPing     // PING → +PONG
+	OpConst    // a connection or introspection command (COMMAND, CONFIG GET, HELLO, CLIENT, SELECT, INFO...): Request.Text is its reply, encoded
+	OpQuit     // QUIT → +OK, then the connection closes
+	opCount
 )
 
 // MaxSleep bounds SLEEP's argument: one hour, in milliseconds.
 const MaxSleep = 3600_000
 
-// Request is one parsed line. Key, Value and Text alias the line: they are
-// valid only as long as the line's bytes are.
+// Limits bound what a Parser accepts, as Redis's proto-max-bulk-len and
+// its inline and multibulk limits do. Beyond them the framing is lost:
+// Parse reports a protocol error, and a server answers it and closes the
+// connection.
+type Limits struct {
+	MaxLine    int // an inline command's line, or an array or bulk header line, "\r\n" included
+	MaxBulk    int // a bulk string's length (proto-max-bulk-len)
+	MaxArgs    int // an array's elements, or an inline command's words
+	MaxRequest int // a whole request's bytes, headers included
+}
+
+// DefaultLimits: 64 KiB lines (Redis's PROTO_INLINE_MAX_SIZE), 512 KiB
+// bulks, 1024 arguments, 1 MiB requests.
+func DefaultLimits() Limits {
+	return Limits{MaxLine: 64 << 10, MaxBulk: 512 << 10, MaxArgs: 1024, MaxRequest: 1 << 20}
+}
+
+// Request is one parsed request. Its slices alias the parsed bytes or the
+// Parser's scratch: they are valid until the next Parse, or until the
+// bytes change.
 type Request struct {
 	Op    Op
-	Key   []byte // SET, GET, DEL
-	Value []byte // SET: the rest of the line after the key, spaces included
-	Text  []byte // ECHO: the rest of the line after "ECHO ", spaces included
-	Ms    int64  // SLEEP
+	Key   []byte   // SET, GET; DEL's first key
+	Value []byte   // SET
+	Text  []byte   // ECHO, PING text; OpConst: the reply
+	Ms    int64    // SLEEP
+	Args  [][]byte // every word, the command's first
+	// Bad, when not empty, is why the request is refused with a "-ERR"
+	// reply while the framing is intact (unknown command, wrong number
+	// of arguments...); Op is then the command's if known. It is a
+	// constant: a "%s" in it stands for the command's name (AppendBad).
+	Bad string
 }
 
-// Parse parses one request line, without its terminating "\n" (a trailing
-// "\r" is ignored, so telnet and nc -C work). Command words are matched
-// without regard to ASCII case only (Unicode folding would take "ſET" for
-// SET). On a malformed line it returns a non-empty info
-// for an "ERR InvalidRequest info" reply; info is a constant, so a bad
-// request costs no allocation.
-func Parse(line []byte) (req Request, info string) {
-	if n := len(line); n > 0 && line[n-1] == '\r' {
-		line = line[:n-1]
+// Name is the command's name as sent ("" for OpNone).
+func (r *Request) Name() []byte {
+	if len(r.Args) == 0 {
+		return nil
 	}
-	if len(line) == 0 {
-		return req, "empty request"
+	return r.Args[0]
+}
+
+// Parser parses requests, allocation-free once warm (its argument list
+// and scratch grow to the largest request seen, within Limits). Its zero
+// value uses DefaultLimits.
+type Parser struct {
+	Limits  Limits
+	args    [][]byte
+	scratch []byte // inline words in quotes
+	reply   []byte // composed replies (CONFIG GET)
+}
+
+// The protocol errors: the framing is lost, the connection must close
+// after the reply. As Redis words them.
+const (
+	errTooBigInline = "Protocol error: too big inline request"
+	errTooBigCount  = "Protocol error: too big mbulk count string"
+	errTooBigBulkH  = "Protocol error: too big bulk count string"
+	errMultiLen     = "Protocol error: invalid multibulk length"
+	errBulkLen      = "Protocol error: invalid bulk length"
+	errDollar       = "Protocol error: expected '$'"
+	errBulkEnd      = "Protocol error: bulk string not followed by CRLF"
+	errQuotes       = "Protocol error: unbalanced quotes in request"
+	errTooManyWords = "Protocol error: too many arguments in inline request"
+	errTooBig       = "Protocol error: request over the server's size limit"
+)
+
+// Refusals with the framing intact: "-ERR ..." and the connection goes on.
+const (
+	badUnknown  = "unknown command '%s'"
+	badArity    = "wrong number of arguments for '%s' command"
+	badSyntax   = "syntax error"
+	badSleep    = "SLEEP takes milliseconds, 0 to 3600000"
+	badSubcmd   = "unknown subcommand for '%s'"
+	badDB       = "DB index is out of range"
+	badAuth     = "AUTH <password> called without any password configured for the default user. Are you sure your configuration is correct?"
+	badProtoVer = "Protocol version is not an integer or out of range"
+)
+
+// NoProto is the reply to HELLO 3, as Redis gives it when it refuses a
+// protocol version: clients (go-redis) then go on in RESP2.
+var NoProto = []byte("-NOPROTO unsupported protocol version\r\n")
+
+// Parse parses the first request in buf. It returns the bytes the request
+// took, 0 if buf holds only part of one (read more, then call again with
+// the same bytes and more). A non-empty fatal is a protocol error: the
+// framing is lost; answer AppendError(dst, "ERR", fatal) and close.
+func (p *Parser) Parse(buf []byte) (req Request, n int, fatal string) {
+	if p.Limits == (Limits{}) {
+		p.Limits = DefaultLimits()
 	}
-	word, rest, hasRest := bytes.Cut(line, space)
-	switch {
-	case asciiFold(word, cmdSet):
-		key, value, ok := bytes.Cut(rest, space)
-		if !hasRest || !ok || !validKey(key) {
-			return req, "usage: SET key value"
+	if len(buf) == 0 {
+		return req, 0, ""
+	}
+	var argc int
+	if buf[0] == '*' {
+		argc, n, fatal = p.frameArray(buf)
+	} else {
+		argc, n, fatal = p.frameInline(buf)
+	}
+	if n == 0 || fatal != "" {
+		return req, 0, fatal
+	}
+	if argc == 0 {
+		return req, n, "" // OpNone
+	}
+	req.Args = p.args[:argc]
+	p.command(&req)
+	return req, n, ""
+}
+
+// frameArray frames "*<argc>\r\n" and argc "$<len>\r\n<bytes>\r\n" into
+// p.args, aliasing buf.
+func (p *Parser) frameArray(buf []byte) (argc, n int, fatal string) {
+	lim := &p.Limits
+	count, pos, fatal := headerInt(buf, lim.MaxLine, errTooBigCount)
+	if pos == 0 || fatal != "" {
+		return 0, 0, fatal
+	}
+	if count > int64(lim.MaxArgs) {
+		return 0, 0, errMultiLen
+	}
+	if count <= 0 {
+		return 0, pos, "" // "*0" and "*-1": nothing, as in Redis
+	}
+	argc = int(count)
+	args := p.args[:0]
+	for i := 0; i < argc; i++ {
+		if pos > lim.MaxRequest {
+			return 0, 0, errTooBig
 		}
-		return Request{Op: OpSet, Key: key, Value: value}, ""
-	case asciiFold(word, cmdGet), asciiFold(word, cmdDel):
-		if !hasRest || !validKey(rest) {
-			if word[0]|0x20 == 'g' {
-				return req, "usage: GET key"
+		if pos >= len(buf) {
+			return 0, 0, "" // more to come
+		}
+		if buf[pos] != '$' {
+			return 0, 0, errDollar
+		}
+		blen, hlen, fatal := headerInt(buf[pos:], lim.MaxLine, errTooBigBulkH)
+		if hlen == 0 || fatal != "" {
+			return 0, 0, fatal
+		}
+		if blen < 0 || blen > int64(lim.MaxBulk) {
+			return 0, 0, errBulkLen
+		}
+		start := pos + hlen
+		end := start + int(blen)
+		if end+2 > lim.MaxRequest {
+			return 0, 0, errTooBig
+		}
+		if end+2 > len(buf) {
+			return 0, 0, ""
+		}
+		if buf[end] != '\r' || buf[end+1] != '\n' {
+			return 0, 0, errBulkEnd
+		}
+		args = append(args, buf[start:end:end])
+		pos = end + 2
+	}
+	p.args = args
+	return argc, pos, ""
+}
+
+// headerInt parses a header line, "<c><integer>\r\n", at buf's start. It
+// returns the line's length, 0 while it is incomplete.
+func headerInt(buf []byte, maxLine int, tooBig string) (v int64, n int, fatal string) {
+	// The common case first: a few digits and "\r\n", read in one pass.
+	j := 1
+	for ; j < len(buf) && j < 19; j++ {
+		c := buf[j]
+		if c < '0' || c > '9' {
+			break
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if j > 1 && j+1 < len(buf) && buf[j] == '\r' && buf[j+1] == '\n' && j+2 <= maxLine {
+		return v, j + 2, ""
+	}
+	i := bytes.IndexByte(buf, '\n')
+	if i < 0 {
+		if len(buf) > maxLine {
+			return 0, 0, tooBig
+		}
+		return 0, 0, ""
+	}
+	if i+1 > maxLine {
+		return 0, 0, tooBig
+	}
+	digits := buf[1:i]
+	if len(digits) == 0 || digits[len(digits)-1] != '\r' {
+		if buf[0] == '*' {
+			return 0, 0, errMultiLen
+		}
+		return 0, 0, errBulkLen
+	}
+	v, ok := parseInt(digits[:len(digits)-1])
+	if !ok {
+		if buf[0] == '*' {
+			return 0, 0, errMultiLen
+		}
+		return 0, 0, errBulkLen
+	}
+	return v, i + 1, ""
+}
+
+// parseInt parses a decimal integer of at most 18 digits, with an optional
+// minus sign.
+func parseInt(b []byte) (int64, bool) {
+	neg := false
+	if len(b) > 0 && b[0] == '-' {
+		neg, b = true, b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var v int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		v = v*10 + int64(c-'0')
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// frameInline frames an inline command: one line of words separated by
+// spaces or tabs, a word in double quotes taking Redis's escapes (\n \r \t
+// \b \a \\ \" \xHH) or in single quotes (\' only), as redis-cli and
+// sdssplitargs write them.
+func (p *Parser) frameInline(buf []byte) (argc, n int, fatal string) {
+	lim := &p.Limits
+	i := bytes.IndexByte(buf, '\n')
+	if i < 0 {
+		if len(buf) >= lim.MaxLine {
+			return 0, 0, errTooBigInline
+		}
+		return 0, 0, ""
+	}
+	if i+1 > lim.MaxLine {
+		return 0, 0, errTooBigInline
+	}
+	line := buf[:i]
+	if k := len(line); k > 0 && line[k-1] == '\r' {
+		line = line[:k-1]
+	}
+	args := p.args[:0]
+	if bytes.IndexByte(line, '"') < 0 && bytes.IndexByte(line, '\'') < 0 {
+		for len(line) > 0 {
+			j := 0
+			for j < len(line) && isSpace(line[j]) {
+				j++
 			}
-			return req, "usage: DEL key"
+			line = line[j:]
+			if len(line) == 0 {
+				break
+			}
+			j = 0
+			for j < len(line) && !isSpace(line[j]) {
+				j++
+			}
+			if len(args) == lim.MaxArgs {
+				return 0, 0, errTooManyWords
+			}
+			args = append(args, line[:j:j])
+			line = line[j:]
 		}
-		op := OpGet
-		if word[0]|0x20 == 'd' {
-			op = OpDel
+	} else {
+		var ok bool
+		if args, ok = p.splitQuoted(args, line); !ok {
+			return 0, 0, errQuotes
 		}
-		return Request{Op: op, Key: rest}, ""
-	case asciiFold(word, cmdEcho):
-		return Request{Op: OpEcho, Text: rest}, ""
-	case asciiFold(word, cmdSleep):
-		ms, ok := parseMs(rest)
-		if !hasRest || !ok {
-			return req, "usage: SLEEP ms (0 to 3600000)"
+		if len(args) > lim.MaxArgs {
+			return 0, 0, errTooManyWords
 		}
-		return Request{Op: OpSleep, Ms: ms}, ""
 	}
-	return req, "unknown command"
+	p.args = args
+	return len(args), i + 1, ""
 }
 
-// asciiFold reports whether word is upper, an upper-case ASCII word, in
-// either ASCII case.
-func asciiFold(word, upper []byte) bool {
-	if len(word) != len(upper) {
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f' }
+
+// splitQuoted is sdssplitargs: the words go to p.scratch, sized first so
+// that it does not move while words alias it.
+func (p *Parser) splitQuoted(args [][]byte, line []byte) ([][]byte, bool) {
+	if cap(p.scratch) < len(line) {
+		p.scratch = make([]byte, 0, len(line))
+	}
+	sc := p.scratch[:0]
+	for {
+		for len(line) > 0 && isSpace(line[0]) {
+			line = line[1:]
+		}
+		if len(line) == 0 {
+			return args, true
+		}
+		start := len(sc)
+		inDQ, inSQ := false, false
+		for done := false; !done; {
+			switch {
+			case inDQ:
+				if len(line) == 0 {
+					return args, false
+				}
+				c := line[0]
+				switch {
+				case c == '\\' && len(line) >= 4 && line[1] == 'x' && isHex(line[2]) && isHex(line[3]):
+					sc = append(sc, unhex(line[2])<<4|unhex(line[3]))
+					line = line[4:]
+				case c == '\\' && len(line) >= 2:
+					e := line[1]
+					switch e {
+					case 'n':
+						e = '\n'
+					case 'r':
+						e = '\r'
+					case 't':
+						e = '\t'
+					case 'b':
+						e = '\b'
+					case 'a':
+						e = '\a'
+					}
+					sc = append(sc, e)
+					line = line[2:]
+				case c == '"':
+					// A closing quote must be followed by a space or the end.
+					if len(line) > 1 && !isSpace(line[1]) {
+						return args, false
+					}
+					line = line[1:]
+					done = true
+				default:
+					sc = append(sc, c)
+					line = line[1:]
+				}
+			case inSQ:
+				if len(line) == 0 {
+					return args, false
+				}
+				c := line[0]
+				switch {
+				case c == '\\' && len(line) >= 2 && line[1] == '\'':
+					sc = append(sc, '\'')
+					line = line[2:]
+				case c == '\'':
+					if len(line) > 1 && !isSpace(line[1]) {
+						return args, false
+					}
+					line = line[1:]
+					done = true
+				default:
+					sc = append(sc, c)
+					line = line[1:]
+				}
+			default:
+				if len(line) == 0 {
+					done = true
+					break
+				}
+				c := line[0]
+				switch {
+				case isSpace(c):
+					done = true
+				case c == '"':
+					inDQ = true
+				case c == '\'':
+					inSQ = true
+				default:
+					sc = append(sc, c)
+				}
+				line = line[1:]
+			}
+		}
+		args = append(args, sc[start:len(sc):len(sc)])
+	}
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+func unhex(c byte) byte {
+	switch {
+	case c <= '9':
+		return c - '0'
+	case c >= 'a':
+		return c - 'a' + 10
+	}
+	return c - 'A' + 10
+}
+
+// command sets req's Op and fields from its words. Command names match
+// without regard to ASCII case only (Unicode folding would take "ſET"
+// for SET).
+func (p *Parser) command(req *Request) {
+	args := req.Args
+	name := args[0]
+	argc := len(args)
+	switch {
+	case asciiFold(name, cmdGet):
+		req.Op = OpGet
+		if argc != 2 {
+			req.Bad = badArity
+			return
+		}
+		req.Key = args[1]
+	case asciiFold(name, cmdSet):
+		req.Op = OpSet
+		switch {
+		case argc < 3:
+			req.Bad = badArity
+		case argc > 3:
+			req.Bad = badSyntax // EX, NX...: not supported
+		default:
+			req.Key, req.Value = args[1], args[2]
+		}
+	case asciiFold(name, cmdDel):
+		req.Op = OpDel
+		if argc < 2 {
+			req.Bad = badArity
+			return
+		}
+		req.Key = args[1]
+	case asciiFold(name, cmdPing):
+		switch argc {
+		case 1:
+			req.Op = OpPing
+		case 2:
+			req.Op, req.Text = OpEcho, args[1]
+		default:
+			req.Op, req.Bad = OpPing, badArity
+		}
+	case asciiFold(name, cmdEcho):
+		req.Op = OpEcho
+		if argc != 2 {
+			req.Bad = badArity
+			return
+		}
+		req.Text = args[1]
+	case asciiFold(name, cmdSleep):
+		req.Op = OpSleep
+		if argc != 2 {
+			req.Bad = badArity
+			return
+		}
+		ms, ok := parseInt(args[1])
+		if !ok || ms < 0 || ms > MaxSleep {
+			req.Bad = badSleep
+			return
+		}
+		req.Ms = ms
+	case asciiFold(name, cmdQuit):
+		req.Op = OpQuit
+	default:
+		req.Op = OpConst
+		req.Text, req.Bad = p.constReply(args)
+	}
+}
+
+// constReply answers the commands a client sends about the connection or
+// the server (redis-cli and redis-benchmark on connect, go-redis's HELLO
+// and CLIENT SETINFO, twemproxy's SELECT): what Redis would answer, as far
+// as a server without databases, persistence or auth can. The reply is a
+// constant or composed in p.scratch.
+func (p *Parser) constReply(args [][]byte) (reply []byte, bad string) {
+	name, argc := args[0], len(args)
+	switch {
+	case asciiFold(name, cmdCommand):
+		if argc >= 2 && asciiFold(args[1], cmdCount) {
+			return replyCommandCount, ""
+		}
+		return replyEmptyArray, "" // COMMAND, COMMAND DOCS, INFO: no command table to give
+	case asciiFold(name, cmdConfig):
+		if argc < 2 {
+			return nil, badArity
+		}
+		if !asciiFold(args[1], cmdGetSub) {
+			return nil, badSubcmd
+		}
+		if argc < 3 {
+			return nil, badArity
+		}
+		// Each parameter we know answers its pair; others nothing, as
+		// Redis does for an unknown one.
+		pairs := 0
+		for _, a := range args[2:] {
+			for _, kv := range configParams {
+				if asciiFold(a, kv[0]) {
+					pairs++
+				}
+			}
+		}
+		r := appendArrayHeader(p.reply[:0], 2*pairs)
+		for _, a := range args[2:] {
+			for _, kv := range configParams {
+				if asciiFold(a, kv[0]) {
+					r = appendBulk(r, kv[0])
+					r = appendBulk(r, kv[1])
+				}
+			}
+		}
+		p.reply = r
+		return r, ""
+	case asciiFold(name, cmdHello):
+		if argc >= 2 {
+			v, ok := parseInt(args[1])
+			if !ok {
+				return nil, badProtoVer
+			}
+			if v != 2 {
+				return NoProto, ""
+			}
+		}
+		for i := 2; i < argc; i++ { // HELLO alone has no options
+			if asciiFold(args[i], cmdAuth) {
+				return nil, badAuth
+			}
+		}
+		return replyHello, ""
+	case asciiFold(name, cmdClient):
+		if argc < 2 {
+			return nil, badArity
+		}
+		sub := args[1]
+		switch {
+		case asciiFold(sub, cmdSetname), asciiFold(sub, cmdSetinfo):
+			if argc < 3 {
+				return nil, badArity
+			}
+			return replyOK, ""
+		case asciiFold(sub, cmdGetname):
+			return replyNil, ""
+		}
+		return nil, badSubcmd
+	case asciiFold(name, cmdSelect):
+		if argc != 2 {
+			return nil, badArity
+		}
+		if v, ok := parseInt(args[1]); !ok || v != 0 {
+			return nil, badDB
+		}
+		return replyOK, ""
+	case asciiFold(name, cmdInfo):
+		return replyInfo, ""
+	case asciiFold(name, cmdAuth):
+		return nil, badAuth
+	}
+	return nil, badUnknown
+}
+
+// asciiFold reports whether word is name (an ASCII word) in either ASCII
+// case.
+func asciiFold(word, name []byte) bool {
+	if len(word) != len(name) {
 		return false
 	}
-	for i, c := range upper {
-		if w := word[i]; w != c && w != c+('a'-'A') {
-			return false
+	for i, c := range name {
+		if w := word[i]; w != c {
+			if l := c | 0x20; l < 'a' || l > 'z' || w|0x20 != l {
+				return false
+			}
 		}
 	}
 	return true
 }
 
 var (
-	space    = []byte{' '}
-	cmdSet   = []byte("SET")
-	cmdGet   = []byte("GET")
-	cmdDel   = []byte("DEL")
-	cmdEcho  = []byte("ECHO")
-	cmdSleep = []byte("SLEEP")
+	cmdSet     = []byte("SET")
+	cmdGet     = []byte("GET")
+	cmdDel     = []byte("DEL")
+	cmdEcho    = []byte("ECHO")
+	cmdPing    = []byte("PING")
+	cmdSleep   = []byte("SLEEP")
+	cmdQuit    = []byte("QUIT")
+	cmdCommand = []byte("COMMAND")
+	cmdCount   = []byte("COUNT")
+	cmdConfig  = []byte("CONFIG")
+	cmdGetSub  = []byte("GET")
+	cmdHello   = []byte("HELLO")
+	cmdAuth    = []byte("AUTH")
+	cmdClient  = []byte("CLIENT")
+	cmdSetname = []byte("SETNAME")
+	cmdSetinfo = []byte("SETINFO")
+	cmdGetname = []byte("GETNAME")
+	cmdSelect  = []byte("SELECT")
+	cmdInfo    = []byte("INFO")
+
+	// configParams: CONFIG GET's answers, as redis-benchmark asks them
+	// (no persistence).
+	configParams = [...][2][]byte{
+		{[]byte("save"), []byte("")},
+		{[]byte("appendonly"), []byte("no")},
+	}
 )
 
-// validKey: one non-empty word.
-func validKey(k []byte) bool {
-	return len(k) > 0 && bytes.IndexByte(k, ' ') < 0
-}
-
-func parseMs(b []byte) (int64, bool) {
-	if len(b) == 0 || len(b) > 7 {
-		return 0, false
-	}
-	var n int64
-	for _, c := range b {
-		if c < '0' || c > '9' {
-			return 0, false
-		}
-		n = n*10 + int64(c-'0')
-	}
-	return n, n <= MaxSleep
-}
-
-// Replies, as written on the wire (each ends in "\n").
+// Replies, as written on the wire.
 var (
-	ReplyOK       = []byte("OK\n")
-	ReplyNotFound = []byte("NOTFOUND\n")
-	PrefixValue   = []byte("VALUE ")
-	PrefixEcho    = []byte("ECHO")
-	PrefixErr     = []byte("ERR ")
+	ReplyOK           = []byte("+OK\r\n")
+	ReplyPong         = []byte("+PONG\r\n")
+	ReplyNil          = []byte("$-1\r\n")
+	replyOK           = ReplyOK
+	replyNil          = ReplyNil
+	replyEmptyArray   = []byte("*0\r\n")
+	replyCommandCount = []byte(":9\r\n")
+	// replyHello is HELLO's map (a flat array in RESP2), as Redis 7's.
+	replyHello = []byte("*14\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$5\r\n7.0.0\r\n" +
+		"$5\r\nproto\r\n:2\r\n$2\r\nid\r\n:1\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n" +
+		"$4\r\nrole\r\n$6\r\nmaster\r\n$7\r\nmodules\r\n*0\r\n")
+	replyInfo = appendBulk(nil, []byte("# Server\r\nredis_version:7.0.0\r\nredis_mode:standalone\r\nserver_name:stepsd\r\n"))
 )
 
-// AppendReply appends the success reply to req, given GET's value (found
-// reports whether the key existed, for GET and DEL), to dst.
-func AppendReply(dst []byte, req *Request, value []byte, found bool) []byte {
+// AppendReply appends the success reply to req to dst. value is GET's
+// value; n is how many keys GET found (0 or 1) or DEL deleted.
+func AppendReply(dst []byte, req *Request, value []byte, n int) []byte {
 	switch req.Op {
 	case OpGet:
-		if !found {
-			return append(dst, ReplyNotFound...)
+		if n == 0 {
+			return append(dst, ReplyNil...)
 		}
-		dst = append(dst, PrefixValue...)
-		dst = append(dst, value...)
-		return append(dst, '\n')
+		return appendBulk(dst, value)
 	case OpDel:
-		if !found {
-			return append(dst, ReplyNotFound...)
-		}
+		return appendInt(dst, ':', int64(n))
 	case OpEcho:
-		dst = append(dst, PrefixEcho...)
-		if len(req.Text) > 0 {
-			dst = append(dst, ' ')
-			dst = append(dst, req.Text...)
-		}
-		return append(dst, '\n')
+		return appendBulk(dst, req.Text)
+	case OpPing:
+		return append(dst, ReplyPong...)
+	case OpConst:
+		return append(dst, req.Text...)
 	}
 	return append(dst, ReplyOK...)
 }
 
-// AppendError appends "ERR code info\n" to dst. Newlines in info become
-// spaces, so one reply stays one line.
+// AppendError appends the error reply "-code info\r\n" to dst. Line breaks
+// in info become spaces, so one reply stays one line.
 func AppendError(dst []byte, code, info string) []byte {
-	dst = append(dst, PrefixErr...)
-	dst = append(dst, code...)
+	dst = append(dst, '-')
+	dst = appendLine(dst, code)
 	if info != "" {
 		dst = append(dst, ' ')
-		for i := 0; i < len(info); i++ {
-			c := info[i]
-			if c == '\n' || c == '\r' {
+		dst = appendLine(dst, info)
+	}
+	return append(dst, '\r', '\n')
+}
+
+// AppendBad appends the "-ERR" reply to a refused request: bad (a
+// Request.Bad) with its "%s" replaced by name, the command's name as sent
+// (at most 64 bytes of it, line breaks as spaces).
+func AppendBad(dst []byte, bad string, name []byte) []byte {
+	dst = append(dst, "-ERR "...)
+	before, after, ok := cutString(bad, "%s")
+	dst = appendLine(dst, before)
+	if ok {
+		if len(name) > 64 {
+			name = name[:64]
+		}
+		for _, c := range name {
+			if c == '\r' || c == '\n' {
 				c = ' '
 			}
 			dst = append(dst, c)
 		}
+		dst = appendLine(dst, after)
 	}
-	return append(dst, '\n')
+	return append(dst, '\r', '\n')
+}
+
+func cutString(s, sep string) (before, after string, found bool) {
+	for i := 0; i+len(sep) <= len(s); i++ {
+		if s[i:i+len(sep)] == sep {
+			return s[:i], s[i+len(sep):], true
+		}
+	}
+	return s, "", false
+}
+
+func appendLine(dst []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '\n' || c == '\r' {
+			c = ' '
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
+func appendBulk(dst, b []byte) []byte {
+	dst = appendInt(dst, '$', int64(len(b)))
+	dst = append(dst, b...)
+	return append(dst, '\r', '\n')
+}
+
+func appendArrayHeader(dst []byte, n int) []byte { return appendInt(dst, '*', int64(n)) }
+
+// appendInt appends "<c><v>\r\n".
+func appendInt(dst []byte, c byte, v int64) []byte {
+	dst = append(dst, c)
+	if v < 0 {
+		dst = append(dst, '-')
+		v = -v
+	}
+	var d [20]byte
+	i := len(d)
+	for {
+		i--
+		d[i] = byte('0' + v%10)
+		v /= 10
+		if v == 0 {
+			break
+		}
+	}
+	dst = append(dst, d[i:]...)
+	return append(dst, '\r', '\n')
 }

@@ -16,13 +16,14 @@ type request struct {
 	cn   *conn
 	next *request // in cn's queue or the shard's free list
 
-	op    Op
-	bad   string // parse error: the flow fails with InvalidRequest
-	key   []byte // owned copies of the line's parts
-	val   []byte // SET's value, ECHO's text
-	ms    int64
-	res   []byte // GET's value
-	found bool
+	op   Op
+	bad  string // parse error: the flow fails with InvalidRequest
+	key  []byte // owned copies of the request's parts: the key (DEL's first; a refused command's name)
+	val  []byte // SET's value, ECHO's text, OpConst's reply; DEL's other keys, each after its uvarint length
+	held int    // len(key)+len(val) when it started, counted in cn.held
+	ms   int64
+	res  []byte // GET's value
+	n    int    // GET: keys found (0 or 1); DEL: keys deleted
 
 	errCode, errInfo string
 	done             bool // the reply is known
@@ -56,7 +57,7 @@ func serveError(as *engine.Steps, code string) {
 func execStep(as *engine.Steps) {
 	rq := requestOf(as)
 	switch rq.op {
-	case OpEcho:
+	case OpEcho, OpPing, OpConst, OpQuit:
 	case OpSleep:
 		rq.ext = as.External()
 		as.SetCancel(cancelSleep)
@@ -74,7 +75,9 @@ func execStep(as *engine.Steps) {
 }
 
 // keyed reports whether rq is a command on a key.
-func (rq *request) keyed() bool { return rq.op == OpSet || rq.op == OpGet || rq.op == OpDel }
+func (rq *request) keyed() bool {
+	return rq.bad == "" && (rq.op == OpSet || rq.op == OpGet || rq.op == OpDel)
+}
 
 func sleepDone(rq *request, _ uint64) {
 	rq.timer = reactor.Timer{}

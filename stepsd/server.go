@@ -21,7 +21,7 @@ type Server struct {
 	shards []*shard
 	keys   *store
 
-	linesTooLong atomic.Uint64 // connections closed for a line over MaxLine
+	protocolErrors atomic.Uint64 // connections closed for a protocol error
 }
 
 // Start starts the reactors and listens; it returns once the server
@@ -44,7 +44,7 @@ func Start(cfg Config) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, g: g, keys: newStore()}
 	for i, r := range g.Reactors() {
-		s.shards = append(s.shards, &shard{s: s, r: r, idx: i})
+		s.shards = append(s.shards, &shard{s: s, r: r, idx: i, parser: Parser{Limits: cfg.limits()}})
 	}
 	s.lim = syncprim.NewLimiter(g.Reactors()[0], syncprim.LimiterOptions{
 		Concurrent: cfg.Concurrent,
@@ -62,6 +62,11 @@ func Start(cfg Config) (*Server, error) {
 		ReadTimeout:  cfg.ReadTimeout,
 		WriteTimeout: cfg.WriteTimeout,
 		MaxConns:     cfg.MaxConns,
+		// A partial request is kept until it is whole (at most
+		// MaxRequest, else a protocol error), and a paused connection
+		// keeps what it read: one read more.
+		MaxInput: cfg.MaxRequest + 64<<10,
+		ReadSize: 64 << 10,
 	}
 	if s.ns, err = netio.Listen(g, cfg.Addr, (*handler)(s), no); err != nil {
 		_ = g.Close()

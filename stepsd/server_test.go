@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -61,9 +62,82 @@ func (c *client) send(lines ...string) {
 }
 
 func (c *client) read() (string, error) {
-	_ = c.c.SetReadDeadline(time.Now().Add(5 * time.Second))
-	line, err := c.br.ReadString('\n')
-	return strings.TrimSuffix(line, "\n"), err
+	// Generous: under the race detector on a loaded machine, 64
+	// pipelining connections' first replies took over 5s.
+	_ = c.c.SetReadDeadline(time.Now().Add(20 * time.Second))
+	return readReply(c.br)
+}
+
+// skipReply reads one RESP reply that is not an array, without
+// allocating, and returns its first byte ('+', '-', ':' or '$').
+func skipReply(br *bufio.Reader) (byte, error) {
+	line, err := br.ReadSlice('\n')
+	if err != nil || len(line) < 3 {
+		return 0, fmt.Errorf("reply %q: %v", line, err)
+	}
+	kind := line[0]
+	if kind == '$' {
+		n := 0
+		for _, c := range line[1 : len(line)-2] {
+			if c == '-' {
+				return kind, nil // nil
+			}
+			n = n*10 + int(c-'0')
+		}
+		if _, err := br.Discard(n + 2); err != nil {
+			return kind, err
+		}
+	}
+	return kind, nil
+}
+
+// readReply reads one RESP reply and renders it as one string: a simple
+// string as its text, an error as "-" and its text, a bulk string as its
+// bytes, nil as "(nil)", an integer as ":" and its digits, an array as
+// "[" its elements joined by "," "]".
+func readReply(br *bufio.Reader) (string, error) {
+	line, err := br.ReadString('\n')
+	if err != nil {
+		return line, err
+	}
+	if !strings.HasSuffix(line, "\r\n") || len(line) < 3 {
+		return line, fmt.Errorf("reply line %q", line)
+	}
+	line = line[:len(line)-2]
+	switch line[0] {
+	case '+':
+		return line[1:], nil
+	case '-', ':':
+		return line, nil
+	case '$':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return line, err
+		}
+		if n < 0 {
+			return "(nil)", nil
+		}
+		b := make([]byte, n+2)
+		if _, err := io.ReadFull(br, b); err != nil {
+			return "", err
+		}
+		return string(b[:n]), nil
+	case '*':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return line, err
+		}
+		var elems []string
+		for i := 0; i < n; i++ {
+			e, err := readReply(br)
+			if err != nil {
+				return "", err
+			}
+			elems = append(elems, e)
+		}
+		return "[" + strings.Join(elems, ",") + "]", nil
+	}
+	return line, fmt.Errorf("reply line %q", line)
 }
 
 func (c *client) expect(want ...string) {
@@ -90,26 +164,61 @@ func TestCommands(t *testing.T) {
 	s := start(t, Config{})
 	c := dial(t, s)
 	tests := []struct{ req, reply string }{
-		{"GET k1", "NOTFOUND"},
-		{"SET k1 hello world", "OK"},
-		{"GET k1", "VALUE hello world"},
+		// Inline commands, as nc and telnet send them.
+		{"GET k1", "(nil)"},
+		{`SET k1 "hello world"`, "OK"},
+		{"GET k1", "hello world"},
 		{"SET k1 again", "OK"},
-		{"get k1", "VALUE again"},
-		{"SET k1 ", "OK"},
-		{"GET k1", "VALUE "},
-		{"DEL k1", "OK"},
-		{"DEL k1", "NOTFOUND"},
-		{"GET k1", "NOTFOUND"},
-		{"ECHO a  b ", "ECHO a  b "},
-		{"ECHO", "ECHO"},
+		{"get k1", "again"},
+		{"SET k1 ''", "OK"},
+		{"GET k1", ""},
+		{"DEL k1", ":1"},
+		{"DEL k1", ":0"},
+		{"GET k1", "(nil)"},
+		{"SET k2 2", "OK"},
+		{"SET k3 3", "OK"},
+		{"DEL k1 k2 k3 k4", ":2"},
+		{`ECHO "a  b "`, "a  b "},
+		{"PING", "PONG"},
+		{"ping hi", "hi"},
 		{"SLEEP 0", "OK"},
 		{"SLEEP 20", "OK"},
 		{"SET crlf v\r", "OK"},
-		{"GET crlf", "VALUE v"},
+		{"GET crlf", "v"},
+		{"SELECT 0", "OK"},
+		{"CONFIG GET save", "[save,]"},
+		{"COMMAND DOCS", "[]"},
+		{"HELLO 3", "-NOPROTO unsupported protocol version"},
 	}
 	for _, tt := range tests {
 		c.send(tt.req)
 		c.expect(tt.reply)
+	}
+	// The same as arrays, as every client library sends them.
+	arrays := []struct {
+		req   []string
+		reply string
+	}{
+		{[]string{"SET", "a key", "a\r\nvalue"}, "OK"},
+		{[]string{"GET", "a key"}, "a\r\nvalue"},
+		{[]string{"ECHO", ""}, ""},
+		{[]string{"PING"}, "PONG"},
+		{[]string{"DEL", "a key"}, ":1"},
+		{[]string{"SLEEP", "5"}, "OK"},
+		{[]string{"CLIENT", "SETNAME", "t"}, "OK"},
+		{[]string{"HELLO", "2"}, "[server,redis,version,7.0.0,proto,:2,id,:1,mode,standalone,role,master,modules,[]]"},
+	}
+	for _, tt := range arrays {
+		c.sendRaw(resp(tt.req...))
+		c.expect(tt.reply)
+	}
+}
+
+// sendRaw writes bytes as they are.
+func (c *client) sendRaw(b string) {
+	c.t.Helper()
+	if _, err := io.WriteString(c.c, b); err != nil {
+		c.t.Fatal(err)
 	}
 }
 
@@ -118,25 +227,48 @@ func TestMalformedRequests(t *testing.T) {
 	c := dial(t, s)
 	other := dial(t, s)
 	tests := []struct{ req, reply string }{
-		{"", "ERR InvalidRequest empty request"},
-		{"PING", "ERR InvalidRequest unknown command"},
-		{"SET k", "ERR InvalidRequest usage: SET key value"},
-		{"GET", "ERR InvalidRequest usage: GET key"},
-		{"GET a b", "ERR InvalidRequest usage: GET key"},
-		{"DEL", "ERR InvalidRequest usage: DEL key"},
-		{"SLEEP soon", "ERR InvalidRequest usage: SLEEP ms (0 to 3600000)"},
-		{"SLEEP 3600001", "ERR InvalidRequest usage: SLEEP ms (0 to 3600000)"},
-		{"\x00\xff", "ERR InvalidRequest unknown command"},
+		{"FLY", "-ERR unknown command 'FLY'"},
+		{"SET k", "-ERR wrong number of arguments for 'SET' command"},
+		{"SET k v EX 10", "-ERR syntax error"},
+		{"GET", "-ERR wrong number of arguments for 'GET' command"},
+		{"GET a b", "-ERR wrong number of arguments for 'GET' command"},
+		{"DEL", "-ERR wrong number of arguments for 'DEL' command"},
+		{"SLEEP soon", "-ERR SLEEP takes milliseconds, 0 to 3600000"},
+		{"SLEEP 3600001", "-ERR SLEEP takes milliseconds, 0 to 3600000"},
+		{"\x00\xff", "-ERR unknown command '\x00\xff'"},
+		{"SELECT 1", "-ERR DB index is out of range"},
 	}
 	for _, tt := range tests {
 		c.send(tt.req)
 		c.expect(tt.reply)
 	}
-	// The connection, and its neighbour, still work.
-	c.send("ECHO still here")
-	c.expect("ECHO still here")
+	// An empty line gets no reply, as in Redis.
+	c.send("", "ECHO still-here")
+	c.expect("still-here")
 	other.send("ECHO fine")
-	other.expect("ECHO fine")
+	other.expect("fine")
+	// Lost framing: the error, after the replies before it, and the
+	// connection closes; the other one goes on.
+	for _, bad := range []string{"*2\r\n+GET\r\n", "*x\r\n", "*1\r\n$-5\r\n", "ECHO \"open\n", "*1\r\n$3\r\nGETxx"} {
+		d := dial(t, s)
+		d.sendRaw("SLEEP 20\r\n" + resp("ECHO", "before") + bad)
+		d.expect("OK", "before")
+		got, err := d.read()
+		if err != nil || !strings.HasPrefix(got, "-ERR Protocol error: ") {
+			t.Errorf("%q: %q, %v; want a protocol error", bad, got, err)
+		}
+		d.expectEOF()
+	}
+	other.send("ECHO unaffected")
+	other.expect("unaffected")
+}
+
+func TestQuit(t *testing.T) {
+	s := start(t, Config{})
+	c := dial(t, s)
+	c.send("SLEEP 10", "QUIT", "ECHO never")
+	c.expect("OK", "OK")
+	c.expectEOF()
 }
 
 func TestRepliesInOrderAcrossSleepsAndShards(t *testing.T) {
@@ -149,7 +281,7 @@ func TestRepliesInOrderAcrossSleepsAndShards(t *testing.T) {
 	want = append(want, "OK")
 	for i := 0; i < 50; i++ {
 		reqs = append(reqs, fmt.Sprintf("SET key%d v%d", i, i), fmt.Sprintf("GET key%d", i), "SLEEP 1", fmt.Sprintf("ECHO %d", i))
-		want = append(want, "OK", fmt.Sprintf("VALUE v%d", i), "OK", fmt.Sprintf("ECHO %d", i))
+		want = append(want, "OK", fmt.Sprintf("v%d", i), "OK", fmt.Sprintf("%d", i))
 	}
 	c.send(reqs...)
 	c.expect(want...)
@@ -162,11 +294,11 @@ func TestKeysAreSharedAcrossConnectionsAndReactors(t *testing.T) {
 		a.send(fmt.Sprintf("SET shared%d from-a-%d", i, i))
 		a.expect("OK")
 		b.send(fmt.Sprintf("GET shared%d", i))
-		b.expect(fmt.Sprintf("VALUE from-a-%d", i))
+		b.expect(fmt.Sprintf("from-a-%d", i))
 		b.send(fmt.Sprintf("DEL shared%d", i))
-		b.expect("OK")
+		b.expect(":1")
 		a.send(fmt.Sprintf("GET shared%d", i))
-		a.expect("NOTFOUND")
+		a.expect("(nil)")
 	}
 	// Every key was deleted, whichever reactor's connection set it.
 	for i := range s.keys.stripes {
@@ -186,7 +318,7 @@ func TestSleepDoesNotBlockOtherConnections(t *testing.T) {
 	slow.send("SLEEP 300")
 	begin := time.Now()
 	fast.send("ECHO quick")
-	fast.expect("ECHO quick")
+	fast.expect("quick")
 	if d := time.Since(begin); d > 250*time.Millisecond {
 		t.Errorf("ECHO on another connection took %v behind a SLEEP 300 on the same reactor", d)
 	}
@@ -198,10 +330,10 @@ func TestTimeout(t *testing.T) {
 	c := dial(t, s)
 	c.send("SLEEP 2000", "ECHO after")
 	got, err := c.read()
-	if err != nil || !strings.HasPrefix(got, "ERR Timeout") {
-		t.Fatalf("reply %q, %v; want ERR Timeout ...", got, err)
+	if err != nil || !strings.HasPrefix(got, "-Timeout") {
+		t.Fatalf("reply %q, %v; want -Timeout ...", got, err)
 	}
-	c.expect("ECHO after")
+	c.expect("after")
 	// The request's pooled state is reused safely after its timer was
 	// canceled: more SLEEPs on the same connection behave.
 	c.send("SLEEP 10", "SLEEP 10")
@@ -215,29 +347,32 @@ func TestOverloadIsRejected(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // the SLEEP holds the only slot
 	other.send("ECHO x")
 	got, err := other.read()
-	if err != nil || !strings.HasPrefix(got, "ERR DefenseRejected") {
-		t.Fatalf("reply %q, %v; want ERR DefenseRejected ...", got, err)
+	if err != nil || !strings.HasPrefix(got, "-DefenseRejected") {
+		t.Fatalf("reply %q, %v; want -DefenseRejected ...", got, err)
 	}
 	busy.expect("OK")
 	other.send("ECHO y") // the slot is free again
-	other.expect("ECHO y")
+	other.expect("y")
 }
 
-func TestOverlongLineClosesOnlyThatConnection(t *testing.T) {
-	s := start(t, Config{MaxLine: 64})
-	c, other := dial(t, s), dial(t, s)
-	c.send("SLEEP 30", "ECHO before", strings.Repeat("x", 100))
-	c.expect("OK", "ECHO before", "ERR InvalidRequest line too long")
-	c.expectEOF()
-	// Without a newline at all: closed as soon as MaxLine bytes are in.
-	d := dial(t, s)
-	if _, err := io.WriteString(d.c, strings.Repeat("y", 200)); err != nil {
-		t.Fatal(err)
+func TestOverLimitsClosesOnlyThatConnection(t *testing.T) {
+	s := start(t, Config{MaxLine: 64, MaxBulk: 100, MaxArgs: 4})
+	other := dial(t, s)
+	tests := []struct{ in, reply string }{
+		{strings.Repeat("x", 100) + "\n", "-ERR Protocol error: too big inline request"},
+		{strings.Repeat("y", 200), "-ERR Protocol error: too big inline request"}, // no end of line at all
+		{resp("ECHO", strings.Repeat("z", 101)), "-ERR Protocol error: invalid bulk length"},
+		{"*5\r\n", "-ERR Protocol error: invalid multibulk length"},
+		{"ECHO a b c d\n", "-ERR Protocol error: too many arguments in inline request"},
 	}
-	d.expect("ERR InvalidRequest line too long")
-	d.expectEOF()
+	for _, tt := range tests {
+		c := dial(t, s)
+		c.sendRaw("SLEEP 30\n" + resp("ECHO", "before") + tt.in)
+		c.expect("OK", "before", tt.reply)
+		c.expectEOF()
+	}
 	other.send("ECHO unaffected")
-	other.expect("ECHO unaffected")
+	other.expect("unaffected")
 }
 
 func TestSlowReaderIsBackpressured(t *testing.T) {
@@ -281,7 +416,7 @@ func TestSlowReaderIsBackpressured(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if got != "ECHO "+text {
+		if got != text {
 			t.Fatalf("reply %d: %.20q...", n, got)
 		}
 		n++
@@ -302,7 +437,7 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 	for i := 0; i < 8; i++ {
 		c := dial(t, s)
 		c.send("ECHO first", "SLEEP 150")
-		c.expect("ECHO first") // the SLEEP is in flight
+		c.expect("first") // the SLEEP is in flight
 		cs = append(cs, c)
 	}
 	begin := time.Now()
@@ -373,7 +508,7 @@ func setGetPipelined(t *testing.T, s *Server, conns, rounds, keys int) {
 			}
 			go func() { _, _ = io.WriteString(c.c, b.String()) }()
 			for j := 0; j < rounds; j++ {
-				for _, want := range []string{"OK", fmt.Sprintf("VALUE %d", j)} {
+				for _, want := range []string{"OK", fmt.Sprintf("%d", j)} {
 					got, err := c.read()
 					if err != nil || got != want {
 						errs <- fmt.Errorf("conn %d round %d: %q, %v; want %q", i, j, got, err, want)

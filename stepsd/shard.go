@@ -22,6 +22,7 @@ type shard struct {
 	// (trimRequests), so a burst does not keep its peak forever.
 	freeN, freeLow int
 	out            []byte // reply scratch
+	parser         Parser // parses every connection's input on this reactor, one request at a time
 
 	inline *conn   // the connection whose runNow runs flows now: its replies are written there
 	posted bool    // endOfIteration is posted
@@ -75,7 +76,7 @@ func endOfIteration(sh *shard, _ uint64) {
 func (sh *shard) recycle(rq *request) {
 	rq.cn, rq.done = nil, false
 	rq.ready, rq.dispatched = false, false
-	rq.errCode, rq.errInfo, rq.found = "", "", false
+	rq.errCode, rq.errInfo, rq.n = "", "", 0
 	rq.ext = engine.External{}
 	rq.next = sh.free
 	sh.free = rq

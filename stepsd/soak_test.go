@@ -123,7 +123,7 @@ func TestSoak(t *testing.T) {
 			default:
 				_ = c.SetReadDeadline(time.Now().Add(5 * time.Second))
 				for i := 0; i < n; i++ {
-					if _, err := br.ReadString('\n'); err != nil {
+					if _, err := skipReply(br); err != nil {
 						break
 					}
 					requests.Add(1)

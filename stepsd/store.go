@@ -1,6 +1,9 @@
 package stepsd
 
-import "sync"
+import (
+	"encoding/binary"
+	"sync"
+)
 
 // storeStripes is how many locks the key space is striped over: a power of
 // two, so a hash picks one with a mask, and enough that two reactors
@@ -51,15 +54,32 @@ func (s *store) stripeOf(key []byte) *stripe {
 }
 
 // apply runs a key command, from any reactor. The lock is held for one map
-// operation and one copy of a value of at most Config.MaxLine bytes.
+// operation and one copy of a value of at most Config.MaxBulk bytes (a DEL
+// of several keys takes each key's lock in turn).
 func (s *store) apply(rq *request) {
+	if rq.op == OpDel {
+		rq.n = 0
+		if s.del(rq.key) {
+			rq.n++
+		}
+		for more := rq.val; len(more) > 0; {
+			l, k := binary.Uvarint(more)
+			key := more[k : k+int(l)]
+			more = more[k+int(l):]
+			if s.del(key) {
+				rq.n++
+			}
+		}
+		return
+	}
 	st := s.stripeOf(rq.key)
 	st.mu.Lock()
 	switch rq.op {
 	case OpGet:
 		e, ok := st.m[string(rq.key)]
-		rq.found = ok
+		rq.n = 0
 		if ok {
+			rq.n = 1
 			rq.res = append(rq.res[:0], e.v...)
 		}
 	case OpSet:
@@ -68,9 +88,18 @@ func (s *store) apply(rq *request) {
 		} else {
 			st.m[string(rq.key)] = &entry{v: append([]byte(nil), rq.val...)}
 		}
-	case OpDel:
-		_, rq.found = st.m[string(rq.key)]
-		delete(st.m, string(rq.key))
 	}
 	st.mu.Unlock()
+}
+
+// del deletes key and reports whether it was there.
+func (s *store) del(key []byte) bool {
+	st := s.stripeOf(key)
+	st.mu.Lock()
+	_, ok := st.m[string(key)]
+	if ok {
+		delete(st.m, string(key))
+	}
+	st.mu.Unlock()
+	return ok
 }

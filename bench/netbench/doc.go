@@ -1,29 +1,26 @@
 // Package netbench is the network half of the benchmarks: two peers of
-// stepsd, servers of the same line protocol written the plain Go way, and
-// a load generator that drives any of the three over loopback.
-// cmd/loadbench runs them side by side.
+// stepsd, RESP servers written the plain Go way, and a load generator that
+// drives any of them (or redis-server) over loopback. cmd/loadbench runs
+// them side by side.
 //
 //   - gnetpeer.go (StartGnet): what a plain gnet user would write: one
-//     gnet.Run, multicore event loops, every complete line of an OnTraffic
-//     served and replied to with one write;
-//   - netpeer.go (StartNet): a goroutine per connection with a bufio
-//     Reader and Writer, flushing once no complete line is buffered;
-//   - kvstore.go: their store (a sharded map behind mutexes) and line
-//     limit; both parse with stepsd.Parse and format replies with
-//     stepsd.AppendReply and stepsd.AppendError, so all three servers put
-//     the same bytes on the wire;
+//     gnet.Run, multicore event loops, every complete request of an
+//     OnTraffic served and replied to with one write;
+//   - netpeer.go (StartNet): a goroutine per connection with an input
+//     buffer and a bufio Writer, flushing once no complete request is
+//     buffered;
+//   - kvstore.go: their store (a sharded map behind mutexes); both parse
+//     with stepsd.Parser and format replies with stepsd.AppendReply,
+//     AppendBad and AppendError, so all three servers put the same bytes
+//     on the wire, and take stepsd's default protocol limits;
 //   - load.go (RunLoad, RunSlowReaders): the load, a goroutine per
-//     connection, a batch of Pipeline requests per write, every reply
-//     checked and its latency recorded in a Histogram (histogram.go)
-//     without allocating.
+//     connection, a batch of Pipeline requests (RESP arrays) per write,
+//     every reply checked and its latency recorded in a Histogram
+//     (histogram.go) without allocating.
 //
-// The protocol: one request per "\n"-terminated line and one reply line
-// per request, in order per connection. SET key value → OK; GET key →
-// VALUE value or NOTFOUND; DEL key → OK or NOTFOUND; ECHO text → ECHO
-// text; SLEEP ms → OK after ms milliseconds, without holding up other
-// connections; anything else → ERR InvalidRequest info. A line longer
-// than MaxLine ("\n" included) is answered ERR InvalidRequest line too
-// long and closes the connection.
+// The protocol is stepsd's: RESP2, SET, GET, DEL, PING, ECHO, SLEEP ms
+// (+OK after ms milliseconds, without holding up other connections), QUIT
+// and the connect-time commands; see package stepsd.
 //
 // It is a package of its own, not part of package bench, because gnet's
 // package initializes a global goroutine pool (ants) whose clock goroutine

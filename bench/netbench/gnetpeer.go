@@ -1,7 +1,6 @@
 package netbench
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -14,9 +13,9 @@ import (
 	"github.com/panjf2000/gnet/v2"
 )
 
-// This file is the gnet peer of the line-protocol server (server=gnet in
-// cmd/loadbench): what a plain gnet user would write. One gnet.Run with
-// multicore event loops; OnTraffic parses every complete line with
+// This file is the gnet peer of stepsd (server=gnet in cmd/loadbench):
+// what a plain gnet user would write. One gnet.Run with multicore event
+// loops; OnTraffic parses every complete request (stepsd.Parser) with
 // Peek/Discard, appends the replies to one per-connection buffer and writes
 // it with one c.Write; the store is kvstore.go's sharded map. Nothing here
 // uses the asyncsteps engine: gnet is the reactor stepsd is built on, so
@@ -117,10 +116,11 @@ type gnetConn struct {
 	// are. Empty when no SLEEP is in flight, which is the fast path.
 	pending []*gnetPending
 	closed  bool // set by OnClose: a timer's completion must not write
-	// tooLong is set by a line too long while a SLEEP is pending: its ERR
-	// reply waits in the queue, input is ignored, and the connection
-	// closes once the queue is written.
-	tooLong bool
+	// closing is set by a protocol error (or QUIT) while a SLEEP is
+	// pending: its reply waits in the queue, input is ignored, and the
+	// connection closes once the queue is written.
+	closing bool
+	parser  stepsd.Parser
 }
 
 // gnetPending is one entry of a connection's pending queue: either a SLEEP
@@ -162,7 +162,7 @@ func listenerAddr(eng gnet.Engine) (string, error) {
 
 // OnOpen gives the connection its state.
 func (s *gnetServer) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
-	c.SetContext(&gnetConn{out: make([]byte, 0, 4096)})
+	c.SetContext(&gnetConn{out: make([]byte, 0, 4096), parser: stepsd.Parser{Limits: limits}})
 	return nil, gnet.None
 }
 
@@ -183,41 +183,46 @@ func (s *gnetServer) OnClose(c gnet.Conn, _ error) gnet.Action {
 	return gnet.None
 }
 
-// OnTraffic serves every complete line in the inbound buffer and writes
-// their replies with one c.Write. A partial line stays buffered for the
-// next call. A line longer than MaxLine is answered ERR InvalidRequest
-// and closes the connection, once the replies before it are written.
+// OnTraffic serves every complete request in the inbound buffer and
+// writes their replies with one c.Write. A partial request stays buffered
+// for the next call. A protocol error (or QUIT) is answered and closes the
+// connection, once the replies before it are written.
 func (s *gnetServer) OnTraffic(c gnet.Conn) gnet.Action {
 	st := c.Context().(*gnetConn)
-	if st.tooLong {
+	if st.closing {
 		c.Discard(-1) // closing once the pending replies are out
 		return gnet.None
 	}
 	buf, _ := c.Peek(-1) // everything buffered; valid until Discard
 	st.out = st.out[:0]
 	consumed := 0
-	tooLong := false
+	closing := false
 	for {
-		nl := bytes.IndexByte(buf[consumed:], '\n')
-		if nl < 0 {
-			// A partial line this long can only end too long.
-			tooLong = len(buf)-consumed >= MaxLine
+		req, n, fatal := st.parser.Parse(buf[consumed:])
+		if fatal != "" {
+			*st.replyDst() = appendProtocolError(*st.replyDst(), fatal)
+			closing = true
 			break
 		}
-		if nl+1 > MaxLine {
-			tooLong = true
+		if n == 0 {
+			break // the rest of a request is still to come
+		}
+		consumed += n
+		if req.Op == stepsd.OpNone {
+			continue
+		}
+		s.serve(c, st, &req)
+		if req.Op == stepsd.OpQuit && req.Bad == "" {
+			closing = true
 			break
 		}
-		s.serve(c, st, buf[consumed:consumed+nl])
-		consumed += nl + 1
 	}
 	action := gnet.None
-	if tooLong {
-		*st.replyDst() = appendInvalid(*st.replyDst(), infoTooLong)
+	if closing {
 		if len(st.pending) == 0 {
 			action = gnet.Close // gnet writes what is buffered before it closes
 		} else {
-			st.tooLong = true // wake closes
+			st.closing = true // wake closes
 		}
 		consumed = len(buf)
 	}
@@ -231,20 +236,15 @@ func (s *gnetServer) OnTraffic(c gnet.Conn) gnet.Action {
 	return action
 }
 
-// serve serves one line: its reply goes to st.out, or to the pending queue
-// if a SLEEP is in flight.
-func (s *gnetServer) serve(c gnet.Conn, st *gnetConn, line []byte) {
-	req, info := stepsd.Parse(line)
-	if req.Op == stepsd.OpSleep && info == "" {
+// serve serves one request: its reply goes to st.out, or to the pending
+// queue if a SLEEP is in flight.
+func (s *gnetServer) serve(c gnet.Conn, st *gnetConn, req *stepsd.Request) {
+	if req.Op == stepsd.OpSleep && req.Bad == "" {
 		s.sleep(c, st, time.Duration(req.Ms)*time.Millisecond)
 		return
 	}
 	dst := st.replyDst()
-	if info != "" {
-		*dst = appendInvalid(*dst, info)
-		return
-	}
-	*dst = s.store.appendReply(*dst, &req)
+	*dst = s.store.appendReply(*dst, req)
 }
 
 // replyDst is where the next reply goes: st.out, or, behind a pending
@@ -306,7 +306,7 @@ func (s *gnetServer) wake(c gnet.Conn, st *gnetConn, p *gnetPending) {
 	clear(st.pending[rest:]) // no stale pointers past the length
 	st.pending = st.pending[:rest]
 	c.Write(st.out)
-	if rest == 0 && st.tooLong {
+	if rest == 0 && st.closing {
 		c.Close() // queued on this loop, after the write
 	}
 }

@@ -6,21 +6,15 @@ import (
 	"github.com/asyncsteps/asyncsteps/stepsd"
 )
 
-// This file holds what the line-protocol peers (gnetpeer.go, netpeer.go)
-// share beside stepsd's parser: the key-value store and the line limit. It
-// is what a plain Go server would write, a map behind a mutex, sharded by
-// key hash so that two event loops (or many connection goroutines) rarely
-// wait for the same lock.
+// This file holds what the RESP peers (gnetpeer.go, netpeer.go) share
+// beside stepsd's parser and reply formatting: the key-value store and the
+// protocol limits. It is what a plain Go server would write, a map behind
+// a mutex, sharded by key hash so that two event loops (or many connection
+// goroutines) rarely wait for the same lock.
 
-// MaxLine is the longest request line the peers accept, its "\n"
-// included. It is stepsd's default Config.MaxLine, counted the same way,
-// and a longer line is answered the same way: ERR InvalidRequest line too
-// long, after the replies to the lines before it, and the connection
-// closes. As soon as MaxLine bytes hold no "\n", the line is too long.
-const MaxLine = 4096
-
-// infoTooLong is the info of the ERR reply to a line too long.
-const infoTooLong = "line too long"
+// limits are the peers' protocol limits: stepsd's defaults, so that a
+// request over one is a protocol error on every server alike.
+var limits = stepsd.DefaultLimits()
 
 // storeShards is a power of two, so that a hash picks a shard with a mask.
 const storeShards = 64
@@ -78,10 +72,11 @@ func (s *store) appendGetReply(dst []byte, req *stepsd.Request) []byte {
 	sh.mu.Lock()
 	var value []byte
 	v, found := sh.m[string(req.Key)]
+	n := 0
 	if found {
-		value = *v
+		value, n = *v, 1
 	}
-	dst = stepsd.AppendReply(dst, req, value, found)
+	dst = stepsd.AppendReply(dst, req, value, n)
 	sh.mu.Unlock()
 	return dst
 }
@@ -102,21 +97,28 @@ func (s *store) del(key []byte) bool {
 // schedules its own way) and appends its reply to dst, formatted by stepsd
 // so that every server's bytes on the wire are the same.
 func (s *store) appendReply(dst []byte, req *stepsd.Request) []byte {
+	if req.Bad != "" {
+		return stepsd.AppendBad(dst, req.Bad, req.Name())
+	}
 	switch req.Op {
 	case stepsd.OpSet:
 		s.set(req.Key, req.Value)
 	case stepsd.OpGet:
 		return s.appendGetReply(dst, req)
 	case stepsd.OpDel:
-		return stepsd.AppendReply(dst, req, nil, s.del(req.Key))
+		n := 0
+		for _, k := range req.Args[1:] {
+			if s.del(k) {
+				n++
+			}
+		}
+		return stepsd.AppendReply(dst, req, nil, n)
 	}
-	return stepsd.AppendReply(dst, req, nil, true)
+	return stepsd.AppendReply(dst, req, nil, 0)
 }
 
-// appendInvalid appends the reply to a line stepsd.Parse rejected.
-func appendInvalid(dst []byte, info string) []byte {
-	return stepsd.AppendError(dst, codeInvalidRequest, info)
+// appendProtocolError appends the reply to a request Parser could not
+// frame: the connection closes after it.
+func appendProtocolError(dst []byte, fatal string) []byte {
+	return stepsd.AppendError(dst, "ERR", fatal)
 }
-
-// codeInvalidRequest is the FutoIn error code of a malformed request.
-const codeInvalidRequest = "InvalidRequest"

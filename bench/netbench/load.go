@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,7 +17,7 @@ import (
 )
 
 // This file is the load generator of cmd/loadbench: connections over
-// loopback to a line-protocol server (stepsd or a peer), each in its own
+// loopback to a RESP server (stepsd, a peer, or redis-server), each in its own
 // goroutine, writing a batch of requests with one write and reading the
 // replies. It shares the CPUs with the server it measures, so its loop
 // allocates nothing and formats nothing with fmt: buffers are per
@@ -63,6 +64,12 @@ type LoadConfig struct {
 
 	Mix     Mix
 	SleepMs int // MixSleep: the SLEEP argument, in milliseconds
+
+	// OnMeasure, if not nil, is called (on a goroutine of its own) when
+	// the warmup ends and the measured time starts, and OnStop once every
+	// connection has stopped, before they close: the caller reads the
+	// server's CPU time at both, for its CPU per counted request.
+	OnMeasure, OnStop func()
 }
 
 // LoadResult is what a load measured, from the end of its warmup on.
@@ -70,9 +77,9 @@ type LoadResult struct {
 	// Requests is the number of replies received, right or wrong.
 	Requests int64
 	// Errors counts replies whose first word does not match the request
-	// (OK, VALUE or NOTFOUND, ECHO), ERR replies included.
+	// (+OK, a bulk string or nil, the bulk string hello), error replies included.
 	Errors int64
-	// ErrCodes counts the ERR replies by code (ERR <code> <info>).
+	// ErrCodes counts the error replies by code (-<code> <info>).
 	ErrCodes map[string]int64
 	// Elapsed is the measured time: from the end of the warmup until the
 	// last connection stopped (at most Duration).
@@ -116,6 +123,15 @@ func RunLoad(cfg LoadConfig) (LoadResult, error) {
 			c.SetDeadline(sh.end)
 		}
 	}
+	measured := make(chan struct{})
+	if cfg.OnMeasure != nil {
+		time.AfterFunc(cfg.Warmup, func() {
+			cfg.OnMeasure()
+			close(measured)
+		})
+	} else {
+		close(measured)
+	}
 	var wg sync.WaitGroup
 	for _, w := range workers {
 		wg.Add(1)
@@ -126,6 +142,10 @@ func RunLoad(cfg LoadConfig) (LoadResult, error) {
 	}
 	wg.Wait()
 	stopped := time.Now()
+	<-measured // a run shorter than its warmup still pairs the calls
+	if cfg.OnStop != nil {
+		cfg.OnStop()
+	}
 	for _, c := range conns {
 		c.Close()
 	}
@@ -186,9 +206,9 @@ type loadShared struct {
 type replyKind uint8
 
 const (
-	wantOK    replyKind = iota // SET, SLEEP: OK
-	wantValue                  // GET: VALUE ... or NOTFOUND
-	wantEcho                   // ECHO: ECHO ...
+	wantOK    replyKind = iota // SET, SLEEP: +OK
+	wantValue                  // GET: a bulk string or nil
+	wantEcho                   // ECHO: the bulk string "hello"
 )
 
 // loadWorker is one connection's goroutine and everything it reuses.
@@ -201,12 +221,13 @@ type loadWorker struct {
 	mix  Mix
 	line []byte // MixSleep's request
 
-	step, key int // MixKV's position: request of the cycle, and key
+	step, key int  // MixKV's position: request of the cycle, and key
+	bulkHello bool // the last bulk string read was "hello"
 
 	hist     Histogram
 	requests int64
 	errors   int64
-	codes    map[string]*int64 // ERR replies by code; a pointer so a count needs no map store
+	codes    map[string]*int64 // error replies by code; a pointer so a count needs no map store
 	err      error
 }
 
@@ -223,8 +244,8 @@ func newLoadWorker(c net.Conn, cfg *LoadConfig, id int) *loadWorker {
 		key: id * 389 % LoadKeys,
 	}
 	if cfg.Mix == MixSleep {
-		w.line = strconv.AppendInt([]byte("SLEEP "), int64(cfg.SleepMs), 10)
-		w.line = append(w.line, '\n')
+		ms := strconv.Itoa(cfg.SleepMs)
+		w.line = []byte("*2\r\n$5\r\nSLEEP\r\n$" + strconv.Itoa(len(ms)) + "\r\n" + ms + "\r\n")
 	}
 	return w
 }
@@ -253,12 +274,27 @@ func (w *loadWorker) run(sh *loadShared) {
 		for j := range p {
 			before := w.r.Buffered()
 			line, err := w.r.ReadSlice('\n')
+			fresh := len(line) > before // a read brought it
+			var kind byte
+			if len(line) > 0 {
+				kind = line[0]
+			}
+			if err == nil && len(line) > 3 && kind == '$' && line[1] != '-' {
+				// A bulk string: its length, then its bytes, checked
+				// where they are buffered and then discarded (line is
+				// not valid after that).
+				avail := w.r.Buffered()
+				var n int
+				n, err = w.readBulk(line)
+				fresh = fresh || n+2 > avail
+				line = nil
+			}
 			if err != nil {
 				w.requests += counted
 				w.fail(err, sh)
 				return
 			}
-			if len(line) > before {
+			if fresh {
 				now = time.Now()
 			}
 			if now.Before(sh.measureFrom) {
@@ -266,7 +302,7 @@ func (w *loadWorker) run(sh *loadShared) {
 			}
 			counted++
 			w.hist.Record(now.Sub(t0))
-			if !w.check(w.want[j], line) {
+			if !w.check(w.want[j], kind, line) {
 				w.errors++
 			}
 		}
@@ -286,7 +322,32 @@ func (w *loadWorker) fail(err error, sh *loadShared) {
 	w.err = err
 }
 
-// next appends the connection's next request to dst.
+// readBulk reads the bytes of the bulk string whose header is line (valid
+// until the next read) and records whether they are the ECHO's "hello".
+func (w *loadWorker) readBulk(line []byte) (int, error) {
+	n := 0
+	for _, c := range line[1 : len(line)-2] {
+		if c < '0' || c > '9' {
+			return 0, fmt.Errorf("bulk header %q", line)
+		}
+		n = n*10 + int(c-'0')
+	}
+	w.bulkHello = false
+	if n == len(helloText) {
+		b, err := w.r.Peek(n + 2)
+		if err != nil {
+			return n, err
+		}
+		w.bulkHello = string(b[:n]) == helloText
+	}
+	_, err := w.r.Discard(n + 2)
+	return n, err
+}
+
+// helloText is ECHO's argument in the KV mix.
+const helloText = "hello"
+
+// next appends the connection's next request to dst, as a RESP array.
 func (w *loadWorker) next(dst []byte) ([]byte, replyKind) {
 	if w.mix == MixSleep {
 		return append(dst, w.line...), wantOK
@@ -294,27 +355,36 @@ func (w *loadWorker) next(dst []byte) ([]byte, replyKind) {
 	switch w.step {
 	case 0:
 		w.step = 1
-		dst = append(dst, "SET k"...)
-		dst = strconv.AppendInt(dst, int64(w.key), 10)
-		dst = append(dst, " v"...)
-		dst = strconv.AppendInt(dst, int64(w.key), 10)
-		return append(dst, '\n'), wantOK
+		dst = append(dst, "*3\r\n$3\r\nSET\r\n"...)
+		dst = appendKeyArg(dst, 'k', w.key)
+		return appendKeyArg(dst, 'v', w.key), wantOK
 	case 1:
 		w.step = 2
-		dst = append(dst, "GET k"...)
-		dst = strconv.AppendInt(dst, int64(w.key), 10)
-		return append(dst, '\n'), wantValue
+		dst = append(dst, "*2\r\n$3\r\nGET\r\n"...)
+		return appendKeyArg(dst, 'k', w.key), wantValue
 	}
 	w.step = 0
 	w.key = (w.key + 1) % LoadKeys
-	return append(dst, "ECHO hello\n"...), wantEcho
+	return append(dst, "*2\r\n$4\r\nECHO\r\n$5\r\n"+helloText+"\r\n"...), wantEcho
 }
 
-// check reports whether line (with its "\n") is a reply of the kind the
-// request wants, and counts ERR replies by code.
-func (w *loadWorker) check(want replyKind, line []byte) bool {
-	if bytes.HasPrefix(line, stepsd.PrefixErr) {
-		code := line[len(stepsd.PrefixErr):]
+// appendKeyArg appends the bulk string <c><i>.
+func appendKeyArg(dst []byte, c byte, i int) []byte {
+	var d [20]byte
+	num := strconv.AppendInt(d[:0], int64(i), 10)
+	dst = append(dst, '$')
+	dst = strconv.AppendInt(dst, int64(1+len(num)), 10)
+	dst = append(dst, '\r', '\n', c)
+	dst = append(dst, num...)
+	return append(dst, '\r', '\n')
+}
+
+// check reports whether a reply of kind (its first byte) is of the kind
+// the request wants, and counts error replies by code. line is its first
+// line, with its "\r\n", except after a bulk string (nil then).
+func (w *loadWorker) check(want replyKind, kind byte, line []byte) bool {
+	if kind == '-' {
+		code := line[1:]
 		if i := bytes.IndexAny(code, " \r\n"); i >= 0 {
 			code = code[:i]
 		}
@@ -333,10 +403,9 @@ func (w *loadWorker) check(want replyKind, line []byte) bool {
 	case wantOK:
 		return bytes.Equal(line, stepsd.ReplyOK)
 	case wantValue:
-		return bytes.HasPrefix(line, stepsd.PrefixValue) || bytes.Equal(line, stepsd.ReplyNotFound)
+		return kind == '$' // the value, or nil
 	}
-	rest, ok := bytes.CutPrefix(line, stepsd.PrefixEcho)
-	return ok && len(rest) > 0 && (rest[0] == ' ' || rest[0] == '\n')
+	return kind == '$' && line == nil && w.bulkHello
 }
 
 // SlowConfig is a load of connections that write and never read: requests
@@ -376,8 +445,7 @@ func RunSlowReaders(cfg SlowConfig, beforeClose func()) (SlowResult, error) {
 	if err != nil {
 		return SlowResult{}, fmt.Errorf("slow readers: %w", err)
 	}
-	line := append([]byte("ECHO "), bytes.Repeat([]byte{'x'}, cfg.TextLen)...)
-	line = append(line, '\n')
+	line := []byte("*2\r\n$4\r\nECHO\r\n$" + strconv.Itoa(cfg.TextLen) + "\r\n" + strings.Repeat("x", cfg.TextLen) + "\r\n")
 	batch := bytes.Repeat(line, cfg.Pipeline)
 
 	start := time.Now()

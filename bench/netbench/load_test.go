@@ -2,10 +2,12 @@ package netbench
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"math"
 	"net"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,10 +15,10 @@ import (
 	"github.com/asyncsteps/asyncsteps/stepsd"
 )
 
-// Tests of the line-protocol servers, the peers (gnetpeer.go, netpeer.go)
-// and stepsd alike, and of the load generator (load.go): every command's
-// reply, the order of replies behind a SLEEP, the line limit, a short load
-// with no error, and no goroutine left behind by stop.
+// Tests of the RESP servers, the peers (gnetpeer.go, netpeer.go) and
+// stepsd alike, and of the load generator (load.go): every command's
+// reply, the order of replies behind a SLEEP, the protocol limits, a short
+// load with no error, and no goroutine left behind by stop.
 
 // servers are the servers under test, each started on a free port: the
 // two peers, and stepsd itself, so that all three are held to the same
@@ -54,7 +56,7 @@ func TestServers(t *testing.T) {
 			}()
 			t.Run("commands", func(t *testing.T) { testCommands(t, addr) })
 			t.Run("sleep", func(t *testing.T) { testSleep(t, addr) })
-			t.Run("maxline", func(t *testing.T) { testMaxLine(t, addr) })
+			t.Run("limits", func(t *testing.T) { testLimits(t, addr) })
 			t.Run("load", func(t *testing.T) { testLoad(t, addr) })
 
 			// A connection left open, in the middle of a SLEEP: stop must
@@ -89,51 +91,87 @@ func dial(t *testing.T, addr string) *client {
 	return &client{t, c, bufio.NewReader(c)}
 }
 
-// send writes lines in one write.
+// send writes inline commands in one write.
 func (c *client) send(lines ...string) {
 	c.t.Helper()
-	if _, err := io.WriteString(c, strings.Join(lines, "\n")+"\n"); err != nil {
+	if _, err := io.WriteString(c, strings.Join(lines, "\r\n")+"\r\n"); err != nil {
 		c.t.Fatal(err)
 	}
 }
 
-// expect reads one reply line per want, in order.
+// expect reads one reply per want, in order, rendered by readReply.
 func (c *client) expect(want ...string) {
 	c.t.Helper()
 	for _, w := range want {
-		got, err := c.r.ReadString('\n')
+		got, err := readReply(c.r)
 		if err != nil {
 			c.t.Fatalf("reading the reply %q: %v", w, err)
 		}
-		if got != w+"\n" {
-			c.t.Fatalf("reply %q, want %q", strings.TrimSuffix(got, "\n"), w)
+		if got != w {
+			c.t.Fatalf("reply %q, want %q", got, w)
 		}
 	}
+}
+
+// readReply reads one RESP reply that is not an array and renders it: a
+// simple string as its text, an error as "-" and its text, a bulk string
+// as its bytes, nil as "(nil)", an integer as ":" and its digits.
+func readReply(r *bufio.Reader) (string, error) {
+	line, err := r.ReadString('\n')
+	if err != nil {
+		return "", err
+	}
+	if len(line) < 3 || !strings.HasSuffix(line, "\r\n") {
+		return "", fmt.Errorf("reply line %q", line)
+	}
+	line = line[:len(line)-2]
+	switch line[0] {
+	case '+':
+		return line[1:], nil
+	case '-', ':':
+		return line, nil
+	case '$':
+		n, err := strconv.Atoi(line[1:])
+		if err != nil {
+			return "", err
+		}
+		if n < 0 {
+			return "(nil)", nil
+		}
+		b := make([]byte, n+2)
+		if _, err := io.ReadFull(r, b); err != nil {
+			return "", err
+		}
+		return string(b[:n]), nil
+	}
+	return "", fmt.Errorf("reply line %q", line)
 }
 
 func testCommands(t *testing.T, addr string) {
 	c := dial(t, addr)
 	defer c.Close()
-	// One at a time, then the same pipelined in one write.
 	script := [][2]string{
 		{"SET a 1", "OK"},
-		{"GET a", "VALUE 1"},
-		{"SET a two words", "OK"},
-		{"GET a", "VALUE two words"},
-		{"GET nope", "NOTFOUND"},
-		{"DEL a", "OK"},
-		{"DEL a", "NOTFOUND"},
-		{"GET a", "NOTFOUND"},
-		{"ECHO hi  there", "ECHO hi  there"},
-		{"ECHO", "ECHO"},
-		{"echo lower", "ECHO lower"},
+		{"GET a", "1"},
+		{`SET a "two words"`, "OK"},
+		{"GET a", "two words"},
+		{"GET nope", "(nil)"},
+		{"SET b 2", "OK"},
+		{"DEL a b c", ":2"},
+		{"DEL a", ":0"},
+		{"GET a", "(nil)"},
+		{`ECHO "hi  there"`, "hi  there"},
+		{"echo lower", "lower"},
+		{"PING", "PONG"},
+		{"PING x", "x"},
 		{"SLEEP 0", "OK"},
-		{"FOO bar", "ERR InvalidRequest unknown command"},
-		{"SET x", "ERR InvalidRequest usage: SET key value"},
-		{"GET", "ERR InvalidRequest usage: GET key"},
-		{"SLEEP soon", "ERR InvalidRequest usage: SLEEP ms (0 to 3600000)"},
-		{"", "ERR InvalidRequest empty request"},
-		{"ECHO crlf\r", "ECHO crlf"},
+		{"FOO bar", "-ERR unknown command 'FOO'"},
+		{"SET x", "-ERR wrong number of arguments for 'SET' command"},
+		{"GET", "-ERR wrong number of arguments for 'GET' command"},
+		{"SLEEP soon", "-ERR SLEEP takes milliseconds, 0 to 3600000"},
+		{"SELECT 0", "OK"},
+		{"HELLO 3", "-NOPROTO unsupported protocol version"},
+		{"CLIENT SETNAME x", "OK"},
 	}
 	var lines, replies []string
 	for _, s := range script {
@@ -152,11 +190,11 @@ func testSleep(t *testing.T, addr string) {
 	// the replies after it, not those before.
 	start := time.Now()
 	c.send("ECHO before", "SLEEP 60", "ECHO a", "SET s 1", "SLEEP 10", "GET s", "SLEEP 0", "ECHO b")
-	c.expect("ECHO before")
+	c.expect("before")
 	if d := time.Since(start); d > 50*time.Millisecond {
 		t.Errorf("the reply before SLEEP 60 took %v", d)
 	}
-	c.expect("OK", "ECHO a", "OK", "OK", "VALUE 1", "OK", "ECHO b")
+	c.expect("OK", "a", "OK", "OK", "1", "OK", "b")
 	// The net peer sleeps one SLEEP after the other, gnet's timers run
 	// side by side: either way, no sooner than the longest.
 	if d := time.Since(start); d < 60*time.Millisecond {
@@ -170,47 +208,63 @@ func testSleep(t *testing.T, addr string) {
 	time.Sleep(10 * time.Millisecond)
 	start = time.Now()
 	c.send("ECHO quick")
-	c.expect("ECHO quick")
+	c.expect("quick")
 	if d := time.Since(start); d > 250*time.Millisecond {
 		t.Errorf("ECHO on another connection waited %v behind a SLEEP 500", d)
 	}
-	slow.expect("OK", "ECHO late")
+	slow.expect("OK", "late")
 }
 
-func testMaxLine(t *testing.T, addr string) {
+// bulk encodes words as a RESP array.
+func bulk(words ...string) string {
+	b := "*" + strconv.Itoa(len(words)) + "\r\n"
+	for _, w := range words {
+		b += "$" + strconv.Itoa(len(w)) + "\r\n" + w + "\r\n"
+	}
+	return b
+}
+
+func testLimits(t *testing.T, addr string) {
 	c := dial(t, addr)
 	defer c.Close()
-	// The longest line is served.
-	text := strings.Repeat("x", MaxLine-len("ECHO \n"))
-	c.send("ECHO " + text)
-	c.expect("ECHO " + text)
+	// The longest bulk string is served.
+	text := strings.Repeat("x", limits.MaxBulk)
+	io.WriteString(c, bulk("ECHO", text))
+	c.expect(text)
 	// A longer one is answered with an error, after the replies before
 	// it, and closes the connection.
-	c.send("ECHO first", "ECHO x"+text, "ECHO ignored")
-	c.expect("ECHO first", "ERR InvalidRequest line too long")
+	io.WriteString(c, bulk("ECHO", "first")+bulk("ECHO", text+"x")+bulk("ECHO", "ignored"))
+	c.expect("first", "-ERR Protocol error: invalid bulk length")
 	expectClosed(t, c)
 
-	// So does a partial line of MaxLine bytes, without waiting for its end.
+	// So does an inline line of MaxLine bytes, without waiting for its end.
 	c = dial(t, addr)
 	defer c.Close()
-	io.WriteString(c, "ECHO "+text+"x")
-	c.expect("ERR InvalidRequest line too long")
+	io.WriteString(c, "ECHO "+strings.Repeat("y", limits.MaxLine))
+	c.expect("-ERR Protocol error: too big inline request")
 	expectClosed(t, c)
 
-	// Behind a SLEEP, the error waits for the SLEEP's reply.
-	c = dial(t, addr)
-	defer c.Close()
-	c.send("SLEEP 30", "ECHO second", "ECHO x"+text)
-	c.expect("OK", "ECHO second", "ERR InvalidRequest line too long")
-	expectClosed(t, c)
+	// Behind a SLEEP, the error waits for the SLEEP's reply; so does QUIT's.
+	for _, last := range []string{"*1\r\n+x\r\n", "QUIT\r\n"} {
+		c = dial(t, addr)
+		defer c.Close()
+		c.send("SLEEP 30", "ECHO second")
+		io.WriteString(c, last)
+		want := "-ERR Protocol error: expected '$'"
+		if last == "QUIT\r\n" {
+			want = "OK"
+		}
+		c.expect("OK", "second", want)
+		expectClosed(t, c)
+	}
 }
 
 func expectClosed(t *testing.T, c *client) {
 	t.Helper()
 	if line, err := c.r.ReadString('\n'); err == nil {
-		t.Fatalf("after a line too long: %q", line)
+		t.Fatalf("after a protocol error: %q", line)
 	} else if ne, ok := err.(net.Error); ok && ne.Timeout() {
-		t.Fatal("the connection is still open after a line too long")
+		t.Fatal("the connection is still open after a protocol error")
 	}
 }
 
@@ -289,7 +343,7 @@ func TestLoadAllocs(t *testing.T) {
 }
 
 func TestLoadCountsErrors(t *testing.T) {
-	// A server that answers everything with ERR: every reply is an error,
+	// A server that answers everything with an error: every reply is one,
 	// counted by code.
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -304,17 +358,27 @@ func TestLoadCountsErrors(t *testing.T) {
 			}
 			go func() {
 				defer c.Close()
-				r := bufio.NewReader(c)
+				var p stepsd.Parser
+				var buf []byte
+				tmp := make([]byte, 4096)
 				for {
-					line, err := r.ReadString('\n')
+					n, err := c.Read(tmp)
 					if err != nil {
 						return
 					}
-					reply := "ERR DefenseRejected busy\n"
-					if strings.HasPrefix(line, "GET") {
-						reply = "OK\n" // the wrong first word
+					buf = append(buf, tmp[:n]...)
+					for {
+						req, n, _ := p.Parse(buf)
+						if n == 0 {
+							break
+						}
+						reply := "-DefenseRejected busy\r\n"
+						if req.Op == stepsd.OpGet {
+							reply = "+OK\r\n" // the wrong kind
+						}
+						buf = buf[n:]
+						io.WriteString(c, reply)
 					}
-					io.WriteString(c, reply)
 				}
 			}()
 		}

@@ -2,30 +2,33 @@ package netbench
 
 import (
 	"bufio"
-	"bytes"
 	"fmt"
 	"net"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/stepsd"
 )
 
-// This file is the standard library's peer of the line-protocol server
-// (server=net in cmd/loadbench): a goroutine per connection, a
-// bufio.Reader and bufio.Writer each, the store of kvstore.go. Replies
-// collect in the writer and are flushed once the reader holds no complete
-// line, so a pipelined batch costs one read and one write, and a lone
+// This file is the standard library's peer of stepsd (server=net in
+// cmd/loadbench): a goroutine per connection, an input buffer and a
+// bufio.Writer each, stepsd.Parser, the store of kvstore.go. Replies
+// collect in the writer and are flushed once the input holds no complete
+// request, so a pipelined batch costs one read and one write, and a lone
 // request is answered at once.
 //
 // SLEEP sleeps in the connection's goroutine: that keeps the replies in
 // order and blocks no other connection, at the price of serving one
 // connection's SLEEPs one after another.
 
-// netWriteBuffer is the size of each connection's writer. Its reader's is
-// MaxLine: ReadSlice fails with bufio.ErrBufferFull exactly when MaxLine
-// bytes hold no "\n", a line too long.
-const netWriteBuffer = 16 << 10
+// netWriteBuffer is the size of each connection's writer; netReadBuffer
+// the first size of its input buffer, which grows to hold a whole request
+// (within the parser's limits).
+const (
+	netWriteBuffer = 16 << 10
+	netReadBuffer  = 16 << 10
+)
 
 // StartNet starts the net peer on addr (host:port; port 0 picks a free
 // one) and returns once it listens, with the bound address. stop closes
@@ -106,8 +109,8 @@ func (s *netServer) accept() {
 	}
 }
 
-// serve runs one connection until the client closes it, a line is too
-// long, or stop.
+// serve runs one connection until the client closes it, a protocol
+// error or QUIT, or stop.
 func (s *netServer) serve(c net.Conn) {
 	defer s.wg.Done()
 	defer func() {
@@ -116,45 +119,61 @@ func (s *netServer) serve(c net.Conn) {
 		s.mu.Unlock()
 		c.Close()
 	}()
-	r := bufio.NewReaderSize(c, MaxLine)
+	p := stepsd.Parser{Limits: limits}
+	buf := make([]byte, 0, netReadBuffer)
 	w := bufio.NewWriterSize(c, netWriteBuffer)
 	for {
-		line, err := r.ReadSlice('\n')
-		if err == bufio.ErrBufferFull {
-			// A line too long: the error, after the replies to the lines
-			// before it, then close, as stepsd does.
-			w.Write(appendInvalid(w.AvailableBuffer(), infoTooLong))
-			w.Flush()
+		// Serve every complete request buffered, then flush the replies
+		// once none is: a pipelined batch costs one read and one write.
+		off := 0
+		for {
+			req, n, fatal := p.Parse(buf[off:])
+			if fatal != "" {
+				// The error, after the replies to the requests before
+				// it, then close, as stepsd does.
+				w.Write(appendProtocolError(w.AvailableBuffer(), fatal))
+				w.Flush()
+				return
+			}
+			if n == 0 {
+				break
+			}
+			off += n
+			// AvailableBuffer: the reply is formatted straight into the
+			// writer's free space, and Write then copies nothing.
+			out := w.AvailableBuffer()
+			switch {
+			case req.Op == stepsd.OpNone:
+				continue
+			case req.Op == stepsd.OpSleep && req.Bad == "":
+				// The replies before it are not held for the sleep.
+				if w.Flush() != nil || !s.sleep(time.Duration(req.Ms)*time.Millisecond) {
+					return
+				}
+				out = append(out, stepsd.ReplyOK...)
+			default:
+				out = s.store.appendReply(out, &req)
+			}
+			if _, err := w.Write(out); err != nil {
+				return
+			}
+			if req.Op == stepsd.OpQuit && req.Bad == "" {
+				w.Flush()
+				return
+			}
+		}
+		if w.Flush() != nil {
 			return
 		}
+		buf = buf[:copy(buf, buf[off:])]
+		if cap(buf)-len(buf) < netReadBuffer/4 {
+			buf = slices.Grow(buf, cap(buf)) // the partial request is large: room for its rest
+		}
+		n, err := c.Read(buf[len(buf):cap(buf)])
 		if err != nil {
 			return // io.EOF or a closed connection
 		}
-		line = line[:len(line)-1]
-		req, info := stepsd.Parse(line)
-		// AvailableBuffer: the reply is formatted straight into the
-		// writer's free space, and Write then copies nothing.
-		out := w.AvailableBuffer()
-		switch {
-		case info != "":
-			out = appendInvalid(out, info)
-		case req.Op == stepsd.OpSleep:
-			// The replies before it are not held for the sleep.
-			if w.Flush() != nil || !s.sleep(time.Duration(req.Ms)*time.Millisecond) {
-				return
-			}
-			out = append(out, stepsd.ReplyOK...)
-		default:
-			out = s.store.appendReply(out, &req)
-		}
-		if _, err := w.Write(out); err != nil {
-			return
-		}
-		if !lineBuffered(r) {
-			if w.Flush() != nil {
-				return
-			}
-		}
+		buf = buf[:len(buf)+n]
 	}
 }
 
@@ -168,17 +187,4 @@ func (s *netServer) sleep(d time.Duration) bool {
 	case <-s.done:
 		return false
 	}
-}
-
-// lineBuffered reports whether r holds a complete line, which the next
-// ReadSlice returns without reading from the connection. A partial line
-// does not count: waiting for its end must not hold back the replies
-// already written.
-func lineBuffered(r *bufio.Reader) bool {
-	n := r.Buffered()
-	if n == 0 {
-		return false
-	}
-	b, _ := r.Peek(n) // buffered bytes only: no read
-	return bytes.IndexByte(b, '\n') >= 0
 }

@@ -229,7 +229,7 @@ func writeMetrics(w io.Writer, m stepsd.Metrics) {
 		{"write_timeout", n.WriteTimeouts},
 		{"linger", n.LingerExpired},
 		{"input_too_large", n.InputTooLarge},
-		{"line_too_long", m.LinesTooLong},
+		{"protocol_error", m.ProtocolErrors},
 	}
 	for i, r := range closed {
 		help := ""

@@ -69,8 +69,14 @@ func TestAdminMetrics(t *testing.T) {
 		if _, err := c.Write([]byte(line + "\n")); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := br.ReadString('\n'); err != nil {
+		reply, err := br.ReadString('\n')
+		if err != nil {
 			t.Fatal(err)
+		}
+		if reply[0] == '$' && reply[1] != '-' { // a bulk string: its bytes follow
+			if _, err := br.ReadString('\n'); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
 	hs := httptest.NewServer(adminHandler(s))

@@ -109,7 +109,7 @@ func TestAdminMetricsCountRefusals(t *testing.T) {
 		"stepsd_connections_refused_total 1\n",
 		"stepsd_connections_accepted_total 3\n",
 		`stepsd_connections_closed_total{reason="read_timeout"} 1` + "\n",
-		`stepsd_connections_closed_total{reason="line_too_long"} 1` + "\n",
+		`stepsd_connections_closed_total{reason="protocol_error"} 1` + "\n",
 		`stepsd_connections_closed_total{reason="idle_timeout"} 0` + "\n",
 		`stepsd_connections_closed_total{reason="write_timeout"} 0` + "\n",
 		"# TYPE stepsd_connections_reset_total counter\n",

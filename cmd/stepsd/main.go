@@ -1,14 +1,23 @@
-// Command stepsd is a line-protocol key-value server that runs one
-// AsyncSteps flow per request on per-core reactors.
+// Command stepsd is a Redis-protocol (RESP2) key-value server that runs
+// one AsyncSteps flow per request on per-core reactors. Redis clients,
+// redis-cli, redis-benchmark and twemproxy drive it; nc and telnet send
+// inline commands, as to Redis.
 //
-//	SET key value   → OK
-//	GET key         → VALUE value | NOTFOUND
-//	DEL key         → OK | NOTFOUND
-//	ECHO text       → ECHO text
-//	SLEEP ms        → OK, after ms milliseconds
+//	SET key value      → +OK
+//	GET key            → $value | $-1 (nil)
+//	DEL key [key ...]  → :keys deleted
+//	PING [text]        → +PONG | $text
+//	ECHO text          → $text
+//	SLEEP ms           → +OK, after ms milliseconds (ours)
+//	QUIT               → +OK, and the connection closes
 //
-// Any failure answers "ERR Code info" with a FutoIn code: InvalidRequest,
-// Timeout or DefenseRejected. SIGINT or SIGTERM stops it gracefully.
+// and what clients send on connect (HELLO 2, CLIENT SETNAME/SETINFO,
+// COMMAND, CONFIG GET save/appendonly, SELECT 0, INFO) gets the answer
+// Redis gives. A failure answers an error with a FutoIn code:
+// "-Timeout ..." or "-DefenseRejected ..." (the Limiter is full); a
+// refused request answers "-ERR ..." as Redis does, and a protocol error
+// "-ERR Protocol error: ..." and closes the connection. SIGINT or SIGTERM
+// stops it gracefully.
 //
 // With -admin 127.0.0.1:7071 it also serves, on that separate loopback
 // port, Prometheus metrics (/metrics: per reactor, per command, the
@@ -62,10 +71,13 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&cfg.Rate, "rate", d.Rate, "Limiter: requests started per second (at least 1)")
 	fs.IntVar(&cfg.Queue, "queue", d.Queue, "Limiter: requests waiting for a concurrency slot; 0: no queue (FTN12's max_queue=0), -1: unlimited")
 	fs.IntVar(&cfg.Burst, "burst", d.Burst, "Limiter: requests waiting for the rate; 0: none, -1: unlimited")
-	fs.IntVar(&cfg.MaxLine, "maxline", d.MaxLine, "longest request line in bytes; longer closes the connection (at least 2)")
+	fs.IntVar(&cfg.MaxLine, "maxline", d.MaxLine, "longest inline command, or array or bulk header, line in bytes; longer is a protocol error (at least 16)")
+	fs.IntVar(&cfg.MaxBulk, "maxbulk", d.MaxBulk, "longest bulk string (Redis's proto-max-bulk-len) in bytes (at least 1, at most -maxrequest)")
+	fs.IntVar(&cfg.MaxArgs, "maxargs", d.MaxArgs, "most arguments of a command (at least 3)")
+	fs.IntVar(&cfg.MaxRequest, "maxrequest", d.MaxRequest, "largest request in bytes, and the bytes a connection's requests in flight may hold before it stops reading (at least -maxline)")
 	fs.IntVar(&cfg.MaxPipeline, "pipeline", d.MaxPipeline, "requests in flight per connection before it stops reading (at least 1)")
 	fs.DurationVar(&cfg.IdleTimeout, "idle", d.IdleTimeout, "close a connection with no traffic for this long (more than -timeout); 0: off")
-	fs.DurationVar(&cfg.ReadTimeout, "readtimeout", d.ReadTimeout, "close a connection whose request line is not complete after this long; 0: off")
+	fs.DurationVar(&cfg.ReadTimeout, "readtimeout", d.ReadTimeout, "close a connection whose request is not complete after this long; 0: off")
 	fs.DurationVar(&cfg.WriteTimeout, "writetimeout", d.WriteTimeout, "close a connection that takes none of its replies for this long (a slow but steady reader is kept); 0: off")
 	fs.IntVar(&cfg.MaxConns, "maxconns", d.MaxConns, "open connections; a new one beyond them is closed at once; 0: no limit")
 	fs.DurationVar(&cfg.Grace, "grace", 0, "shutdown: time in-flight requests get; 0: timeout + 1s")
@@ -91,7 +103,10 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 		{"rate", cfg.Rate < 1, "at least 1"},
 		{"queue", cfg.Queue < -1, "0 (no queue), -1 (unlimited) or more"},
 		{"burst", cfg.Burst < -1, "0 (none), -1 (unlimited) or more"},
-		{"maxline", cfg.MaxLine < 2, "at least 2"},
+		{"maxline", cfg.MaxLine < 16, "at least 16"},
+		{"maxbulk", cfg.MaxBulk < 1 || cfg.MaxBulk > cfg.MaxRequest, "at least 1, at most -maxrequest"},
+		{"maxargs", cfg.MaxArgs < 3, "at least 3"},
+		{"maxrequest", cfg.MaxRequest < cfg.MaxLine, "at least -maxline"},
 		{"pipeline", cfg.MaxPipeline < 1, "at least 1"},
 		{"grace", cfg.Grace < 0, "0 (timeout + 1s) or more"},
 		{"spin", cfg.Spin < 0 && cfg.Spin != reactor.NoSpin, "0 (adaptive), -1ns (off) or more"},

@@ -64,13 +64,16 @@ func TestSignalShutsDownGracefully(t *testing.T) {
 			if _, err := c.Write([]byte("ECHO hi\nSLEEP 200\n")); err != nil {
 				t.Fatal(err)
 			}
-			if line, _ := br.ReadString('\n'); line != "ECHO hi\n" {
+			if line, _ := br.ReadString('\n'); line != "$2\r\n" {
+				t.Fatalf("ECHO answered %q, want $2", line)
+			}
+			if line, _ := br.ReadString('\n'); line != "hi\r\n" {
 				t.Fatalf("reply %q", line)
 			}
 			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
-			if line, _ := br.ReadString('\n'); line != "OK\n" {
+			if line, _ := br.ReadString('\n'); line != "+OK\r\n" {
 				t.Fatalf("in-flight SLEEP answered %q, want OK", line)
 			}
 			if line, err := br.ReadString('\n'); err == nil {

@@ -46,7 +46,24 @@ type loadCell struct {
 	P99us      float64
 	P999us     float64
 	RSSPeakMiB float64
-	Error      string
+	// CPUPerReqUs is the server process's own CPU (utime+stime) per
+	// request over the measured time.
+	CPUPerReqUs float64
+	Error       string
+}
+
+// rbCell mirrors one redis-benchmark run of cmd/loadbench's JSON.
+type rbCell struct {
+	Server   string
+	Pipeline int
+	Clients  int
+	N        int
+	Tests    []struct {
+		Name                    string
+		ReqPerSec, P50ms, P99ms float64
+	}
+	CPUPerReqUs float64
+	Error       string
 }
 
 // runServer builds cmd/loadbench and runs it (its servers in child
@@ -99,6 +116,11 @@ func runServer(o *options, root string, p *progress, rep *report) []*caseResult 
 			p.step(fmt.Sprintf("server: %s %s", server, strings.Join(strings.Fields(line), " ")))
 		case strings.HasSuffix(line, ": slow readers"), strings.HasSuffix(line, ": overload"):
 			p.step("server: " + line)
+		case strings.HasSuffix(line, ": redis-benchmark"):
+			server = strings.TrimSuffix(line, ": redis-benchmark")
+			p.show("server: " + line)
+		case strings.HasPrefix(line, "  -P "):
+			p.show(fmt.Sprintf("server: %s redis-benchmark %s", server, strings.Join(strings.Fields(line), " ")))
 		}
 	}
 	waitErr := cmd.Wait()
@@ -113,11 +135,75 @@ func runServer(o *options, root string, p *progress, rep *report) []*caseResult 
 	if i := strings.Index(stdout.String(), "memory:"); i >= 0 {
 		rep.ServerMemory = "server " + stdout.String()[i:]
 	}
-	var lr struct{ Throughput []loadCell }
+	var lr struct {
+		Throughput     []loadCell
+		RedisBenchmark []rbCell
+		Notes          []string
+	}
 	if err := json.Unmarshal(data, &lr); err != nil {
 		return serverFail("cmd/loadbench's JSON: "+err.Error(), rep)
 	}
-	return serverCases(lr.Throughput, servers)
+	for _, n := range lr.Notes {
+		if strings.HasPrefix(n, "redis-benchmark") {
+			rep.Notes = append(rep.Notes, "server: "+n) // the rows skipped, and why
+		}
+	}
+	return append(serverCases(lr.Throughput, servers), redisBenchmarkCases(lr.RedisBenchmark)...)
+}
+
+// redisBenchmarkCases makes one case per redis-benchmark cell: stepsd
+// (ours) beside gnet and redis-server. Time per unit is the inverse of the
+// mean rate over the run's tests (SET, GET, PING_INLINE, PING_MBULK).
+func redisBenchmarkCases(runs []rbCell) []*caseResult {
+	var results []*caseResult
+	find := map[string]*caseResult{}
+	for _, run := range runs {
+		name := fmt.Sprintf("%s/redis-benchmark/P=%d/c=%d", serverCase.name, run.Pipeline, run.Clients)
+		cr := find[name]
+		if cr == nil {
+			c := serverCase
+			c.name = name
+			c.what = fmt.Sprintf("redis-benchmark -t set,get,ping -P %d -c %d", run.Pipeline, run.Clients)
+			c.impls = nil
+			for _, r := range runs {
+				if r.Pipeline == run.Pipeline && r.Clients == run.Clients {
+					c.impls = append(c.impls, implSpec{name: r.Server, ours: isOurServer(r.Server)})
+				}
+			}
+			cr = newCaseResult(c)
+			find[name] = cr
+			results = append(results, cr)
+		}
+		for _, im := range cr.Impls {
+			if im.Impl != run.Server {
+				continue
+			}
+			r := runResult{Metrics: map[string]float64{"server-CPU/req-µs": run.CPUPerReqUs}}
+			var secs float64
+			for _, t := range run.Tests {
+				if t.ReqPerSec > 0 {
+					secs += float64(run.N) / t.ReqPerSec
+				}
+				switch t.Name {
+				case "SET", "GET":
+					r.Metrics[t.Name+"-req/s"] = t.ReqPerSec
+					r.Metrics[t.Name+"-p99-µs"] = t.P99ms * 1e3
+				}
+			}
+			r.N = run.N * len(run.Tests)
+			if secs > 0 {
+				r.NsPerUnit = secs * 1e9 / float64(r.N)
+			}
+			switch {
+			case run.Error != "":
+				r.Err = run.Error
+			case secs == 0:
+				r.Err = "no rate"
+			}
+			im.Runs = append(im.Runs, r)
+		}
+	}
+	return results
 }
 
 // serverCases makes one case per cell, in the order of the report: ours
@@ -147,6 +233,7 @@ func serverCases(cells []loadCell, servers []string) []*caseResult {
 			}
 			r := runResult{N: int(cell.Requests), Metrics: map[string]float64{
 				"req/s": cell.ReqPerSec, "p50-µs": cell.P50us, "p99-µs": cell.P99us, "p99.9-µs": cell.P999us, "peak-RSS-MiB": cell.RSSPeakMiB,
+				"server-CPU/req-µs": cell.CPUPerReqUs,
 			}}
 			if cell.ReqPerSec > 0 {
 				r.NsPerUnit = 1e9 / cell.ReqPerSec

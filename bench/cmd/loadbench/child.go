@@ -220,6 +220,40 @@ func (c *child) rss() int64 {
 	return rss
 }
 
+// cpu returns the child's CPU time so far, user and system, from
+// /proc/<pid>/stat (utime + stime, in clock ticks: 10ms each where
+// CLK_TCK is 100, the Linux default).
+func (c *child) cpu() (time.Duration, error) { return procCPU(c.cmd.Process.Pid) }
+
+// procCPU reads utime + stime of process pid.
+func procCPU(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, err
+	}
+	// The command name, field 2, is in parentheses and may hold spaces:
+	// the fields after it are counted from its closing one.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("/proc/%d/stat: %d fields", pid, len(f)+2)
+	}
+	ut, err1 := strconv.ParseInt(f[11], 10, 64)
+	st, err2 := strconv.ParseInt(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("/proc/%d/stat: utime %q stime %q", pid, f[11], f[12])
+	}
+	return time.Duration(ut+st) * time.Second / clockTicks, nil
+}
+
+// clockTicks is CLK_TCK, the unit of utime and stime: 100 on Linux
+// (USER_HZ, fixed in the kernel's ABI whatever its own HZ).
+const clockTicks = 100
+
 // resetPeak makes VmHWM start again from VmRSS (Linux 4.0 and later), so
 // that it is the peak of what follows, not of the child's whole life.
 func (c *child) resetPeak() error {

@@ -1,4 +1,4 @@
-// Command loadbench measures line-protocol servers under load over
+// Command loadbench measures RESP servers under load over
 // loopback: stepsd (ours, the asyncsteps engine on its reactors) and two
 // peers from package bench, a plain gnet server (gnetpeer.go) and a
 // goroutine-per-connection net server (netpeer.go). Every server runs in a
@@ -24,6 +24,17 @@
 // req/s in the same cell, the server's peak RSS in the cell) and memory
 // (RSS before, at the peak, at the end of the load, and after it).
 //
+//   - redis-benchmark (-redis-benchmark, on by default): -t set,get,ping
+//     with -P 1 and 16 × -c 1, 16 and 256 (and -P 16 -c 50) against
+//     stepsd, gnet and a real redis-server, each in a process of its own,
+//     with the server's CPU per request; skipped with a note where the
+//     programs are not installed.
+//
+// Every throughput row carries the server's own CPU per request: its
+// process's utime+stime (/proc/<pid>/stat) over the measured time, divided
+// by the requests counted, so that the cost of a request is readable even
+// when the load generator shares the CPUs.
+//
 //	cd bench && go run ./cmd/loadbench [-quick] [-servers stepsd,gnet,net] [-json out.json]
 //
 // The default run takes about 70s, -quick about 15s. It exits 1 if a run
@@ -33,6 +44,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -87,6 +99,7 @@ func main() {
 	quick := fs.Bool("quick", false, "a smoke run of about 15s: three cells of 300ms per server, short memory scenarios")
 	servers := fs.String("servers", strings.Join([]string{serverStepsd, serverGnet, serverNet}, ","), "servers to run, comma-separated, in the tables' order (also "+serverStepsdFree+": stepsd unpinned whatever -pin says)")
 	jsonPath := fs.String("json", "", "also write the results to this file, as JSON")
+	redisBench := fs.Bool("redis-benchmark", true, "also run redis-benchmark -t "+rbTests+" (-P 1/16 × -c 1/16/256, and -P 16 -c 50) against stepsd, gnet and a real redis-server, with the server's CPU per request; skipped with a note where redis-benchmark or redis-server is not installed")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: loadbench [flags]\n")
 		fs.VisitAll(func(f *flag.Flag) {
@@ -148,6 +161,9 @@ func main() {
 			runOverload(rep, s, *loops, p)
 		}
 	}
+	if *redisBench && profilePrefix == "" {
+		runRedisBenchmark(rep, append(slices.Clone(list), serverRedis), *loops, *quick)
+	}
 	rep.Seconds = time.Since(started).Seconds()
 
 	pinned := ""
@@ -159,6 +175,10 @@ func main() {
 	printThroughput(os.Stdout, rep, list, p)
 	fmt.Println()
 	printMemory(os.Stdout, rep, p)
+	if len(rep.RedisBenchmark) > 0 {
+		fmt.Println()
+		printRedisBenchmark(os.Stdout, rep)
+	}
 	for _, n := range rep.Notes {
 		fmt.Println("NOTE:", n)
 	}
@@ -229,9 +249,10 @@ type report struct {
 	Quick        bool
 	Seconds      float64 // the whole run
 
-	Throughput []cellResult
-	Memory     []memResult
-	Notes      []string
+	Throughput     []cellResult
+	Memory         []memResult
+	RedisBenchmark []rbResult `json:",omitempty"`
+	Notes          []string
 
 	failed bool // a run failed: exit 1
 	wrong  bool // wrong replies where none are expected: exit 3
@@ -252,7 +273,12 @@ type cellResult struct {
 	P999us     float64
 	RSSEndMiB  float64 // VmRSS at the end of the cell
 	RSSPeakMiB float64 // VmHWM during the cell
-	Error      string  `json:",omitempty"`
+	// CPUSec is the server process's CPU time (utime + stime) over the
+	// measured time, CPUPerReqUs that per counted request: the server's
+	// own cost, whatever share of the CPUs the load generator took.
+	CPUSec      float64
+	CPUPerReqUs float64
+	Error       string `json:",omitempty"`
 }
 
 // memResult is one server's memory scenario. For the throughput matrix
@@ -307,9 +333,13 @@ func runMatrix(rep *report, server string, loops int, p plan) {
 		if err := ch.resetPeak(); err != nil {
 			rep.note("%s: VmHWM cannot be reset (%v): the cells' peaks are the child's peak so far", server, err)
 		}
+		var cpu0, cpu1 time.Duration
+		var cpuErr0, cpuErr1 error
 		res, err := netbench.RunLoad(netbench.LoadConfig{
 			Addr: ch.addr, Conns: c.conns, Pipeline: c.pipeline,
 			Requests: p.requests, Duration: p.duration, Warmup: p.warmup,
+			OnMeasure: func() { cpu0, cpuErr0 = ch.cpu() },
+			OnStop:    func() { cpu1, cpuErr1 = ch.cpu() },
 		})
 		rss, hwm, _ := ch.mem()
 		r := cellResult{
@@ -318,6 +348,12 @@ func runMatrix(rep *report, server string, loops int, p plan) {
 			ElapsedSec: res.Elapsed.Seconds(), ReqPerSec: res.ReqPerSec,
 			P50us: us(res.P50), P99us: us(res.P99), P999us: us(res.P999),
 			RSSEndMiB: mib(rss), RSSPeakMiB: mib(hwm),
+		}
+		if cpuErr0 == nil && cpuErr1 == nil && res.Requests > 0 {
+			r.CPUSec = (cpu1 - cpu0).Seconds()
+			r.CPUPerReqUs = us(cpu1-cpu0) / float64(res.Requests)
+		} else if cpuErr0 != nil || cpuErr1 != nil {
+			rep.note("%s pipeline=%d conns=%d: server CPU not read: %v", server, c.pipeline, c.conns, errors.Join(cpuErr0, cpuErr1))
 		}
 		if err != nil {
 			r.Error = err.Error()
@@ -333,7 +369,7 @@ func runMatrix(rep *report, server string, loops int, p plan) {
 		mem.Errors += res.Errors
 		mem.RSSPeakMiB = max(mem.RSSPeakMiB, r.RSSPeakMiB)
 		mem.RSSEndMiB = r.RSSEndMiB
-		fmt.Fprintf(os.Stderr, "  pipeline=%-2d conns=%-3d %10.0f req/s  p99 %s\n", c.pipeline, c.conns, res.ReqPerSec, fmtLatency(us(res.P99)))
+		fmt.Fprintf(os.Stderr, "  pipeline=%-2d conns=%-3d %10.0f req/s  p99 %s  server CPU %.2f µs/req\n", c.pipeline, c.conns, res.ReqPerSec, fmtLatency(us(res.P99)), r.CPUPerReqUs)
 	}
 	time.Sleep(p.settle)
 	mem.RSSAfterMiB = mib(ch.rss())
@@ -425,7 +461,7 @@ func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond)
 // printThroughput prints the throughput table, the servers of each cell
 // side by side.
 func printThroughput(w io.Writer, rep *report, servers []string, p plan) {
-	cells := [][]string{{"server", "pipeline", "conns", "req/s", "p50", "p99", "p99.9", "errors", "ratio vs gnet", "RSS peak MiB"}}
+	cells := [][]string{{"server", "pipeline", "conns", "req/s", "p50", "p99", "p99.9", "errors", "ratio vs gnet", "CPU µs/req", "CPU vs gnet", "RSS peak MiB"}}
 	find := func(server string, c cell) (cellResult, bool) {
 		for _, r := range rep.Throughput {
 			if r.Server == server && r.Pipeline == c.pipeline && r.Conns == c.conns {
@@ -443,9 +479,12 @@ func printThroughput(w io.Writer, rep *report, servers []string, p plan) {
 			}
 			row := []string{s, fmt.Sprint(c.pipeline), fmt.Sprint(c.conns),
 				fmt.Sprintf("%.0f", r.ReqPerSec), fmtLatency(r.P50us), fmtLatency(r.P99us), fmtLatency(r.P999us),
-				fmt.Sprint(r.Errors), "", fmt.Sprintf("%.1f", r.RSSPeakMiB)}
+				fmt.Sprint(r.Errors), "", fmt.Sprintf("%.2f", r.CPUPerReqUs), "", fmt.Sprintf("%.1f", r.RSSPeakMiB)}
 			if hasGnet && gnet.ReqPerSec > 0 {
 				row[8] = fmt.Sprintf("%.2fx", r.ReqPerSec/gnet.ReqPerSec)
+			}
+			if hasGnet && gnet.CPUPerReqUs > 0 {
+				row[10] = fmt.Sprintf("%.2fx", r.CPUPerReqUs/gnet.CPUPerReqUs)
 			}
 			if r.Error != "" {
 				row[7] += " + FAIL"
@@ -453,7 +492,7 @@ func printThroughput(w io.Writer, rep *report, servers []string, p plan) {
 			cells = append(cells, row)
 		}
 	}
-	mdtable.Write(w, cells, 1, 9)
+	mdtable.Write(w, cells, 1, 11)
 }
 
 // printMemory prints the memory table.

@@ -1,4 +1,4 @@
-// Command loadgen loads one running line-protocol server (stepsd started
+// Command loadgen loads one running RESP server (stepsd started
 // with make run, or any peer) and prints requests/s and latency quantiles:
 // the tool to use beside a server's -cpuprofile.
 //
