@@ -26,77 +26,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "asyncsteps.h"
-#include "futoin.h"
+#include "check.h"
 
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-static int g_passed, g_failed;
-static const char* g_test = "";
-
-#define CHECK(c)                                                                       \
-    do {                                                                               \
-        if (c) {                                                                       \
-            g_passed++;                                                                \
-        } else {                                                                       \
-            g_failed++;                                                                \
-            fprintf(stderr, "  FAIL %s (%s:%d): %s\n", g_test, __FILE__, __LINE__, #c); \
-        }                                                                              \
-    } while (0)
-
-#define CHECK_STR(got, want)                                                            \
-    do {                                                                                \
-        const char* g_ = (got);                                                         \
-        const char* w_ = (want);                                                        \
-        if (g_ && w_ && strcmp(g_, w_) == 0) {                                          \
-            g_passed++;                                                                 \
-        } else {                                                                        \
-            g_failed++;                                                                 \
-            fprintf(stderr, "  FAIL %s (%s:%d): %s\n    got:  \"%s\"\n    want: \"%s\"\n", \
-                    g_test, __FILE__, __LINE__, #got, g_ ? g_ : "(null)", w_ ? w_ : "(null)"); \
-        }                                                                               \
-    } while (0)
-
-#define BEGIN(name)             \
-    do {                        \
-        g_test = (name);        \
-        printf("%s\n", g_test); \
-        fflush(stdout);         \
-    } while (0)
-
-/* ---- roots ------------------------------------------------------------- */
-
-typedef struct {
-    int called;
-    char code[64];
-    char info[256];
-} Unh;
-
-static void on_unhandled(FutoInAsyncSteps* bsi, void* data, const char* code)
-{
-    Unh* u = data;
-    u->called++;
-    snprintf(u->code, sizeof(u->code), "%s", code ? code : "(null)");
-    const char* info = bsi->api->stateVariable(bsi, NULL, "error_info", NULL, NULL);
-    snprintf(u->info, sizeof(u->info), "%s", info ? info : "(null)");
-}
-
-static void execute(FutoInAsyncSteps* root, Unh* u)
-{
-    memset(u, 0, sizeof(*u));
-    root->api->execute(root, u, on_unhandled);
-}
-
-#define CHECK_OK(u)                                                                    \
-    do {                                                                               \
-        if ((u).called == 0) {                                                         \
-            g_passed++;                                                                \
-        } else {                                                                       \
-            g_failed++;                                                                \
-            fprintf(stderr, "  FAIL %s (%s:%d): unhandled error %s: %s\n", g_test,      \
-                    __FILE__, __LINE__, (u).code, (u).info);                            \
-        }                                                                              \
-    } while (0)
+#define BEGIN(name) begin_test(name)
 
 /* ---- the wrapper's values ------------------------------------------------
    Every object the "wrapper" makes is registered; its cleanup looks the
@@ -838,6 +772,5 @@ int main(void)
     test_after_handle_error(r);
     asyncsteps_reactor_free(r);
     test_iterate();
-    printf("%d passed, %d failed\n", g_passed, g_failed);
-    return g_failed ? 1 : 0;
+    return check_summary();
 }
