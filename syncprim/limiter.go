@@ -96,7 +96,7 @@ func limiterSlow(as *engine.Steps, l *Limiter, f engine.ExecFunc) {
 		addSection(as, sp, true)
 		return
 	}
-	mutexEnter(as, sp)
+	mutexEnter(as, sp, nil)
 }
 
 // rejectInfo is the ErrorInfo of a DefenseRejected: it names the object

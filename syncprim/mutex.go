@@ -91,14 +91,22 @@ func mutexLeave(_ *engine.Steps, m *Mutex) { m.release() }
 // mutexSlow is the Lock's slow path: the step queues (or passes through a
 // reentrance, or is rejected) and runs f as its sub-step, with per-run
 // state in its Stack memory.
+//
+// The fast path (mutexTry) failed, so the step almost always queues: its
+// state is made as the queued call at once (one Stack record, not a spec
+// and then a call with a copy of it). A call begins with its spec, so the
+// finally of a step that got in after all reads it as a spec.
 func mutexSlow(as *engine.Steps, m *Mutex, f engine.ExecFunc) {
-	sp := engine.Stack[spec](as)
-	sp.m, sp.f = m, f
-	engine.Rebind(as, sp)
-	mutexEnter(as, sp)
+	c := engine.Stack[call](as)
+	c.m, c.f = m, f
+	engine.Rebind(as, c)
+	mutexEnter(as, &c.spec, c)
 }
 
-func mutexEnter(as *engine.Steps, sp *spec) {
+// mutexEnter enters m for the running step, or queues it. c is the step's
+// call when its bound state already is one (mutexSlow), nil when it is a
+// bare spec (a Limiter's): then a call is made if the step queues.
+func mutexEnter(as *engine.Steps, sp *spec, c *call) {
 	m := sp.m
 	as.ForwardArgs()
 	if as.Holds(m) {
@@ -114,7 +122,9 @@ func mutexEnter(as *engine.Steps, sp *spec) {
 		addSection(as, sp, true)
 		return
 	}
-	c := queueCall(as, sp)
+	if c == nil {
+		c = queueCall(as, sp)
+	}
 	_, wait, ok := m.enqueue(&c.mw, 0)
 	if !ok {
 		as.Error(engine.DefenseRejected, rejectInfo(sp, false))
