@@ -5,6 +5,7 @@ package reactor
 import (
 	"runtime"
 	"sync/atomic"
+	"time"
 
 	"github.com/asyncsteps/asyncsteps/internal/goid"
 	"github.com/asyncsteps/asyncsteps/internal/storerel"
@@ -31,14 +32,34 @@ func (r *Reactor) park() { storerel.Uintptr(&r.loopG, parkedG) }
 // returned may then be stale (a watch the assist removed, a timerfd it
 // re-armed) and the loop drops them; level-triggered, whatever is still
 // ready is reported again by the next epoll_wait.
+//
+// An assisted turn is usually a few microseconds: the loop spins, then
+// yields. One that runs long (a step that computes, or blocks) would keep
+// the loop's thread yielding, a core busy, for as long as it lasts: past
+// unparkYields the loop sleeps instead, in steps that double up to
+// unparkMaxPause, which bounds how late it takes its word back.
 func (r *Reactor) unpark(me uintptr, assists uint64) (assisted bool) {
+	var pause time.Duration
 	for spins := 0; !r.loopG.CompareAndSwap(parkedG, me); spins++ {
-		if spins >= 64 {
+		switch {
+		case spins < 64:
+		case spins < 64+unparkYields:
 			runtime.Gosched()
+		default:
+			pause = min(max(2*pause, unparkMinPause), unparkMaxPause)
+			time.Sleep(pause)
 		}
 	}
 	return r.os.assists != assists
 }
+
+// The loop's wait for an assisted turn to end (unpark): yields, then
+// sleeps from unparkMinPause doubling to unparkMaxPause.
+const (
+	unparkYields   = 64
+	unparkMinPause = 10 * time.Microsecond
+	unparkMaxPause = time.Millisecond
+)
 
 // assistants holds the identities of the goroutines assisting a reactor
 // now: an assist must not start inside another (a callback that waits for

@@ -389,3 +389,48 @@ func TestHandOffWorkBackToThePosterRuns(t *testing.T) {
 		}
 	}
 }
+
+// A long assisted turn (a step that computes or blocks for a while) must
+// not keep the loop's thread busy: the loop, woken by I/O meanwhile, waits
+// for its word back without spinning a core for the whole turn.
+func TestLoopWaitingForALongAssistUsesLittleCPU(t *testing.T) {
+	r := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[1])
+	read := make(chan struct{}, 1)
+	onRead := func(unsafe.Pointer, int, Event) {
+		var buf [8]byte
+		_, _ = unix.Read(p[0], buf[:])
+		_ = r.Unwatch(p[0])
+		_ = unix.Close(p[0])
+		read <- struct{}{}
+	}
+	var err error
+	onLoop(r, func() { err = r.xWatch(p[0], InterestRead, onRead, nil) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	const hold = 300 * time.Millisecond
+	var used time.Duration
+	waitParked(t, r)
+	pushQuiet(t, r, func(unsafe.Pointer, uint64) {
+		// Wake the loop's epoll_wait, then hold the word.
+		if _, err := unix.Write(p[1], []byte{1}); err != nil {
+			t.Error(err)
+		}
+		cpu0 := processCPU(t)
+		time.Sleep(hold)
+		used = processCPU(t) - cpu0
+	})
+	if !r.Assist() {
+		t.Fatal("Assist did not run a parked loop's turn")
+	}
+	<-read // and the loop goes on once it has its word back
+	if used > hold/5 {
+		t.Fatalf("the process used %v of CPU while an assisted turn held the loop's word for %v", used, hold)
+	}
+	t.Logf("%v of CPU while an assist held the loop's word for %v", used, hold)
+}

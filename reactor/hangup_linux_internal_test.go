@@ -135,3 +135,40 @@ func TestInterestHangupReportsShutdownOnceAndReset(t *testing.T) {
 		})
 	}
 }
+
+// An assist that runs while the loop's epoll_wait returns with events makes
+// the loop drop that batch (its events may be stale) and ask epoll again.
+// That is safe for level-triggered watches only: a hang-up watch is
+// edge-triggered, and its one report must not be lost with the batch.
+func TestInterestHangupSurvivesADroppedBatch(t *testing.T) {
+	r := startLoop(t, Options{CPU: -1})
+	client, _, sfd := tcpPair(t)
+	w := &hangupWatch{events: make(chan Event, 64)}
+	var err error
+	onLoop(r, func() { err = r.xWatch(sfd, InterestHangup, onHangupWatch, unsafe.Pointer(w)) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { onLoop(r, func() { _ = r.Unwatch(sfd) }) })
+	waitParked(t, r)
+	pushQuiet(t, r, func(unsafe.Pointer, uint64) {
+		// Inside the assist, under the loop word: the peer's shutdown
+		// ends the loop's epoll_wait with the hang-up, and the loop then
+		// waits for this turn to end before it looks at the batch.
+		if err := client.CloseWrite(); err != nil {
+			t.Error(err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	})
+	if !r.Assist() {
+		t.Fatal("Assist did not run a parked loop's turn")
+	}
+	select {
+	case ev := <-w.events:
+		if ev&EventHangup == 0 {
+			t.Fatalf("event %b, want the hang-up", ev)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the peer's shutdown, reported during an assist, was lost")
+	}
+}

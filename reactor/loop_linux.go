@@ -324,7 +324,12 @@ func (r *Reactor) poll(epfd int) error {
 			r.park()
 			n, err = unix.EpollWait(epfd, events, msec)
 			if r.unpark(me, assists) {
-				n, err = 0, nil // stale: epoll_wait(0) reports what is still ready
+				// Stale: epoll_wait(0) reports again what is still
+				// ready, except where a watch is edge-triggered.
+				if n > 0 {
+					l.rearmEdges(events[:n])
+				}
+				n, err = 0, nil
 			}
 		}
 		if err != nil && err != unix.EINTR {

@@ -191,6 +191,22 @@ func (l *osLoop) watchHangup(fd int, inEpoll bool) error {
 	return os.NewSyscallError("epoll_ctl", unix.EpollCtl(l.epfd, op, fd, &ev))
 }
 
+// rearmEdges re-registers the edge-triggered watches (InterestHangup
+// alone) among the descriptors of a batch of events the loop drops (an
+// assist ran while epoll_wait returned it; see unpark). epoll reported
+// their edge in that batch and will not again by itself: a peer's shutdown
+// that lasts would be lost. EPOLL_CTL_MOD looks at the descriptor's state
+// afresh and queues it again if the hang-up or error is still there. An
+// event of a watch the assist replaced costs a needless MOD, no more.
+func (l *osLoop) rearmEdges(events []unix.EpollEvent) {
+	for i := range events {
+		fd := int(events[i].Fd)
+		if fd >= 0 && fd < len(l.io) && l.io[fd].cb != nil && l.io[fd].in == InterestHangup {
+			_ = l.watchHangup(fd, true) // a descriptor epoll no longer takes reports nothing anyway
+		}
+	}
+}
+
 // Unwatch forgets fd: it is no longer polled and its callback is dropped.
 // Call it before closing fd. Loop only.
 func (r *Reactor) Unwatch(fd int) error {

@@ -28,7 +28,15 @@
 // # Lifetimes
 //
 // At most one collection goroutine runs at a time; bytes dropped while it
-// runs count towards the next.
+// runs count towards the next. Collections that keep coming back off: each
+// one that follows the previous within MaxInterval waits twice as long
+// after it as the one before did (Settle, then 3 s, 6 s, ... up to
+// MaxInterval). A burst's memory takes two or three collections to come
+// back as its pools shrink over a few seconds, and gets them at once;
+// under a load that comes and goes every few seconds, each lull's trims
+// drop a burst's worth again, and a forced GC and a full scavenge every
+// Settle would tax the whole process (a mark of its whole heap, and the
+// pages the next burst faults in again) for memory it takes back anyway.
 package reclaim
 
 import (
@@ -44,10 +52,19 @@ const Threshold = 1 << 20
 // Settle is how long a collection waits after the trim that asked for it.
 const Settle = 1500 * time.Millisecond
 
+// MaxInterval caps the back-off between collections; a collection asked
+// for longer than this after the last one ended starts the back-off anew.
+const MaxInterval = time.Minute
+
 var (
 	dropped atomic.Int64
 	running atomic.Bool
 	runs    atomic.Uint64
+	// lastEnd is when the last collection ended (zero: none yet), and
+	// backoff the least time from it to the next one. Only the
+	// collection goroutine touches them, and one runs at a time (running).
+	lastEnd time.Time
+	backoff time.Duration
 )
 
 // Dropped records that a pool gave n bytes to the garbage collector, and
@@ -65,10 +82,18 @@ func Dropped(n int) {
 func Runs() uint64 { return runs.Load() }
 
 func collect() {
-	time.Sleep(Settle)
+	wait := Settle
+	if since := time.Since(lastEnd); lastEnd.IsZero() || since > MaxInterval {
+		backoff = Settle // quiet since: the back-off starts again
+	} else {
+		backoff = min(2*backoff, MaxInterval)
+		wait = max(wait, backoff-since)
+	}
+	time.Sleep(wait)
 	dropped.Store(0)
 	debug.FreeOSMemory()
 	runs.Add(1)
+	lastEnd = time.Now()
 	running.Store(false)
 	if dropped.Load() >= Threshold && running.CompareAndSwap(false, true) {
 		go collect() // more was dropped while this one ran

@@ -29,3 +29,26 @@ func TestDroppedCollectsOnceAtThreshold(t *testing.T) {
 		t.Fatalf("%d collections, want 1", n)
 	}
 }
+
+// A load that comes and goes drops a burst's worth at every lull: the
+// collections it gets back off (Settle, 3 s, 6 s apart ...), not one per
+// Settle (before: 4 in 6 s).
+func TestDroppedSteadilyBacksOff(t *testing.T) {
+	for running.Load() {
+		time.Sleep(50 * time.Millisecond) // an earlier test's collection
+	}
+	r0 := Runs()
+	start := time.Now()
+	for time.Since(start) < 6*time.Second {
+		Dropped(2 * Threshold)
+		time.Sleep(100 * time.Millisecond)
+	}
+	// Within 6 s of steady drops: at most 1.5 s, then 3 s after it (or,
+	// after an earlier test's run, 3 s and 6 s): two collections at most.
+	if n := Runs() - r0; n == 0 || n > 2 {
+		t.Fatalf("%d collections in %v of steady drops, want 1 or 2", n, time.Since(start).Round(time.Millisecond))
+	}
+	for running.Load() {
+		time.Sleep(50 * time.Millisecond) // leave no collection to the next test
+	}
+}
