@@ -125,22 +125,31 @@ func (r *Reactor) Assist() bool {
 	if !r.loopG.CompareAndSwap(parkedG, me) {
 		return false
 	}
-	l := r.os
-	l.assists++
-	more := false
-	if !r.closed.Load() {
-		for i := 0; i < maxIterPerTurn; i++ {
-			if more = r.iterate(); !more || r.closed.Load() {
-				break
-			}
-		}
-		if !more && !r.closed.Load() && r.armTimer() != nil {
-			more = true // the loop arms it again and ends with the error
-		}
-	}
+	more := r.borrowedTurn()
 	storerel.Uintptr(&r.loopG, parkedG)
 	if more {
 		r.wakeLoop()
 	}
 	return true
+}
+
+// borrowedTurn is the turn that a goroutine holding a parked loop's word
+// runs in the loop's place (Assist, runHandedOff): up to maxIterPerTurn
+// iterations, then the timerfd armed for the deadline the turn left. It
+// reports whether work is left for the loop, a failure to arm the timer
+// included (the loop arms it again and ends with the error).
+func (r *Reactor) borrowedTurn() (more bool) {
+	r.os.assists++
+	if r.closed.Load() {
+		return false
+	}
+	for i := 0; i < maxIterPerTurn; i++ {
+		if more = r.iterate(); !more || r.closed.Load() {
+			break
+		}
+	}
+	if !more && !r.closed.Load() && r.armTimer() != nil {
+		more = true
+	}
+	return more
 }

@@ -74,19 +74,7 @@ func (r *Reactor) runHandedOff(me uintptr) bool {
 	if !r.loopG.CompareAndSwap(parkedG, me) {
 		return false
 	}
-	l := r.os
-	l.assists++
-	more := false
-	if !r.closed.Load() {
-		for i := 0; i < maxIterPerTurn; i++ {
-			if more = r.iterate(); !more || r.closed.Load() {
-				break
-			}
-		}
-		if !more && !r.closed.Load() && r.armTimer() != nil {
-			more = true
-		}
-	}
+	more := r.borrowedTurn()
 	restored := false
 	if !more && !r.closed.Load() {
 		// Give the duty back: producers that saw sleeping cleared did not
