@@ -110,7 +110,7 @@ func (h *handler) OnClose(c *netio.Conn, _ error) {
 }
 
 // abandon runs after the cancels OnClose posted: the requests whose flows
-// they ended will never reach replyStep, so they are given back here.
+// they ended will never be answered, so they are given back here.
 func abandon(cn *conn, _ uint64) {
 	for rq := cn.head; rq != nil; rq = rq.next {
 		if !rq.done {
@@ -182,7 +182,7 @@ func (cn *conn) start(req *Request) {
 	cn.inflight++
 	cn.undone++
 	rq.root.SetFlowName(flowName(rq.op, rq.bad))
-	rq.root.Add(serveStep, serveError).Add(replyStep)
+	rq.root.Add(serveStep, serveError)
 	rq.root.Execute()
 }
 
@@ -201,6 +201,7 @@ func (cn *conn) dispatchKeyed(as *engine.Steps, self *request) {
 		}
 		rq.ready, rq.dispatched = false, true
 		rq.sh.s.keys.apply(rq)
+		rq.answered()
 		if rq != self {
 			rq.ext.Success()
 		}
@@ -212,9 +213,9 @@ func (cn *conn) dispatchKeyed(as *engine.Steps, self *request) {
 // them on the connection.
 const outChunk = 64 << 10
 
-// flush writes the replies at the head of the queue that are known. The
-// flows of the requests it answers have ended (they ended in replyStep,
-// before this task ran), so their requests go back to the pool at once.
+// flush writes the replies at the head of the queue that are known. Their
+// requests go back to the pool at once: a flow answers as its last act, and
+// newRequest reuses a request only once its flow has ended.
 func (cn *conn) flush() {
 	sh := cn.sh
 	out := sh.out[:0]
@@ -243,7 +244,7 @@ func (cn *conn) flush() {
 			cn.tail = nil
 		}
 		if cn.cursor == rq {
-			cn.cursor = rq.next // not expected (it moved on in replyStep), but never left on a recycled request
+			cn.cursor = rq.next // not expected (it moved on when it was answered), but never left on a recycled request
 		}
 		cn.inflight--
 		cn.held -= rq.held
