@@ -36,7 +36,8 @@ func (h *handler) OnOpen(c *netio.Conn) {
 func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	cn := c.Context().(*conn)
 	s := (*Server)(h)
-	n, started := 0, false
+	n := 0
+	var first *request // the first request this read started
 	for !cn.closing {
 		if cn.inflight >= s.cfg.MaxPipeline || cn.held >= s.cfg.MaxRequest {
 			cn.paused = true
@@ -55,14 +56,16 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		if req.Op == OpNone {
 			continue
 		}
-		cn.start(&req)
-		started = true
+		rq := cn.start(&req)
+		if first == nil {
+			first = rq
+		}
 		if req.Op == OpQuit && req.Bad == "" {
 			cn.closeAfterReplies("")
 		}
 	}
-	if started {
-		cn.runNow()
+	if first != nil {
+		cn.runNow(first)
 	}
 	return n
 }
@@ -73,11 +76,17 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 // (and sends its next requests) while the server serves the others, as a
 // plain event-loop handler does. Flows that wait (SLEEP, a full Limiter)
 // answer later through the shard's end-of-iteration flush, as before.
-func (cn *conn) runNow() {
+//
+// The requests from first on that are still unanswered then wait: they go
+// on the shard's deadline list.
+func (cn *conn) runNow(first *request) {
 	sh := cn.sh
 	sh.inline = cn
 	engine.RunReady(sh.r)
 	sh.inline = nil
+	if cn.undone > 0 {
+		sh.watch(first)
+	}
 	if cn.head != nil && cn.head.done {
 		cn.flush()
 	}
@@ -116,6 +125,7 @@ func abandon(cn *conn, _ uint64) {
 		if !rq.done {
 			rq.done = true
 			cn.undone--
+			cn.sh.unwatch(rq)
 		}
 	}
 	cn.flush()
@@ -146,7 +156,7 @@ func (cn *conn) maybeClose() {
 }
 
 // start starts the flow of req, copying what it needs of req's bytes.
-func (cn *conn) start(req *Request) {
+func (cn *conn) start(req *Request) *request {
 	rq := cn.sh.newRequest()
 	rq.cn = cn
 	rq.op, rq.bad, rq.ms = req.Op, req.Bad, req.Ms
@@ -184,6 +194,7 @@ func (cn *conn) start(req *Request) {
 	rq.root.SetFlowName(flowName(rq.op, rq.bad))
 	rq.root.Add(serveStep, serveError)
 	rq.root.Execute()
+	return rq
 }
 
 // dispatchKeyed sends the connection's key commands that are ready, in

@@ -32,17 +32,22 @@ type request struct {
 	timer      reactor.Timer   // SLEEP's
 	ready      bool            // in execStep: its key command waits for its turn
 	dispatched bool            // its key command was applied to the store
+
+	// On the shard's deadline list (deadline.go) while it waits.
+	waiting      bool
+	deadline     int64 // monoNow time of its Timeout
+	wprev, wnext *request
 }
 
 func requestOf(as *engine.Steps) *request { return as.State().User.(*request) }
 
-// serveStep bounds the request in time and runs it behind the Limiter.
+// serveStep runs the request behind the Limiter. Its Timeout is kept by
+// the shard's deadline list (deadline.go), for requests that wait.
 func serveStep(as *engine.Steps) {
 	rq := requestOf(as)
 	if rq.bad != "" {
 		as.Error(engine.InvalidRequest, rq.bad)
 	}
-	as.SetTimeout(rq.sh.s.cfg.Timeout)
 	as.Sync(rq.sh.s.lim, execStep)
 }
 
@@ -90,6 +95,9 @@ func (rq *request) keyed() bool {
 
 func sleepDone(rq *request, _ uint64) {
 	rq.timer = reactor.Timer{}
+	if rq.done {
+		return // timed out in the same timer round (sweep): its cancel is posted
+	}
 	rq.answered()
 	rq.ext.Success()
 }
@@ -113,6 +121,7 @@ func (rq *request) answered() {
 	cn := rq.cn
 	rq.done = true
 	cn.undone--
+	cn.sh.unwatch(rq)
 	if cn == cn.sh.inline {
 		return // runNow writes it once the flows it runs have run
 	}
