@@ -36,7 +36,8 @@ func (h *handler) OnOpen(c *netio.Conn) {
 func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	cn := c.Context().(*conn)
 	s := (*Server)(h)
-	n, started := 0, false
+	n := 0
+	var first *request // the first request this read started
 	for !cn.closing {
 		if cn.inflight >= s.cfg.MaxPipeline || cn.held >= s.cfg.MaxRequest {
 			cn.paused = true
@@ -55,14 +56,16 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		if req.Op == OpNone {
 			continue
 		}
-		cn.start(&req)
-		started = true
+		rq := cn.start(&req)
+		if first == nil {
+			first = rq
+		}
 		if req.Op == OpQuit && req.Bad == "" {
 			cn.closeAfterReplies("")
 		}
 	}
-	if started {
-		cn.runNow()
+	if first != nil {
+		cn.runNow(first)
 	}
 	return n
 }
@@ -73,11 +76,17 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 // (and sends its next requests) while the server serves the others, as a
 // plain event-loop handler does. Flows that wait (SLEEP, a full Limiter)
 // answer later through the shard's end-of-iteration flush, as before.
-func (cn *conn) runNow() {
+//
+// The requests from first on that are still unanswered then wait: they go
+// on the shard's deadline list.
+func (cn *conn) runNow(first *request) {
 	sh := cn.sh
 	sh.inline = cn
 	engine.RunReady(sh.r)
 	sh.inline = nil
+	if cn.undone > 0 {
+		sh.watch(first)
+	}
 	if cn.head != nil && cn.head.done {
 		cn.flush()
 	}
@@ -110,12 +119,13 @@ func (h *handler) OnClose(c *netio.Conn, _ error) {
 }
 
 // abandon runs after the cancels OnClose posted: the requests whose flows
-// they ended will never reach replyStep, so they are given back here.
+// they ended will never be answered, so they are given back here.
 func abandon(cn *conn, _ uint64) {
 	for rq := cn.head; rq != nil; rq = rq.next {
 		if !rq.done {
 			rq.done = true
 			cn.undone--
+			cn.sh.unwatch(rq)
 		}
 	}
 	cn.flush()
@@ -146,7 +156,7 @@ func (cn *conn) maybeClose() {
 }
 
 // start starts the flow of req, copying what it needs of req's bytes.
-func (cn *conn) start(req *Request) {
+func (cn *conn) start(req *Request) *request {
 	rq := cn.sh.newRequest()
 	rq.cn = cn
 	rq.op, rq.bad, rq.ms = req.Op, req.Bad, req.Ms
@@ -182,8 +192,9 @@ func (cn *conn) start(req *Request) {
 	cn.inflight++
 	cn.undone++
 	rq.root.SetFlowName(flowName(rq.op, rq.bad))
-	rq.root.Add(serveStep, serveError).Add(replyStep)
+	rq.root.Add(serveStep, serveError)
 	rq.root.Execute()
+	return rq
 }
 
 // dispatchKeyed sends the connection's key commands that are ready, in
@@ -201,6 +212,7 @@ func (cn *conn) dispatchKeyed(as *engine.Steps, self *request) {
 		}
 		rq.ready, rq.dispatched = false, true
 		rq.sh.s.keys.apply(rq)
+		rq.answered()
 		if rq != self {
 			rq.ext.Success()
 		}
@@ -212,9 +224,9 @@ func (cn *conn) dispatchKeyed(as *engine.Steps, self *request) {
 // them on the connection.
 const outChunk = 64 << 10
 
-// flush writes the replies at the head of the queue that are known. The
-// flows of the requests it answers have ended (they ended in replyStep,
-// before this task ran), so their requests go back to the pool at once.
+// flush writes the replies at the head of the queue that are known. Their
+// requests go back to the pool at once: a flow answers as its last act, and
+// newRequest reuses a request only once its flow has ended.
 func (cn *conn) flush() {
 	sh := cn.sh
 	out := sh.out[:0]
@@ -243,7 +255,7 @@ func (cn *conn) flush() {
 			cn.tail = nil
 		}
 		if cn.cursor == rq {
-			cn.cursor = rq.next // not expected (it moved on in replyStep), but never left on a recycled request
+			cn.cursor = rq.next // not expected (it moved on when it was answered), but never left on a recycled request
 		}
 		cn.inflight--
 		cn.held -= rq.held

@@ -36,11 +36,17 @@
 // # How a request runs
 //
 //   - Connections are spread over the reactors (netio). A request's flow
-//     runs on its connection's reactor: a step that sets the request's
-//     timeout and enters the server's Limiter, the command inside it, and
-//     a last step that records the reply. Flows, their requests and their
-//     buffers are pooled per reactor: a request allocates nothing once
-//     warm (TestRequestPathDoesNotAllocate).
+//     runs on its connection's reactor: a step that enters the server's
+//     Limiter and the command inside it, which records the reply as the
+//     flow's last act. Flows, their requests and their buffers are pooled
+//     per reactor: a request allocates nothing once warm
+//     (TestRequestPathDoesNotAllocate).
+//   - Config.Timeout costs nothing to a request answered within its read:
+//     only the requests still waiting when their read's flows have run (in
+//     the Limiter's queue, a SLEEP, a key command behind a queued one) go
+//     on their reactor's deadline list, which one timer per reactor
+//     watches; past its Timeout a request is answered -Timeout and its flow
+//     canceled.
 //   - The keys are shared by every reactor, in a map striped over 64
 //     locks (FNV-1a of the key): a command on a key applies on its
 //     connection's reactor, under its stripe's lock, with no trip to

@@ -32,24 +32,37 @@ type request struct {
 	timer      reactor.Timer   // SLEEP's
 	ready      bool            // in execStep: its key command waits for its turn
 	dispatched bool            // its key command was applied to the store
+
+	// On the shard's deadline list (deadline.go) while it waits.
+	waiting      bool
+	deadline     int64 // monoNow time of its Timeout
+	wprev, wnext *request
 }
 
 func requestOf(as *engine.Steps) *request { return as.State().User.(*request) }
 
-// serveStep bounds the request in time and runs it behind the Limiter.
+// serveStep runs the request behind the Limiter. Its Timeout is kept by
+// the shard's deadline list (deadline.go), for requests that wait.
 func serveStep(as *engine.Steps) {
 	rq := requestOf(as)
 	if rq.bad != "" {
 		as.Error(engine.InvalidRequest, rq.bad)
 	}
-	as.SetTimeout(rq.sh.s.cfg.Timeout)
 	as.Sync(rq.sh.s.lim, execStep)
 }
 
-// serveError turns a failure into the reply; the flow goes on to replyStep.
+// serveError turns a failure into the reply, which ends the flow.
 func serveError(as *engine.Steps, code string) {
 	rq := requestOf(as)
-	rq.errCode, rq.errInfo = code, as.State().ErrorInfo
+	// Answered already (a SLEEP whose timer fired as its timeout did): the
+	// reply stands, and the request may be back in the pool (cn nil).
+	if rq.cn != nil && !rq.done {
+		rq.errCode, rq.errInfo = code, as.State().ErrorInfo
+		rq.answered()
+		if rq.cn.cursor == rq {
+			rq.cn.dispatchKeyed(nil, nil) // it failed before its turn: the next may go
+		}
+	}
 	as.Success()
 }
 
@@ -58,6 +71,7 @@ func execStep(as *engine.Steps) {
 	rq := requestOf(as)
 	switch rq.op {
 	case OpEcho, OpPing, OpConst, OpQuit:
+		rq.answered()
 	case OpSleep:
 		rq.ext = as.External()
 		as.SetCancel(cancelSleep)
@@ -81,6 +95,10 @@ func (rq *request) keyed() bool {
 
 func sleepDone(rq *request, _ uint64) {
 	rq.timer = reactor.Timer{}
+	if rq.done {
+		return // timed out in the same timer round (sweep): its cancel is posted
+	}
+	rq.answered()
 	rq.ext.Success()
 }
 
@@ -92,17 +110,18 @@ func cancelSleep(as *engine.Steps) {
 	rq.timer = reactor.Timer{}
 }
 
-// replyStep is every flow's last step: the reply is known. It is written
-// by runNow when the flow ran there, else by the shard's end-of-iteration
-// task, once the other flows that became ready with it have run too.
-func replyStep(as *engine.Steps) {
-	rq := requestOf(as)
+// answered notes that rq's reply is known; the flow ends right after, with
+// no step of its own (the Limiter section, if any, is left first). The
+// reply is written by runNow when the flow ran there, else by the shard's
+// end-of-iteration task, once the other flows that became ready with it
+// have run too. A request whose flow is still ending when its reply is
+// written goes back to the pool at once: newRequest takes a pooled request
+// only once its root no longer executes.
+func (rq *request) answered() {
 	cn := rq.cn
 	rq.done = true
 	cn.undone--
-	if cn.cursor == rq {
-		cn.dispatchKeyed(nil, nil) // it failed before its turn: the next may go
-	}
+	cn.sh.unwatch(rq)
 	if cn == cn.sh.inline {
 		return // runNow writes it once the flows it runs have run
 	}

@@ -27,6 +27,9 @@ type shard struct {
 	inline *conn   // the connection whose runNow runs flows now: its replies are written there
 	posted bool    // endOfIteration is posted
 	dirty  []*conn // connections with replies to write at the end of the iteration
+
+	whead, wtail *request // the deadline list: requests that wait, by deadline (deadline.go)
+	sweepArmed   bool     // sweep's timer is set
 }
 
 func (s *Server) shardOn(r *reactor.Reactor) *shard {
@@ -74,6 +77,7 @@ func endOfIteration(sh *shard, _ uint64) {
 }
 
 func (sh *shard) recycle(rq *request) {
+	sh.unwatch(rq) // not expected: answered requests left the list
 	rq.cn, rq.done = nil, false
 	rq.ready, rq.dispatched = false, false
 	rq.errCode, rq.errInfo, rq.n = "", "", 0
