@@ -24,6 +24,20 @@ func (r *Reactor) iterate() bool {
 	if !r.local.empty() {
 		r.runLocal()
 	}
+	// Nothing (more) to run: the answer the full pass below would give, in
+	// one look at each source instead of two and no deadline lookup (the
+	// empty iteration's and the turn's cost, issue 24). The runner's
+	// pending flag first, so that an iteration with flows to run pays one
+	// test for the shortcut. Written out rather than a call of a helper:
+	// the call itself was a third of what the shortcut cost that iteration.
+	if s := r.ext.Load(); (s == nil || s.run == nil || (s.pending != nil && !*s.pending)) &&
+		r.wheel.Len() == 0 && r.local.empty() && r.inbox.Empty() && !r.overflow.active.Load() {
+		// A task posted after this look is found by the next iteration,
+		// or, on a real reactor, by the sleep protocol's re-check after
+		// the loop word is published (doc.go), as after a full pass that
+		// found nothing.
+		return false
+	}
 	if !r.inbox.Empty() { // two loads: cheaper than a pop that finds nothing
 		r.drainInbox()
 	}
@@ -49,6 +63,9 @@ func (r *Reactor) iterate() bool {
 	}
 	if more || !r.local.empty() || !r.inbox.Empty() || r.overflow.active.Load() {
 		return true
+	}
+	if r.wheel.Len() == 0 {
+		return false // no timer: no deadline to look up
 	}
 	if next, ok := r.wheel.NextDeadline(); ok {
 		if !haveNow {
