@@ -324,15 +324,22 @@ func (p *parallelFixture) batch(n int) error {
 }
 
 func (p *parallelFixture) bench(b *testing.B) error {
+	return benchBatches(b, p.batch)
+}
+
+// benchBatches runs the Parallel rows' timed loop: two warm-up batches of
+// ParallelFlows flows, then b.N flows in batches of at most ParallelFlows,
+// reported per flow.
+func benchBatches(b *testing.B, batch func(n int) error) error {
 	for range 2 {
-		if err := p.batch(ParallelFlows); err != nil {
+		if err := batch(ParallelFlows); err != nil {
 			return err
 		}
 	}
 	b.ResetTimer()
 	for left := b.N; left > 0; {
 		n := min(left, ParallelFlows)
-		if err := p.batch(n); err != nil {
+		if err := batch(n); err != nil {
 			return err
 		}
 		left -= n

@@ -94,22 +94,7 @@ func (p *cppParallelFixture) batch(n int) error {
 }
 
 func (p *cppParallelFixture) bench(b *testing.B) error {
-	for range 2 {
-		if err := p.batch(ParallelFlows); err != nil {
-			return err
-		}
-	}
-	b.ResetTimer()
-	for left := b.N; left > 0; {
-		n := min(left, ParallelFlows)
-		if err := p.batch(n); err != nil {
-			return err
-		}
-		left -= n
-	}
-	b.StopTimer()
-	reportPer(b, "flow")
-	return nil
+	return benchBatches(b, p.batch)
 }
 
 // Parallel: the C++ reference's Parallel_bench, driven from the benchmark
