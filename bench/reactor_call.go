@@ -54,27 +54,6 @@ func Call(b *testing.B) {
 	reportLatency(b, lat)
 }
 
-// CallGoroutines: Call's peer, go f() and a receive of its result.
-func CallGoroutines(b *testing.B) {
-	done := make(chan int, 1)
-	f := func() { done <- 1 }
-	for range warmRounds {
-		go f()
-		<-done
-	}
-	lat := make([]time.Duration, b.N)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := range lat {
-		t0 := time.Now()
-		go f()
-		<-done
-		lat[i] = time.Since(t0)
-	}
-	b.StopTimer()
-	reportLatency(b, lat)
-}
-
 // FanOut: rounds of FanOutFlows one-step flows started over the group
 // (engine.New(g.Next()), Add, Promise), then every Promise waited for and
 // every root released. b.N counts flows.

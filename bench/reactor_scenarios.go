@@ -44,7 +44,7 @@ var ReactorScenarios = []ReactorScenario{
 		Name: "Call", Unit: "op", Latency: true,
 		What:  "a one-step flow started from a goroutine on the group's next reactor with the public API (New, Add, Promise().Wait(), Release)",
 		Ours:  Call,
-		Peers: []Peer{{ImplGoroutines, CallGoroutines}},
+		Peers: []Peer{{ImplGoroutines, RealSimpleGoroutines}}, // go f() and a receive, as RealSimple's peer
 	},
 	{
 		Name: "FanOut", Unit: "flow",
