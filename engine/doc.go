@@ -83,7 +83,10 @@
 //
 // Steps run from pooled frames: once warm, a flow allocates nothing per step
 // (Add, Success with scalar or string Values, SetTimeout, External,
-// Stack, loops).
+// Stack, loops). Pools that grew in a burst give their idle items back
+// within two seconds of it, and a burst's worth gets a GC and its pages
+// returned to the OS soon after; SetForcedGC(false) leaves that GC to the
+// runtime.
 //
 // # Writing a Sync object
 //

@@ -35,6 +35,18 @@ import (
 // never reused); a dropped root stays released, so a stale root's calls
 // still do nothing.
 
+// SetForcedGC says whether a trim that drops a burst's worth of memory (a
+// MiB or more) gets a GC and the freed pages returned to the OS shortly
+// after (debug.FreeOSMemory, on a goroutine of its own, backing off while
+// bursts keep coming). On by default. Turn it off where the program runs
+// its own GC policy (GOGC=off, a memory limit, its own FreeOSMemory), for
+// which a collection it did not ask for is a pause it did not plan: the
+// pools still trim, and what they drop is collected when the runtime next
+// runs. It is one setting for the whole process (every engine, stepsd's
+// pools too), safe from any goroutine; turning it off also stops a
+// collection already waiting.
+func SetForcedGC(on bool) { reclaim.SetEnabled(on) }
+
 // trimFloor is the idle items a pool may keep without a trim timer.
 const trimFloor = 256
 

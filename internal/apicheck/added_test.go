@@ -46,6 +46,7 @@ var (
 	_ func(*engine.Steps, *engine.Lock[pinned], engine.ExecFunc, engine.ErrorFunc) *engine.Steps                                                          = engine.AddLocked[pinned]
 	_ func(*engine.Steps, any) bool                                                                                                                       = (*engine.Steps).Holds
 	_ func(*reactor.Reactor) bool                                                                                                                         = engine.RunReady
+	_ func(bool)                                                                                                                                          = engine.SetForcedGC
 
 	// syncprim: "Stats() of each reports Holders, Queued and Rejected"
 	_ func(*syncprim.Mutex) syncprim.Stats                       = (*syncprim.Mutex).Stats

@@ -37,6 +37,14 @@
 // drop a burst's worth again, and a forced GC and a full scavenge every
 // Settle would tax the whole process (a mark of its whole heap, and the
 // pages the next burst faults in again) for memory it takes back anyway.
+//
+// # Turning it off
+//
+// SetEnabled(false) (engine.SetForcedGC for users) stops it for the whole
+// process: for a program that runs its own GC policy (GOGC=off, a memory
+// limit, its own FreeOSMemory), where a collection it did not ask for is a
+// pause it did not plan. The pools still trim; what they drop is collected
+// whenever the runtime next runs.
 package reclaim
 
 import (
@@ -57,6 +65,7 @@ const Settle = 1500 * time.Millisecond
 const MaxInterval = time.Minute
 
 var (
+	off     atomic.Bool // SetEnabled(false)
 	dropped atomic.Int64
 	running atomic.Bool
 	runs    atomic.Uint64
@@ -70,11 +79,21 @@ var (
 // Dropped records that a pool gave n bytes to the garbage collector, and
 // starts a collection when enough have been given up since the last one.
 func Dropped(n int) {
-	if n <= 0 {
+	if n <= 0 || off.Load() {
 		return
 	}
 	if dropped.Add(int64(n)) >= Threshold && running.CompareAndSwap(false, true) {
 		go collect()
+	}
+}
+
+// SetEnabled turns collections on (the default) or off for the whole
+// process. Turned off, Dropped counts nothing and a collection already
+// waiting out its Settle ends without collecting. Safe from any goroutine.
+func SetEnabled(on bool) {
+	off.Store(!on)
+	if !on {
+		dropped.Store(0)
 	}
 }
 
@@ -90,9 +109,11 @@ func collect() {
 		wait = max(wait, backoff-since)
 	}
 	time.Sleep(wait)
-	dropped.Store(0)
-	debug.FreeOSMemory()
-	runs.Add(1)
+	if !off.Load() {
+		dropped.Store(0)
+		debug.FreeOSMemory()
+		runs.Add(1)
+	}
 	lastEnd = time.Now()
 	running.Store(false)
 	if dropped.Load() >= Threshold && running.CompareAndSwap(false, true) {

@@ -52,3 +52,31 @@ func TestDroppedSteadilyBacksOff(t *testing.T) {
 		time.Sleep(50 * time.Millisecond) // leave no collection to the next test
 	}
 }
+
+// Turned off, a drop starts nothing, and a collection already waiting
+// collects nothing.
+func TestSetEnabledOff(t *testing.T) {
+	for running.Load() {
+		time.Sleep(50 * time.Millisecond) // an earlier test's collection
+	}
+	defer SetEnabled(true)
+	r0 := Runs()
+	SetEnabled(false)
+	Dropped(4 * Threshold)
+	if running.Load() || dropped.Load() != 0 {
+		t.Fatalf("turned off, a drop started a collection (running %v) or counted (%d bytes)", running.Load(), dropped.Load())
+	}
+
+	SetEnabled(true)
+	Dropped(2 * Threshold) // a collection starts and waits out Settle
+	if !running.Load() {
+		t.Fatal("no collection started for twice the threshold")
+	}
+	SetEnabled(false)
+	for running.Load() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if n := Runs() - r0; n != 0 {
+		t.Fatalf("%d collections after SetEnabled(false), want 0", n)
+	}
+}
