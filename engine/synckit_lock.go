@@ -234,6 +234,8 @@ func (f *Steps) lockedBy(key any) bool {
 // dropped, and Leave is the step's only exit, even for a Cancel that comes
 // before the section starts (the section then never runs). Bound keeps
 // returning the value bound (or Rebound) to the step while it waits.
+// Sub-steps the Slow adds after Wait disarm its External, as they disarm
+// any External: the step then ends with them, and f never runs.
 //
 // Misuse (an InternalError for the step): calling Wait outside l's Slow
 // step, after the Slow added sub-steps, or passing the External inside the
