@@ -104,6 +104,10 @@
 //     instead, as an AddWith step bound to the object, and queues with
 //     the rest of the kit. No per-call state, no extra frame, no enter or
 //     leave step: syncprim's Mutex uses it.
+//   - Lock.Wait, called by the slow func, makes its step wait for the
+//     External it returns; when the object passes it, the step runs again
+//     as the entered section (f as its callback, leave when it ends), so a
+//     queued flow too costs no extra step: syncprim's Mutex queues so.
 //   - AddWith(as, f, v) adds a step that calls f(as, v): f a top-level
 //     function, v the object's per-call state. Bound[T](as) finds v again
 //     from the step's cancel or error handler (T is not checked: it must be

@@ -147,6 +147,11 @@ func (e *engine) apply(f *Steps, args []Value, code, info string, err error) {
 	fl := f.fl
 	switch {
 	case e.cur == f:
+		if f.flags&fRelock != 0 && code == "" {
+			// Let in before its Slow returned, by this very callback:
+			// the section would be lost (the step would just complete).
+			code, info, err = InternalError, "Lock.Wait: its External passed inside the waiting step's own callback", nil
+		}
 		if code == "" && f.head != nil {
 			code, info, err = InternalError, "External: step completed after sub-steps were added", nil
 		}
@@ -173,6 +178,11 @@ func (e *engine) apply(f *Steps, args []Value, code, info string, err error) {
 		// runs again wins over this result and runs it (runReady).
 		if args != nil {
 			fl.setArgs(args)
+		}
+		if f.flags&fRelock != 0 {
+			e.relock(f) // a Lock.Wait: the step runs again as its section
+			e.ready(fl, actExec)
+			return
 		}
 		e.ready(fl, actDone)
 	}

@@ -103,6 +103,7 @@ const (
 	fFinally                // oncancel was set by SetFinally: it also runs on success
 	fLocked                 // an AddLocked step that entered its Lock (x): endStep calls its Leave
 	fYield                  // its callback or error handler canceled its own root: the flow stops after it (yieldCanceled)
+	fRelock                 // a Lock's Slow step waiting in Lock.Wait: a pass enters its section (relock) instead of completing it
 )
 
 // current reports whether as is the step whose callback is running; if not,

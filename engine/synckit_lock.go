@@ -211,3 +211,68 @@ func (f *Steps) lockedBy(key any) bool {
 	}
 	return false
 }
+
+// Wait, called by l's Slow on its own step (the step AddLocked added, whose
+// Enter declined), makes that step wait, as External does, and returns the
+// External that lets it in. When that External passes (Pass, or Success:
+// the values become the section's arguments), the step does not complete:
+// it runs again as the entered section, exactly as if Enter had let it in
+// at first: f runs as its callback, Holds(obj) is true inside, the step's
+// error handler is the section's, and Leave(as, obj) runs once when it
+// ends, however it ends. An Error through the External fails the step
+// instead, as any External's does.
+//
+// It is how a queued flow is handed a Lock's object straight into its
+// section, with no step of its own for the wait and none for the section:
+// the releasing side passes the waiter's External (from any goroutine), and
+// the waiter's loop runs the section next. Until the pass the step is a
+// waiting step: a cancel handler the Slow set with SetCancel runs if the
+// flow is canceled or times out while it waits, and must take the flow out
+// of the object's queue (or, where the object lets waiters in by other
+// means than this External, give back what it was let into). From the
+// pass, applied on the loop, the step holds the object: that handler is
+// dropped, and Leave is the step's only exit, even for a Cancel that comes
+// before the section starts (the section then never runs). Bound keeps
+// returning the value bound (or Rebound) to the step while it waits.
+// Sub-steps the Slow adds after Wait disarm its External, as they disarm
+// any External: the step then ends with them, and f never runs.
+//
+// Misuse (an InternalError for the step): calling Wait outside l's Slow
+// step, after the Slow added sub-steps, or passing the External inside the
+// Slow's own callback (an object that can let the flow in at once should
+// add f there instead of waiting).
+func (l *Lock[T]) Wait(as *Steps, f ExecFunc) External {
+	if !as.execOnly("Lock.Wait") {
+		return External{}
+	}
+	switch {
+	case f == nil:
+		misuse(as, "Lock.Wait: nil ExecFunc")
+		return External{}
+	case as.xfn == nil || as.xfn != cast.FuncPtr(l.slow):
+		misuse(as, "Lock.Wait: not called by the Lock's Slow on its own step")
+		return External{}
+	case as.head != nil:
+		misuse(as, "Lock.Wait: the step already added sub-steps")
+		return External{}
+	}
+	as.flags |= fWait | fRelock
+	g := as.arm()
+	// While the step waits its callback is done: fn keeps the section
+	// and xfn the Lock (non-nil, so Bound still returns x, the Slow's
+	// binding) until relock installs them.
+	as.fn = f
+	as.xfn = unsafe.Pointer(l)
+	return External{f: as, gen: g}
+}
+
+// relock turns f, a Lock.Wait step whose External passed, into its entered
+// section (see Lock.Wait): the next exec runs the section's ExecFunc (kept
+// in fn) as the step's callback, with the Lock in x for Leave and Holds.
+// What the wait armed is spent: the External passed (ctl is back at xNone),
+// and the cancel handler that would have unqueued the flow is dropped.
+func (e *engine) relock(f *Steps) {
+	f.flags = f.flags&fBuilt | fLocked
+	f.oncancel = nil
+	f.x, f.xfn = f.xfn, nil
+}

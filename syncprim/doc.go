@@ -23,6 +23,13 @@
 // set with SetCancel or SetFinally. What the flow observes is the same as above,
 // one step shorter: no per-call state and no extra step.
 //
+// A Mutex that W must queue for makes W the section too, once it is let
+// in (engine.Lock.Wait): W waits as itself, the release that hands it the
+// slot passes W's External, and W runs again as the section, f as its
+// callback, leaving when it ends as above. A waiter costs one record of
+// per-call state and no extra step. Throttle and Limiter waiters still
+// wait in a step of their own, before f.
+//
 // # Queue lengths
 //
 // Each object takes the longest queue of flows that may wait to enter;
@@ -62,7 +69,9 @@
 //     wait; the releaser copies the waiter's External under
 //     the lock and resumes it after unlocking, never touching the record
 //     again, and a waiter canceled after it was handed a slot gives the slot
-//     back from its cancel handler.
+//     back: from its cancel handler if the cancel came before the hand-over
+//     reached its loop, otherwise from the section's leave (a Mutex waiter
+//     holds the slot from the moment its loop applies the hand-over).
 //
 // Reentrance (spec 1.11.4): a flow that holds a Mutex passes straight
 // through a nested Sync on it. Parallel branches are flows of their own and

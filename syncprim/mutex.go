@@ -89,18 +89,85 @@ func mutexTry(as *engine.Steps, m *Mutex) bool {
 func mutexLeave(_ *engine.Steps, m *Mutex) { m.release() }
 
 // mutexSlow is the Lock's slow path: the step queues (or passes through a
-// reentrance, or is rejected) and runs f as its sub-step, with per-run
-// state in its Stack memory.
+// reentrance, or is rejected), with per-run state in its Stack memory.
 //
 // The fast path (mutexTry) failed, so the step almost always queues: its
 // state is made as the queued call at once (one Stack record, not a spec
 // and then a call with a copy of it). A call begins with its spec, so the
 // finally of a step that got in after all reads it as a spec.
+//
+// A queued step waits as itself (Lock.Wait): the release that hands it m
+// passes its External, and the step runs again as the entered section, f
+// as its callback and mutexLeave when it ends, as if mutexTry had let it
+// in. No step for the wait, none for the section, no finally: the queued
+// path costs one Stack record, the queue and the External round trip.
 func mutexSlow(as *engine.Steps, m *Mutex, f engine.ExecFunc) {
 	c := engine.Stack[call](as)
 	c.m, c.f = m, f
 	engine.Rebind(as, c)
-	mutexEnter(as, &c.spec, c)
+	if as.Holds(m) {
+		mutexEnter(as, &c.spec, c) // a reentrance passes through
+		return
+	}
+	wait, ok := m.enqueueWait(as, c)
+	switch {
+	case !ok:
+		as.Error(engine.DefenseRejected, rejectInfo(&c.spec, false))
+	case wait:
+		// Until the section starts: canceled or timed out, the step
+		// leaves the queue (or gives back m if it was let in meanwhile).
+		as.SetCancel(mutexCancelWaiting)
+	default:
+		// Let in after all (a holder left between mutexTry and the
+		// lock): the section is the step's sub-step, as in mutexEnter.
+		as.ForwardArgs()
+		as.SetFinally(mutexCancelQueued)
+		as.Hold(m)
+		as.Add(f)
+	}
+}
+
+// enqueueWait is gate.enqueue for a Mutex step that waits as itself
+// (Lock.Wait): the waiter's External is made under mu, before the waiter
+// can be found in the queue, so the release that pops it always finds it.
+func (m *Mutex) enqueueWait(as *engine.Steps, c *call) (wait, ok bool) {
+	w := &c.mw
+	m.mu.Lock()
+	for {
+		s := m.state.Load()
+		n, q := unpack(s)
+		if n < m.max && q == 0 {
+			if m.state.CompareAndSwap(s, s+1) {
+				w.state = holding
+				m.mu.Unlock()
+				return false, true
+			}
+			continue
+		}
+		if m.maxQueue >= 0 && int64(q) >= m.maxQueue {
+			m.rejected.Add(1)
+			m.mu.Unlock()
+			return false, false
+		}
+		if m.state.CompareAndSwap(s, s+oneQueued) {
+			w.ext = m.lock.Wait(as, c.f)
+			w.state = queued
+			m.q.push(w)
+			m.mu.Unlock()
+			return true, true
+		}
+	}
+}
+
+// mutexCancelWaiting is the cancel handler of a step that waits in m's
+// queue (mutexSlow): it leaves the queue, or gives m back when the release
+// had already let it in and the cancel came before its section started.
+// Once the section starts the handler is gone and mutexLeave releases.
+func mutexCancelWaiting(as *engine.Steps) {
+	c := engine.Bound[call](as)
+	if c.m.unqueue(&c.mw) == holding {
+		c.m.release()
+	}
 }
 
 // mutexEnter enters m for the running step, or queues it. c is the step's
