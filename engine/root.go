@@ -398,7 +398,42 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 // prepareStart readies rt's flow to run its first step (queued) and reports
 // whether there is one; a root with no steps, or one misused while being
 // built, ends here.
+//
+// Its first part is the start of a pooled root run again as it was last
+// time (Simple's shape): the flow kept from the last run (keepFlow) with
+// nothing in it to clear, no extension (no name, context, Promise, OnEnd
+// or misuse), no frame allocated while building, no cancel asked, the
+// build pool not asking for a refill, and a first step. It does what
+// prepareStartSlow does for such a root, without the tests that all come
+// out false for it (a third of Simple's start).
 func (e *engine) prepareStart(rt *root) bool {
+	fl := rt.Steps.fl
+	if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
+		rt.Steps.head == nil || rt.more.Load() != nil || e.build.want.Load() ||
+		rt.run.Load()&runCancel != 0 {
+		return e.prepareStartSlow(rt)
+	}
+	rt.started = true
+	e.m.started++ // metrics.go
+	e.stats.FramesLive += int(rt.built)
+	rt.spareCap = max(rt.spareCap, rt.built) // keepFlow: its frames stay its spares
+	rt.built = 0
+	fl.args.reset()
+	fl.nextRun = e.runHead
+	if e.runHead != nil {
+		e.runHead.prevRun = fl
+	}
+	e.runHead = fl
+	rt.Steps.setStatus(stActive)
+	c := rt.Steps.dequeue()
+	c.fl = fl
+	fl.cur = c
+	e.ready(fl, actExec)
+	return true
+}
+
+// prepareStartSlow is prepareStart for every other root.
+func (e *engine) prepareStartSlow(rt *root) bool {
 	rt.started = true
 	e.m.started++ // metrics.go
 	x := rt.more.Load()
@@ -519,17 +554,29 @@ func (e *engine) finishRoot(rt *root, code string) {
 			fl.nextRun.prevRun = fl.prevRun
 		}
 		fl.prevRun, fl.nextRun = nil, nil
-		e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
+		if fl.queued {
+			e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
+		}
 		fl.cur = &rt.Steps
 		fl.action = actNone
 	}
-	e.discardQueued(&rt.Steps)
-	rt.Steps.setStatus(stIdle)
-	e.flowEnded(rt, code)
-	if x := rt.more.Load(); x != nil {
-		e.endExt(rt, x, code)
+	if rt.Steps.head != nil {
+		e.discardQueued(&rt.Steps)
 	}
-	rt.endRunWith(code)
+	rt.Steps.setStatus(stIdle)
+	if x := rt.more.Load(); x == nil && code == "" && rt.keepFlow {
+		// The common end of a pooled root: a success with no extension
+		// (flowEnded's first case; no Promise, so endRunWith's whole
+		// work is endRun, detachFlow leaving the flow with the root).
+		e.m.succeeded++
+		rt.endRun()
+	} else {
+		e.flowEnded(rt, code)
+		if x != nil {
+			e.endExt(rt, x, code)
+		}
+		rt.endRunWith(code)
+	}
 	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
 		rt.release()
 	}
@@ -764,7 +811,9 @@ func (rt *root) releaseAfterRun(cancel bool) {
 }
 
 func (rt *root) release() {
-	rt.discardBuilt(&rt.Steps)
+	if rt.Steps.head != nil {
+		rt.discardBuilt(&rt.Steps)
+	}
 	if rt.bin != nil {
 		bridge.release(rt.bin, rt.e.r.IsSameThread())
 		rt.bin = nil
@@ -781,8 +830,8 @@ func (rt *root) release() {
 		*x = rootExt{} // no run: no context watch, no trace task
 	}
 	rt.state.reset()
-	if rt.Steps.fl != nil {
-		rt.Steps.fl.clearArgs() // the values detachFlow left with the root
+	if fl := rt.Steps.fl; fl != nil && (fl.owned || !fl.args.empty()) {
+		fl.clearArgs() // the values detachFlow left with the root
 	}
 	e := rt.e
 	if debugReleased {
