@@ -196,7 +196,10 @@ func (l *rootList) pop() *root {
 // Roots come from r's pool: Release gives one back, so create → execute →
 // release allocates nothing once warm.
 func New(r *reactor.Reactor) *Steps {
-	e := engineOf(r)
+	e, ok := reactor.X.Ext(r, extKey).(*engine) // engineOf's common case, inlined
+	if !ok {
+		e = engineOf(r)
+	}
 	var rt *root
 	onLoop := r.IsSameThread()
 	if onLoop {
@@ -771,7 +774,12 @@ func (as *Steps) Release() {
 		misuse(as, "Release: not a root")
 		return
 	}
-	rootOf(as).releaseAfterRun(true)
+	rt := rootOf(as)
+	if rt.run.Load()&runActive == 0 && !rt.released.Load() {
+		rt.release() // not running: releaseAfterRun's last case, one call less
+		return
+	}
+	rt.releaseAfterRun(true)
 }
 
 // ReleaseAtEnd lets the root's flow run to its end and then gives the
