@@ -44,12 +44,14 @@ type root struct {
 	// that overtakes a start posted from another goroutine is honoured by
 	// that start (runCancel).
 	started bool
-	// released is true from Release until New hands the root out again;
-	// atomic because a stale holder may ask (Valid, Cancel) from another
-	// goroutine while New runs.
-	released atomic.Bool
-	// lease is bumped by every Release: a Ref taken under an earlier lease
-	// is stale and does nothing (like External's generation).
+	// lease is the root's lease count, shifted left by one, with
+	// leaseReleased from Release until New hands the root out again:
+	// Release bumps the count and sets the bit in one release-only store,
+	// New clears the bit. A Ref taken under an earlier lease (or while the
+	// root was released) is stale and does nothing, like External's
+	// generation. Atomic because a stale holder may ask (Valid, Cancel)
+	// from another goroutine while New runs. One word, so that a release
+	// is one store and a Ref's test one load.
 	lease atomic.Uint64
 	// releaseAtEnd: Release was called while the flow ran. The owner sets
 	// it then rechecks running; finishRoot clears running then checks it;
@@ -121,7 +123,15 @@ const (
 	runGenShift = 2 // execGen's place
 )
 
-func (rt *root) running() bool   { return rt.run.Load()&runActive != 0 }
+func (rt *root) running() bool    { return rt.run.Load()&runActive != 0 }
+func (rt *root) isReleased() bool { return rt.lease.Load()&leaseReleased != 0 }
+
+// The parts of root.lease.
+const (
+	leaseReleased = 1 // released: from Release until New hands the root out again
+	leaseOne      = 2 // one lease in the count
+)
+
 func (rt *root) execGen() uint64 { return rt.run.Load() >> runGenShift }
 func (rt *root) endRun()         { rt.run.Store(rt.run.Load() &^ (runActive | runCancel)) }
 
@@ -238,7 +248,7 @@ func New(r *reactor.Reactor) *Steps {
 	// A release-only store (a MOV, not an XCHG, on amd64): what must be
 	// seen with it is written before it, and New reads nothing after it
 	// that another goroutine's store must have reached first.
-	storerel.Bool(&rt.released, false)
+	storerel.Uint64(&rt.lease, rt.lease.Load()&^leaseReleased)
 	return &rt.Steps
 }
 
@@ -359,7 +369,7 @@ func (as *Steps) Execute() {
 		return
 	}
 	rt := rootOf(as)
-	if rt.released.Load() {
+	if rt.isReleased() {
 		return
 	}
 	var g uint64
@@ -657,7 +667,7 @@ func (as *Steps) Cancel() {
 		return
 	}
 	rt := rootOf(as)
-	if rt.released.Load() {
+	if rt.isReleased() {
 		return // a stale root: the misuse does nothing
 	}
 	if g, ok := rt.askCancel(); ok {
@@ -711,7 +721,9 @@ func (as *Steps) Ref() Ref {
 // Valid reports whether the root has not been released since the Ref was
 // taken.
 func (x Ref) Valid() bool {
-	return x.rt != nil && x.rt.lease.Load() == x.lease && !x.rt.released.Load()
+	// One load: a Ref taken while the root was released carries the bit,
+	// and stays invalid after the next New.
+	return x.rt != nil && x.lease&leaseReleased == 0 && x.rt.lease.Load() == x.lease
 }
 
 // Cancel cancels the root's flow, as Steps.Cancel, if the root has not been
@@ -775,7 +787,7 @@ func (as *Steps) Release() {
 		return
 	}
 	rt := rootOf(as)
-	if rt.run.Load()&runActive == 0 && !rt.released.Load() {
+	if rt.run.Load()&runActive == 0 && !rt.isReleased() {
 		rt.release() // not running: releaseAfterRun's last case, one call less
 		return
 	}
@@ -801,7 +813,7 @@ func (as *Steps) ReleaseAtEnd() {
 // releaseAfterRun releases rt now or, while its flow runs, when the flow
 // ends (canceling it first if cancel): Release and ReleaseAtEnd.
 func (rt *root) releaseAfterRun(cancel bool) {
-	if rt.released.Load() {
+	if rt.isReleased() {
 		return
 	}
 	if rt.running() {
@@ -826,14 +838,12 @@ func (rt *root) release() {
 		bridge.release(rt.bin, rt.e.r.IsSameThread())
 		rt.bin = nil
 	}
-	// One releaser per release (releaseAfterRun's flag), so the bump is a
-	// load and a release-only store, not a locked add; released follows it
-	// in store order (amd64 keeps stores in order; a Ref reads lease, then
-	// released). Neither needs a full fence: nothing after them here must
-	// see another goroutine's store first, and the pool's lock (or the
-	// loop's own list) orders the root's next New.
-	storerel.Uint64(&rt.lease, rt.lease.Load()+1)
-	storerel.Bool(&rt.released, true)
+	// One releaser per release (releaseAfterRun's flag), so the bump and
+	// the released bit are a load and one release-only store, not a
+	// locked add. No full fence: nothing after it here must see another
+	// goroutine's store first, and the pool's lock (or the loop's own
+	// list) orders the root's next New.
+	storerel.Uint64(&rt.lease, (rt.lease.Load()|leaseReleased)+leaseOne)
 	if x := rt.more.Load(); x != nil {
 		*x = rootExt{} // no run: no context watch, no trace task
 	}
@@ -908,7 +918,7 @@ func (as *Steps) Promise() *Promise {
 		return p
 	}
 	rt := rootOf(as)
-	if rt.running() || rt.released.Load() {
+	if rt.running() || rt.isReleased() {
 		p.err = &Error{Code: InternalError, Info: "Promise: root is executing or released"}
 		p.ended.Store(true)
 		return p
