@@ -33,7 +33,7 @@ func (as *Steps) SetContext(ctx context.Context) {
 		return
 	}
 	rt := rootOf(as)
-	if rt.released.Load() {
+	if rt.isReleased() {
 		return
 	}
 	if rt.running() {

@@ -462,6 +462,12 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 		fl.action = actExec
 		return true
 	}
+	if p == fl.top && fl.par == nil && p.flags&(fFinally|fLocked) == 0 {
+		// The root's last step: its flow ends now, as advance would end
+		// it on the next pass of run's loop.
+		e.finishRoot(fl.root, "")
+		return true
+	}
 	// p's sub-steps are all done: p completes with the last one's values.
 	fl.cur = p
 	fl.action = actDone

@@ -120,7 +120,7 @@ func (as *Steps) SetFlowName(n *Name) {
 		return
 	}
 	rt := rootOf(as)
-	if rt.released.Load() {
+	if rt.isReleased() {
 		return
 	}
 	if rt.running() {

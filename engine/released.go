@@ -12,7 +12,7 @@ package engine
 // as long as anyone holds it, and the first call through a kept pointer
 // says where the bug is.
 func checkReleased(as *Steps, op string) {
-	if debugReleased && as != nil && as.kind == kRoot && rootOf(as).released.Load() {
+	if debugReleased && as != nil && as.kind == kRoot && rootOf(as).isReleased() {
 		panic("engine: " + op + " on a released root")
 	}
 }

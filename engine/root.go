@@ -44,12 +44,14 @@ type root struct {
 	// that overtakes a start posted from another goroutine is honoured by
 	// that start (runCancel).
 	started bool
-	// released is true from Release until New hands the root out again;
-	// atomic because a stale holder may ask (Valid, Cancel) from another
-	// goroutine while New runs.
-	released atomic.Bool
-	// lease is bumped by every Release: a Ref taken under an earlier lease
-	// is stale and does nothing (like External's generation).
+	// lease is the root's lease count, shifted left by one, with
+	// leaseReleased from Release until New hands the root out again:
+	// Release bumps the count and sets the bit in one release-only store,
+	// New clears the bit. A Ref taken under an earlier lease (or while the
+	// root was released) is stale and does nothing, like External's
+	// generation. Atomic because a stale holder may ask (Valid, Cancel)
+	// from another goroutine while New runs. One word, so that a release
+	// is one store and a Ref's test one load.
 	lease atomic.Uint64
 	// releaseAtEnd: Release was called while the flow ran. The owner sets
 	// it then rechecks running; finishRoot clears running then checks it;
@@ -121,7 +123,15 @@ const (
 	runGenShift = 2 // execGen's place
 )
 
-func (rt *root) running() bool   { return rt.run.Load()&runActive != 0 }
+func (rt *root) running() bool    { return rt.run.Load()&runActive != 0 }
+func (rt *root) isReleased() bool { return rt.lease.Load()&leaseReleased != 0 }
+
+// The parts of root.lease.
+const (
+	leaseReleased = 1 // released: from Release until New hands the root out again
+	leaseOne      = 2 // one lease in the count
+)
+
 func (rt *root) execGen() uint64 { return rt.run.Load() >> runGenShift }
 func (rt *root) endRun()         { rt.run.Store(rt.run.Load() &^ (runActive | runCancel)) }
 
@@ -196,7 +206,10 @@ func (l *rootList) pop() *root {
 // Roots come from r's pool: Release gives one back, so create → execute →
 // release allocates nothing once warm.
 func New(r *reactor.Reactor) *Steps {
-	e := engineOf(r)
+	e, ok := reactor.X.Ext(r, extKey).(*engine) // engineOf's common case, inlined
+	if !ok {
+		e = engineOf(r)
+	}
 	var rt *root
 	onLoop := r.IsSameThread()
 	if onLoop {
@@ -235,7 +248,7 @@ func New(r *reactor.Reactor) *Steps {
 	// A release-only store (a MOV, not an XCHG, on amd64): what must be
 	// seen with it is written before it, and New reads nothing after it
 	// that another goroutine's store must have reached first.
-	storerel.Bool(&rt.released, false)
+	storerel.Uint64(&rt.lease, rt.lease.Load()&^leaseReleased)
 	return &rt.Steps
 }
 
@@ -356,7 +369,7 @@ func (as *Steps) Execute() {
 		return
 	}
 	rt := rootOf(as)
-	if rt.released.Load() {
+	if rt.isReleased() {
 		return
 	}
 	var g uint64
@@ -398,7 +411,42 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 // prepareStart readies rt's flow to run its first step (queued) and reports
 // whether there is one; a root with no steps, or one misused while being
 // built, ends here.
+//
+// Its first part is the start of a pooled root run again as it was last
+// time (Simple's shape): the flow kept from the last run (keepFlow) with
+// nothing in it to clear, no extension (no name, context, Promise, OnEnd
+// or misuse), no frame allocated while building, no cancel asked, the
+// build pool not asking for a refill, and a first step. It does what
+// prepareStartSlow does for such a root, without the tests that all come
+// out false for it (a third of Simple's start).
 func (e *engine) prepareStart(rt *root) bool {
+	fl := rt.Steps.fl
+	if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
+		rt.Steps.head == nil || rt.more.Load() != nil || e.build.want.Load() ||
+		rt.run.Load()&runCancel != 0 {
+		return e.prepareStartSlow(rt)
+	}
+	rt.started = true
+	e.m.started++ // metrics.go
+	e.stats.FramesLive += int(rt.built)
+	rt.spareCap = max(rt.spareCap, rt.built) // keepFlow: its frames stay its spares
+	rt.built = 0
+	fl.args.reset()
+	fl.nextRun = e.runHead
+	if e.runHead != nil {
+		e.runHead.prevRun = fl
+	}
+	e.runHead = fl
+	rt.Steps.setStatus(stActive)
+	c := rt.Steps.dequeue()
+	c.fl = fl
+	fl.cur = c
+	e.ready(fl, actExec)
+	return true
+}
+
+// prepareStartSlow is prepareStart for every other root.
+func (e *engine) prepareStartSlow(rt *root) bool {
 	rt.started = true
 	e.m.started++ // metrics.go
 	x := rt.more.Load()
@@ -519,17 +567,29 @@ func (e *engine) finishRoot(rt *root, code string) {
 			fl.nextRun.prevRun = fl.prevRun
 		}
 		fl.prevRun, fl.nextRun = nil, nil
-		e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
+		if fl.queued {
+			e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
+		}
 		fl.cur = &rt.Steps
 		fl.action = actNone
 	}
-	e.discardQueued(&rt.Steps)
-	rt.Steps.setStatus(stIdle)
-	e.flowEnded(rt, code)
-	if x := rt.more.Load(); x != nil {
-		e.endExt(rt, x, code)
+	if rt.Steps.head != nil {
+		e.discardQueued(&rt.Steps)
 	}
-	rt.endRunWith(code)
+	rt.Steps.setStatus(stIdle)
+	if x := rt.more.Load(); x == nil && code == "" && rt.keepFlow {
+		// The common end of a pooled root: a success with no extension
+		// (flowEnded's first case; no Promise, so endRunWith's whole
+		// work is endRun, detachFlow leaving the flow with the root).
+		e.m.succeeded++
+		rt.endRun()
+	} else {
+		e.flowEnded(rt, code)
+		if x != nil {
+			e.endExt(rt, x, code)
+		}
+		rt.endRunWith(code)
+	}
 	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
 		rt.release()
 	}
@@ -607,7 +667,7 @@ func (as *Steps) Cancel() {
 		return
 	}
 	rt := rootOf(as)
-	if rt.released.Load() {
+	if rt.isReleased() {
 		return // a stale root: the misuse does nothing
 	}
 	if g, ok := rt.askCancel(); ok {
@@ -661,7 +721,9 @@ func (as *Steps) Ref() Ref {
 // Valid reports whether the root has not been released since the Ref was
 // taken.
 func (x Ref) Valid() bool {
-	return x.rt != nil && x.rt.lease.Load() == x.lease && !x.rt.released.Load()
+	// One load: a Ref taken while the root was released carries the bit,
+	// and stays invalid after the next New.
+	return x.rt != nil && x.lease&leaseReleased == 0 && x.rt.lease.Load() == x.lease
 }
 
 // Cancel cancels the root's flow, as Steps.Cancel, if the root has not been
@@ -724,7 +786,12 @@ func (as *Steps) Release() {
 		misuse(as, "Release: not a root")
 		return
 	}
-	rootOf(as).releaseAfterRun(true)
+	rt := rootOf(as)
+	if rt.run.Load()&runActive == 0 && !rt.isReleased() {
+		rt.release() // not running: releaseAfterRun's last case, one call less
+		return
+	}
+	rt.releaseAfterRun(true)
 }
 
 // ReleaseAtEnd lets the root's flow run to its end and then gives the
@@ -746,7 +813,7 @@ func (as *Steps) ReleaseAtEnd() {
 // releaseAfterRun releases rt now or, while its flow runs, when the flow
 // ends (canceling it first if cancel): Release and ReleaseAtEnd.
 func (rt *root) releaseAfterRun(cancel bool) {
-	if rt.released.Load() {
+	if rt.isReleased() {
 		return
 	}
 	if rt.running() {
@@ -764,25 +831,25 @@ func (rt *root) releaseAfterRun(cancel bool) {
 }
 
 func (rt *root) release() {
-	rt.discardBuilt(&rt.Steps)
+	if rt.Steps.head != nil {
+		rt.discardBuilt(&rt.Steps)
+	}
 	if rt.bin != nil {
 		bridge.release(rt.bin, rt.e.r.IsSameThread())
 		rt.bin = nil
 	}
-	// One releaser per release (releaseAfterRun's flag), so the bump is a
-	// load and a release-only store, not a locked add; released follows it
-	// in store order (amd64 keeps stores in order; a Ref reads lease, then
-	// released). Neither needs a full fence: nothing after them here must
-	// see another goroutine's store first, and the pool's lock (or the
-	// loop's own list) orders the root's next New.
-	storerel.Uint64(&rt.lease, rt.lease.Load()+1)
-	storerel.Bool(&rt.released, true)
+	// One releaser per release (releaseAfterRun's flag), so the bump and
+	// the released bit are a load and one release-only store, not a
+	// locked add. No full fence: nothing after it here must see another
+	// goroutine's store first, and the pool's lock (or the loop's own
+	// list) orders the root's next New.
+	storerel.Uint64(&rt.lease, (rt.lease.Load()|leaseReleased)+leaseOne)
 	if x := rt.more.Load(); x != nil {
 		*x = rootExt{} // no run: no context watch, no trace task
 	}
 	rt.state.reset()
-	if rt.Steps.fl != nil {
-		rt.Steps.fl.clearArgs() // the values detachFlow left with the root
+	if fl := rt.Steps.fl; fl != nil && (fl.owned || !fl.args.empty()) {
+		fl.clearArgs() // the values detachFlow left with the root
 	}
 	e := rt.e
 	if debugReleased {
@@ -851,7 +918,7 @@ func (as *Steps) Promise() *Promise {
 		return p
 	}
 	rt := rootOf(as)
-	if rt.running() || rt.released.Load() {
+	if rt.running() || rt.isReleased() {
 		p.err = &Error{Code: InternalError, Info: "Promise: root is executing or released"}
 		p.ended.Store(true)
 		return p

@@ -113,6 +113,53 @@ func TestRefStaleAfterReleaseEvenWhenMemoryReused(t *testing.T) {
 	}
 }
 
+// A Ref taken through a stale pointer, after Release, is stale from the
+// start: it stays invalid once New hands the memory to the next owner, and
+// never cancels that owner's flow (the released bit is part of the lease
+// word, so the next New does not make it match again).
+func TestRefTakenAfterReleaseNeverValid(t *testing.T) {
+	engine.SkipIfDebug(t) // the debug build panics at the stale Ref call itself
+	r := reactor.NewManual()
+	first := engine.New(r)
+	first.Release()
+	ref := first.Ref()
+	if ref.Valid() {
+		t.Fatal("Ref taken after Release is valid")
+	}
+	var held []*engine.Steps
+	for i := 0; i < 100; i++ {
+		root := engine.New(r)
+		root.Add(func(as *engine.Steps) { as.WaitExternal() })
+		root.Execute()
+		r.RunUntilIdle()
+		if root == first {
+			if ref.Valid() {
+				t.Fatal("stale Ref valid for the next owner of the memory")
+			}
+			if ref.Cancel() {
+				t.Fatal("stale Ref.Cancel reported true for the next owner")
+			}
+			r.RunUntilIdle()
+			if !root.Executing() {
+				t.Fatal("stale Ref canceled the next owner of the root")
+			}
+			held = append(held, root)
+			break
+		}
+		root.Cancel()
+		r.RunUntilIdle()
+		root.Release()
+	}
+	if len(held) == 0 {
+		t.Skip("the pool never reused the root's memory")
+	}
+	for _, h := range held {
+		h.Cancel()
+		r.RunUntilIdle()
+		h.Release()
+	}
+}
+
 // A live Ref cancels like Steps.Cancel.
 func TestRefCancelsLiveRoot(t *testing.T) {
 	r := reactor.NewManual()

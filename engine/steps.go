@@ -144,11 +144,11 @@ func misuse(as *Steps, info string) {
 	}
 	switch {
 	case as.kind == kRoot:
-		if rt := rootOf(as); !rt.running() && !rt.released.Load() {
+		if rt := rootOf(as); !rt.running() && !rt.isReleased() {
 			rt.setMisuse(info)
 		}
 	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot:
-		if rt := rootOf(as.parent); !rt.running() && !rt.released.Load() {
+		if rt := rootOf(as.parent); !rt.running() && !rt.isReleased() {
 			rt.setMisuse(info)
 		}
 	}
@@ -166,7 +166,7 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 	case as.kind == kRoot:
 		// Checked first: a root is built off the loop, where e.cur must not be read.
 		rt := rootOf(as)
-		if rt.running() || rt.released.Load() {
+		if rt.running() || rt.isReleased() {
 			break
 		}
 		c := rt.buildFrame(kind, as)
@@ -175,7 +175,7 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 	case as.kind == kParallel && as.parent != nil && as.parent.kind == kRoot && !rootOf(as.parent).running():
 		// A level-0 parallel step of a root being built, possibly off the
 		// loop: e.cur must not be read here.
-		if rt := rootOf(as.parent); branchKind(kind) && as.st == stQueued && !rt.released.Load() {
+		if rt := rootOf(as.parent); branchKind(kind) && as.st == stQueued && !rt.isReleased() {
 			c := rt.buildFrame(kind, as)
 			as.enqueue(c)
 			return c
@@ -226,7 +226,7 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 	// before this read (an Add on an executing root is a misuse, made from
 	// any goroutine).
 	rt := rootOf(as)
-	if rt.run.Load()&runActive != 0 || rt.released.Load() {
+	if rt.run.Load()&runActive != 0 || rt.isReleased() {
 		return as.addSlow(f, onerror)
 	}
 	c := rt.popSpare()
@@ -486,7 +486,7 @@ func (as *Steps) Valid() bool {
 	}
 	switch as.kind {
 	case kRoot:
-		return !rootOf(as).released.Load()
+		return !rootOf(as).isReleased()
 	case kForeign:
 		return as.foreign().Valid()
 	}

@@ -342,6 +342,11 @@ func (a *Args) set2(v0, v1 Value) {
 	}
 }
 
+// empty reports whether a holds no values: the test reset starts with.
+func (a *Args) empty() bool {
+	return a.v[0].meta|a.v[1].meta|a.v[2].meta|a.v[3].meta == 0
+}
+
 func (a *Args) reset() {
 	// Most resets find no values: four loads and no branch per slot.
 	if a.v[0].meta|a.v[1].meta|a.v[2].meta|a.v[3].meta == 0 {
