@@ -58,8 +58,10 @@ func (r *Reactor) iterate() bool {
 		return false
 	}
 	more := false
-	if s := r.ext.Load(); s != nil && s.run != nil && (s.pending == nil || *s.pending) {
-		more = s.run()
+	if *r.extMay.Load() {
+		// extMay is set after ext, never to a flag of a slot without run:
+		// the slot loaded here is that one or a later one.
+		more = r.ext.Load().run()
 	}
 	if more || !r.local.empty() || !r.inbox.Empty() || r.overflow.active.Load() {
 		return true

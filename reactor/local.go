@@ -24,6 +24,9 @@ import (
 //  3. One iteration runs only the tasks present when it started: a
 //     callback that keeps posting itself cannot starve timers, posted
 //     tasks or flows.
+//  4. A slot that holds no task has fn and arg nil (grow's new slots are
+//     zero; runLocalTo clears both as it takes a task), so Immediate
+//     writes only fn, cb and canceled: aux is read only with cb.
 
 // localBit marks a local task's sequence number (invariant 2).
 const localBit = 1 << 62
