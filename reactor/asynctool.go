@@ -19,14 +19,40 @@ import (
 // finds a manual reactor idle (nobody driving it, nothing posted waiting).
 func (r *Reactor) Immediate(fn func()) Handle {
 	me := goid.Current()
-	if r.loopG.Load() == me {
-		return r.immediateLocal(fn)
+	held := r.loopG.Load() == me // on the loop
+	if !held && !r.takeLoop(me) {
+		return r.immediateRing(fn)
 	}
-	if r.takeLoop(me) {
-		h := r.immediateLocal(fn)
+	// The loop, or a goroutine that took an idle manual reactor's loop
+	// for this call: the append written out (see localQueue.grow; as a
+	// call of its own, with the frame that the ring path's task needs, it
+	// was a third of the on-loop Immediate, issue 24).
+	var h Handle
+	if !r.closed.Load() {
+		q := &r.local
+		p := q.tail
+		if p-q.head == uint64(len(q.buf)) {
+			q.grow()
+		}
+		s := &q.buf[p&uint64(len(q.buf)-1)]
+		// arg is nil already and aux unused with fn (invariant 4 of
+		// local.go): three stores, not five.
+		s.fn, s.cb, s.canceled = fn, nil, false
+		q.tail = p + 1
+		h = Handle{pos: localBit | p, kind: handleLocal}
+	}
+	if !held {
 		storerel.Uintptr(&r.loopG, 0) // a lock word's release (see takeLoop)
-		return h
 	}
+	return h
+}
+
+// immediateRing is Immediate from a goroutine that is not the loop and
+// could not take it: through the ring. Out of line: the task it builds
+// needs a frame the on-loop path should not pay for.
+//
+//go:noinline
+func (r *Reactor) immediateRing(fn func()) Handle {
 	pos, ok := r.push(task{fn: fn, kind: taskImmediate})
 	if !ok {
 		return Handle{}

@@ -81,6 +81,7 @@ func (r *Reactor) xExtOrInit(key *ExtKey, init func() Ext) any {
 	head := r.ext.Load()
 	if head == nil {
 		r.ext.Store(n)
+		r.extMay.Store(n.mayRun())
 		return x.Value
 	}
 	list := head.all
@@ -88,8 +89,27 @@ func (r *Reactor) xExtOrInit(key *ExtKey, init func() Ext) any {
 		list = []*extSlot{head}
 	}
 	list = append(list[:len(list):len(list)], n) // a new array: the published slot's stays as it was
-	r.ext.Store(r.combined(list))
+	c := r.combined(list)
+	r.ext.Store(c)
+	r.extMay.Store(c.mayRun())
 	return x.Value
+}
+
+// noRun and mayRun are the flags Reactor.extMay points at when no
+// attachment keeps one: never written.
+var noRun, mayRun = false, true
+
+// mayRun returns the flag that is true whenever the slot's run may have
+// work (Reactor.extMay): the attachment's Pending flag, or a constant one
+// when it has no run (false) or keeps no flag (true).
+func (s *extSlot) mayRun() *bool {
+	switch {
+	case s.run == nil:
+		return &noRun
+	case s.pending == nil:
+		return &mayRun
+	}
+	return s.pending
 }
 
 // combined is the slot of several attachments: the first one's key and

@@ -24,6 +24,9 @@ import (
 //  3. One iteration runs only the tasks present when it started: a
 //     callback that keeps posting itself cannot starve timers, posted
 //     tasks or flows.
+//  4. A slot that holds no task has fn and arg nil (grow's new slots are
+//     zero; runLocalTo clears both as it takes a task), so Immediate
+//     writes only fn, cb and canceled: aux is read only with cb.
 
 // localBit marks a local task's sequence number (invariant 2).
 const localBit = 1 << 62
@@ -47,7 +50,7 @@ const localInitial = 64
 func (q *localQueue) empty() bool { return q.head == q.tail }
 
 // grow doubles the buffer; kept out of line so that the appends stay small.
-// A task is appended in place by immediateLocal and postLocal, each with
+// A task is appended in place by Immediate and postLocal, each with
 // the same few lines (claim the tail slot, growing when full, then store
 // field by field): a shared add was a call of its own on the on-loop turn
 // (it cannot inline because of grow), and a whole-struct store of the task
@@ -135,23 +138,6 @@ func (r *Reactor) runLocalTo(end uint64) (done bool) {
 func (r *Reactor) takeLoop(me uintptr) bool {
 	return r.manual && r.loopG.Load() == 0 && r.inbox.Empty() && !r.overflow.active.Load() &&
 		r.loopG.CompareAndSwap(0, me)
-}
-
-// immediateLocal queues fn on the local queue. Loop only (or takeLoop).
-func (r *Reactor) immediateLocal(fn func()) Handle {
-	if r.closed.Load() {
-		return Handle{}
-	}
-	// The append, written out (see grow).
-	q := &r.local
-	p := q.tail
-	if p-q.head == uint64(len(q.buf)) {
-		q.grow()
-	}
-	s := &q.buf[p&uint64(len(q.buf)-1)]
-	s.fn, s.cb, s.arg, s.aux, s.canceled = fn, nil, nil, 0, false
-	q.tail = p + 1
-	return Handle{pos: localBit | p, kind: handleLocal}
 }
 
 // postLocal queues cb(arg, aux) on the local queue. Loop only (or takeLoop).

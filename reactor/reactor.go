@@ -37,6 +37,10 @@ type Reactor struct {
 	epoch  time.Time
 	extMu  sync.Mutex
 	ext    atomic.Pointer[extSlot]
+	// extMay is ext's mayRun flag (ext.go), set with ext: the idle
+	// iteration's one look at the attachments, two loads where the slot's
+	// run and pending fields took four (issue 24). Read on the loop only.
+	extMay atomic.Pointer[bool]
 
 	// virtual is the manual clock, as time since epoch. Written only by the
 	// loop; atomic because Now may be called from any goroutine.
@@ -129,6 +133,7 @@ func newReactor(opts Options, manual bool) *Reactor {
 		done:   make(chan struct{}),
 		spin:   opts.Spin,
 	}
+	r.extMay.Store(&noRun)
 	r.SetPanicHandler(opts.PanicHandler)
 	return r
 }
