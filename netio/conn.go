@@ -108,6 +108,66 @@ func (c *Conn) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Send writes p to the peer now, as Write followed by Flush does, but
+// without copying what the socket takes: with nothing queued before it, p
+// goes straight to write(2), and only what the socket does not take is
+// queued (copied), to leave when it becomes writable. For a handler that
+// has a batch of replies complete, one Send is one write. It fails as
+// Write does.
+func (c *Conn) Send(p []byte) (int, error) {
+	if err := c.writable(); err != nil {
+		return 0, err
+	}
+	if len(p) == 0 {
+		return 0, nil
+	}
+	if c.Buffered() > 0 || c.state&stWBlocked != 0 {
+		// Behind queued output: keep the order.
+		if c.output == nil {
+			c.output = buffers.Get()
+		}
+		c.output.B = append(c.output.B, p...)
+		c.queued()
+		if c.state&stWBlocked == 0 {
+			c.flush()
+		}
+		return len(p), nil
+	}
+	off := 0
+	for off < len(p) {
+		n, err := sysWrite(c.fd, p[off:])
+		if n > 0 {
+			off += n
+			c.lastIO = now()
+		}
+		if err == errAgain {
+			break
+		}
+		if err != nil {
+			c.finish(err)
+			return off, err
+		}
+	}
+	if off == len(p) {
+		return len(p), nil
+	}
+	// The socket is full: the rest waits for writable, as flush leaves it.
+	c.output = buffers.Get()
+	c.output.B = append(c.output.B[:0], p[off:]...)
+	c.outOff = 0
+	c.state |= stWBlocked
+	if off > 0 {
+		c.blockedSince = c.lastIO
+	} else if c.blockedSince == 0 {
+		c.blockedSince = now()
+	}
+	if c.state&stOutFull == 0 && c.Buffered() >= c.l.s.o.HighWater {
+		c.state |= stOutFull
+	}
+	c.updateInterest()
+	return len(p), nil
+}
+
 // WriteString is Write for a string, without converting it.
 func (c *Conn) WriteString(s string) (int, error) {
 	return c.Write(cast.StringBytes(s))

@@ -18,7 +18,10 @@
 //     unconsumed closes the connection with ErrInputTooLarge.
 //   - Write queues bytes; queued bytes go out in one write(2) per
 //     connection per loop iteration (or at once with Flush), so the
-//     replies of many requests read together leave together. When the peer does not read, output queues
+//     replies of many requests read together leave together. Send is
+//     Write and Flush in one, for a complete batch: with nothing queued
+//     it writes straight from the caller's bytes and copies only what the
+//     socket does not take. When the peer does not read, output queues
 //     up to Options.HighWater bytes, then the connection stops reading (the
 //     kernel's buffers fill and the peer's writes block) until the output
 //     drains below Options.LowWater: a slow reader cannot grow memory

@@ -191,8 +191,17 @@ func (cn *conn) start(req *Request) *request {
 	}
 	cn.inflight++
 	cn.undone++
-	rq.root.SetFlowName(flowName(rq.op, rq.bad))
-	rq.root.Add(serveStep, serveError)
+	if name := flowName(rq.op, rq.bad); rq.name != name {
+		rq.root.SetFlowName(name) // kept by the root from run to run
+		rq.name = name
+	}
+	if rq.bad != "" {
+		rq.root.Add(serveStep, serveError)
+	} else {
+		// The Limiter's section is the flow's one step: no step of its
+		// own around it (profiles/notes/2026-11-27-stepsd-round3.md).
+		rq.root.Sync(cn.sh.s.lim, execStep, serveError)
+	}
 	rq.root.Execute()
 	return rq
 }
@@ -230,7 +239,6 @@ const outChunk = 64 << 10
 func (cn *conn) flush() {
 	sh := cn.sh
 	out := sh.out[:0]
-	wrote := false
 	for rq := cn.head; rq != nil && rq.done; rq = cn.head {
 		if !cn.closed {
 			switch {
@@ -243,12 +251,11 @@ func (cn *conn) flush() {
 				out = AppendReply(out, &r, rq.res, rq.n)
 			}
 			if len(out) >= outChunk {
-				// Queued a chunk at a time: the scratch stays small
+				// Sent a chunk at a time: the scratch stays small
 				// whatever MaxPipeline × MaxLine is.
-				_, _ = cn.c.Write(out)
+				_, _ = cn.c.Send(out)
 				out = out[:0]
 			}
-			wrote = true
 		}
 		cn.head = rq.next
 		if cn.head == nil {
@@ -262,12 +269,11 @@ func (cn *conn) flush() {
 		sh.recycle(rq)
 	}
 	if len(out) > 0 {
-		_, _ = cn.c.Write(out)
+		// One write(2) for the batch, from the scratch: netio copies
+		// only what the socket does not take.
+		_, _ = cn.c.Send(out)
 	}
 	sh.out = out
-	if wrote {
-		_ = cn.c.Flush()
-	}
 	if cn.paused && !cn.closing && cn.inflight <= cn.sh.s.cfg.MaxPipeline/2 && cn.held <= cn.sh.s.cfg.MaxRequest/2 {
 		cn.paused = false
 		cn.c.ResumeRead()

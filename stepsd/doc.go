@@ -36,8 +36,8 @@
 // # How a request runs
 //
 //   - Connections are spread over the reactors (netio). A request's flow
-//     runs on its connection's reactor: a step that enters the server's
-//     Limiter and the command inside it, which records the reply as the
+//     runs on its connection's reactor: one step, the server's Limiter
+//     section, with the command inside it, which records the reply as the
 //     flow's last act. Flows, their requests and their buffers are pooled
 //     per reactor: a request allocates nothing once warm
 //     (TestRequestPathDoesNotAllocate).

@@ -17,10 +17,11 @@ type request struct {
 	next *request // in cn's queue or the shard's free list
 
 	op   Op
-	bad  string // parse error: the flow fails with InvalidRequest
-	key  []byte // owned copies of the request's parts: the key (DEL's first; a refused command's name)
-	val  []byte // SET's value, ECHO's text, OpConst's reply; DEL's other keys, each after its uvarint length
-	held int    // len(key)+len(val) when it started, counted in cn.held
+	name *engine.Name // the flow name its root has (SetFlowName only when it changes)
+	bad  string       // parse error: the flow fails with InvalidRequest
+	key  []byte       // owned copies of the request's parts: the key (DEL's first; a refused command's name)
+	val  []byte       // SET's value, ECHO's text, OpConst's reply; DEL's other keys, each after its uvarint length
+	held int          // len(key)+len(val) when it started, counted in cn.held
 	ms   int64
 	res  []byte // GET's value
 	n    int    // GET: keys found (0 or 1); DEL: keys deleted
@@ -41,14 +42,12 @@ type request struct {
 
 func requestOf(as *engine.Steps) *request { return as.State().User.(*request) }
 
-// serveStep runs the request behind the Limiter. Its Timeout is kept by
+// serveStep is the step of a request the parser refused: it fails with
+// InvalidRequest, which serveError answers. A valid request's flow is its
+// Limiter section alone (conn.start); either way its Timeout is kept by
 // the shard's deadline list (deadline.go), for requests that wait.
 func serveStep(as *engine.Steps) {
-	rq := requestOf(as)
-	if rq.bad != "" {
-		as.Error(engine.InvalidRequest, rq.bad)
-	}
-	as.Sync(rq.sh.s.lim, execStep)
+	as.Error(engine.InvalidRequest, requestOf(as).bad)
 }
 
 // serveError turns a failure into the reply, which ends the flow.
