@@ -85,6 +85,12 @@ type rootExt struct {
 	stopCtx func() bool     // the run's context watch; loop-owned while running
 	trace   *traceTask      // the run's trace task while runtime/trace is on (label.go)
 	startAt int64           // the run's start on the reactor's CoarseNow, for named flows (metrics.go)
+
+	// A Batch's run (batch.go): the Batch, this root's entry, and the next
+	// root of the chain its reactor's start task walks.
+	batch     *Batch
+	batchNext *root
+	batchIdx  int32
 }
 
 // extra returns rt's rootExt, allocating it the first time.
@@ -569,8 +575,14 @@ func (e *engine) endExt(rt *root, x *rootExt, code string) {
 // owner may execute the root again as soon as Wait returns).
 func (rt *root) endRunWith(code string) {
 	var p *Promise
+	var b *Batch
+	var bi int32
 	if x := rt.more.Load(); x != nil {
 		p, x.promise = x.promise, nil
+		if b = x.batch; b != nil {
+			bi, x.batch = x.batchIdx, nil
+			b.setResult(bi, rt, code)
+		}
 	}
 	if p != nil {
 		if code == "" {
@@ -583,6 +595,9 @@ func (rt *root) endRunWith(code string) {
 	rt.endRun()
 	if p != nil {
 		p.end()
+	}
+	if b != nil {
+		b.batchEnded(bi) // last: once it counts the end, the Batch's waiter may reuse everything
 	}
 }
 
