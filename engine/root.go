@@ -824,16 +824,28 @@ func (rt *root) release() {
 
 // Promise is the end of a root's flow, to wait for from any goroutine.
 type Promise struct {
-	r     *reactor.Reactor // the flow's; nil for a Promise that failed at once
-	ended atomic.Bool      // set (after args and err) when the flow has ended
-	// mu orders the making of done (Done, a Wait that parks) with its
-	// closing at the end: a Wait that finds the flow ended, as an assisted
-	// or spun-for short flow is, never makes a channel at all.
+	r *reactor.Reactor // the flow's; nil for a Promise that failed at once
+	// st is promisePending, promiseWatched (Done made the channel, or a
+	// Wait that parks did) or promiseEnded (set after args and err). The
+	// end swaps promiseEnded in and closes done only if it swapped out
+	// promiseWatched, so the common end (nobody parked, no Done) takes
+	// no lock; mu only orders the making of done among its askers.
+	st   atomic.Uint32
 	mu   sync.Mutex
 	done chan struct{}
 	args Args
 	err  *Error
 }
+
+// Promise states (Promise.st).
+const (
+	promisePending = iota
+	promiseWatched
+	promiseEnded
+)
+
+// ended reports whether the flow has ended (args and err are written).
+func (p *Promise) ended() bool { return p.st.Load() == promiseEnded }
 
 // closedChan is the Done of a Promise asked after its flow ended.
 var closedChan = func() chan struct{} {
@@ -845,11 +857,10 @@ var closedChan = func() chan struct{} {
 // end marks the flow ended (args and err are written): Wait returns,
 // Done's channel is closed. Once per Promise.
 func (p *Promise) end() {
-	p.mu.Lock()
-	p.ended.Store(true)
-	ch := p.done
-	p.mu.Unlock()
-	if ch != nil {
+	if p.st.Swap(promiseEnded) == promiseWatched {
+		p.mu.Lock() // done was made before st became promiseWatched
+		ch := p.done
+		p.mu.Unlock()
 		close(ch)
 	}
 }
@@ -862,13 +873,13 @@ func (as *Steps) Promise() *Promise {
 	p := &Promise{}
 	if as == nil || as.kind != kRoot {
 		p.err = &Error{Code: InternalError, Info: "Promise: not a root"}
-		p.ended.Store(true)
+		p.st.Store(promiseEnded)
 		return p
 	}
 	rt := rootOf(as)
 	if rt.running() || rt.released.Load() {
 		p.err = &Error{Code: InternalError, Info: "Promise: root is executing or released"}
-		p.ended.Store(true)
+		p.st.Store(promiseEnded)
 		return p
 	}
 	p.r = rt.e.r
@@ -879,18 +890,21 @@ func (as *Steps) Promise() *Promise {
 
 // Done is closed when the flow has ended.
 func (p *Promise) Done() <-chan struct{} {
-	if p.ended.Load() {
+	if p.ended() {
 		return closedChan
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ended.Load() {
-		return closedChan
-	}
 	if p.done == nil {
 		p.done = make(chan struct{})
 	}
-	return p.done
+	ch := p.done
+	p.mu.Unlock()
+	// Watched from here: the end, which swaps promiseEnded in, closes ch.
+	// An end that came first leaves st at promiseEnded and closes nothing.
+	if p.st.CompareAndSwap(promisePending, promiseWatched) || p.st.Load() == promiseWatched {
+		return ch
+	}
+	return closedChan
 }
 
 // Wait blocks until the flow ends and returns the values of its last
@@ -909,7 +923,7 @@ func (p *Promise) Done() <-chan struct{} {
 // need the loop's own OS thread (thread-local state, its CPU pinning)
 // are waited for with Done, which never runs anything.
 func (p *Promise) Wait() (*Args, error) {
-	if !p.ended.Load() {
+	if !p.ended() {
 		if p.r != nil && p.r.IsLoopGoroutine() {
 			panic("engine: Promise.Wait on the loop's own goroutine (inside a callback, or on the goroutine driving a manual reactor) for a flow that has not ended: it would deadlock, since only this goroutine can run the flow; drive the reactor first, or select on Done, or wait from another goroutine")
 		}
@@ -950,7 +964,7 @@ func (p *Promise) assist() bool {
 				return false
 			}
 		}
-		if p.ended.Load() {
+		if p.ended() {
 			return true
 		}
 	}
