@@ -569,20 +569,30 @@ func (e *engine) endExt(rt *root, x *rootExt, code string) {
 	}
 }
 
-// endRunWith ends the run: success when code is "". The Promise, if any,
-// gets its result first; running is cleared next (the owner may release
-// the root as soon as running is false); the Promise is closed last (the
-// owner may execute the root again as soon as Wait returns).
+// endRunWith ends the run: success when code is "". A run that someone
+// waits for (a Promise, a Batch) ends in endRunWaited; the common end, no
+// waiter, pays one load and one test for them.
 func (rt *root) endRunWith(code string) {
-	var p *Promise
-	var b *Batch
-	var bi int32
-	if x := rt.more.Load(); x != nil {
-		p, x.promise = x.promise, nil
-		if b = x.batch; b != nil {
-			bi, x.batch = x.batchIdx, nil
-			b.setResult(bi, rt, code)
-		}
+	if x := rt.more.Load(); x != nil && (x.promise != nil || x.batch != nil) {
+		rt.endRunWaited(x, code)
+		return
+	}
+	rt.e.detachFlow(rt) // before running clears: then the holder may build the root again
+	rt.endRun()
+}
+
+// endRunWaited is endRunWith for a run with a Promise or in a Batch: the
+// result is stored first; running is cleared next (the owner may release
+// the root as soon as running is false); the Promise is closed, and the
+// Batch counts the end, last (the owner may execute the root again as
+// soon as Wait returns).
+//
+//go:noinline
+func (rt *root) endRunWaited(x *rootExt, code string) {
+	p, b, bi := x.promise, x.batch, x.batchIdx
+	x.promise, x.batch = nil, nil
+	if b != nil {
+		b.setResult(bi, rt, code)
 	}
 	if p != nil {
 		if code == "" {
@@ -591,7 +601,7 @@ func (rt *root) endRunWith(code string) {
 			p.err = &Error{Code: code, Info: rt.state.ErrorInfo}
 		}
 	}
-	rt.e.detachFlow(rt) // before running clears: then the holder may build the root again
+	rt.e.detachFlow(rt)
 	rt.endRun()
 	if p != nil {
 		p.end()
