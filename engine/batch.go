@@ -56,6 +56,7 @@ type batchShard struct {
 	r          *reactor.Reactor
 	head, tail *root
 	n          int64
+	lazy       bool // Run posted the chain without waking the loop: Run owes the wake-up
 	_          [64]byte
 	left       atomic.Int64
 	_          [56]byte
@@ -126,7 +127,28 @@ func (b *Batch) shardOf(r *reactor.Reactor) *batchShard {
 // on a closed reactor, too). Safe from any goroutine that holds the
 // Batch, on a loop too, where its own reactor's roots start behind the
 // flows already ready. Execute twice without a Wait between panics.
-func (b *Batch) Execute() {
+func (b *Batch) Execute() { b.execute(false) }
+
+// Run is Execute then Wait, for a goroutine that has nothing else to do
+// meanwhile: a reactor whose loop is parked is not woken for the set;
+// Run runs its turn itself (as Wait's assist does) and wakes it only when
+// it could not. The loops' threads then stay asleep for a set they would
+// only have raced the waiter for. Where Run may be called, and what it
+// panics on, are Execute's and Wait's.
+func (b *Batch) Run() {
+	b.execute(true)
+	for _, s := range b.shards[:b.used] {
+		if s.lazy {
+			s.lazy = false
+			if !s.r.Assist() {
+				reactor.X.Wake(s.r) // the wake-up PostLazy left to us
+			}
+		}
+	}
+	b.Wait()
+}
+
+func (b *Batch) execute(lazy bool) {
 	if b.state == batchExecuted {
 		panic("engine: Batch.Execute twice without Wait: wait for the executed set first")
 	}
@@ -186,7 +208,14 @@ func (b *Batch) Execute() {
 			startBatchChain(head)
 			continue
 		}
-		if !reactor.X.Post(s.r, startBatch, unsafe.Pointer(head), 0) {
+		var ok bool
+		if lazy && !s.r.Manual() {
+			ok = reactor.X.PostLazy(s.r, startBatch, unsafe.Pointer(head), 0)
+			s.lazy = ok
+		} else {
+			ok = reactor.X.Post(s.r, startBatch, unsafe.Pointer(head), 0)
+		}
+		if !ok {
 			// The reactor is closed: none of these flows can ever run.
 			for rt := head; rt != nil; {
 				next := rt.more.Load().batchNext

@@ -26,6 +26,18 @@ func batchWait(t *testing.T, b *engine.Batch, what string) {
 	}
 }
 
+// batchRun runs b (Execute and Wait, Run's way) with a hang guard.
+func batchRun(t *testing.T, b *engine.Batch, what string) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() { defer close(done); b.Run() }()
+	select {
+	case <-done:
+	case <-time.After(reactortest.Hang):
+		t.Fatalf("%s: Batch.Run did not return (deadlock or lost wake-up?)", what)
+	}
+}
+
 func startGroup(t *testing.T, n int) *reactor.Group {
 	t.Helper()
 	g, err := reactor.NewGroup(n, reactor.Options{})
@@ -73,8 +85,12 @@ func TestBatchResultsOnGroup(t *testing.T) {
 		if b.Len() != n {
 			t.Fatalf("Len = %d, want %d", b.Len(), n)
 		}
-		b.Execute()
-		batchWait(t, &b, "round")
+		if round%2 == 0 {
+			b.Execute()
+			batchWait(t, &b, "round")
+		} else {
+			batchRun(t, &b, "round (Run)")
+		}
 		for i := range n {
 			v := int64(round*n + i)
 			args, err := b.Result(i)
@@ -256,8 +272,12 @@ func TestBatchManyGoroutines(t *testing.T) {
 					roots[i].Add(func(as *engine.Steps) { as.Success(engine.Int(v)) })
 					b.Add(roots[i])
 				}
-				b.Execute()
-				b.Wait()
+				if (w+round)%2 == 0 {
+					b.Execute()
+					b.Wait()
+				} else {
+					b.Run()
+				}
 				for i := range roots {
 					v := int64(w<<20 | round<<10 | i)
 					if args, err := b.Result(i); err != nil || args.At(0).Int() != v {
@@ -274,4 +294,50 @@ func TestBatchManyGoroutines(t *testing.T) {
 	for err := range errs {
 		t.Fatal(err)
 	}
+}
+
+// Run on a closed reactor and on an empty set returns; on a manual
+// reactor driven by another goroutine it waits for the drive.
+func TestBatchRunEdges(t *testing.T) {
+	var b engine.Batch
+	batchRun(t, &b, "empty set")
+
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- r.Run() }()
+	root := engine.New(r)
+	root.Add(func(as *engine.Steps) { as.Success() })
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	<-ran
+	b.Add(root)
+	batchRun(t, &b, "closed reactor")
+	if _, err := b.Result(0); err == nil || !strings.Contains(errInfo(err), "reactor closed") {
+		t.Fatalf("closed reactor: %v", err)
+	}
+	root.Release()
+
+	m := reactor.NewManual()
+	mroot := engine.New(m)
+	mroot.Add(func(as *engine.Steps) { as.Success(engine.Int(3)) })
+	b.Add(mroot)
+	done := make(chan struct{})
+	go func() { defer close(done); b.Run() }()
+	for {
+		m.RunUntilIdle()
+		select {
+		case <-done:
+		case <-time.After(time.Millisecond):
+			continue
+		}
+		break
+	}
+	if args, err := b.Result(0); err != nil || args.At(0).Int() != 3 {
+		t.Fatalf("manual: %v %v", args, err)
+	}
+	mroot.Release()
 }
