@@ -92,6 +92,84 @@ func FanOut(b *testing.B) {
 	reportPer(b, "flow")
 }
 
+// FanOutBatch: FanOut through an engine.Batch, the API for starting many
+// flows and waiting for them all: rounds of FanOutFlows one-step flows
+// built over the group (engine.New(g.Next()), Add), added to the Batch,
+// executed (one post per reactor), waited for (one wake-up), each result
+// read and each root released. b.N counts flows.
+func FanOutBatch(b *testing.B) {
+	g, err := StartGroup()
+	if err != nil {
+		fatalf(b, "FanOutBatch: %v", err)
+	}
+	defer closeGroup(b, "FanOutBatch", g)
+	roots := make([]*engine.Steps, FanOutFlows)
+	var batch engine.Batch
+	round := func(n int) {
+		for i := range n {
+			roots[i] = engine.New(g.Next())
+			roots[i].Add(callStep)
+			batch.Add(roots[i])
+		}
+		batch.Execute()
+		batch.Wait()
+		for i := range n {
+			if _, err := batch.Result(i); err != nil {
+				fatalf(b, "FanOutBatch: %v", err)
+			}
+			roots[i].Release()
+		}
+	}
+	round(FanOutFlows)
+	round(FanOutFlows)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for left := b.N; left > 0; {
+		n := min(left, FanOutFlows)
+		round(n)
+		left -= n
+	}
+	b.StopTimer()
+	reportPer(b, "flow")
+}
+
+// FanOutBatchRun: FanOutBatch with Batch.Run (Execute and Wait in one
+// call, parked loops not woken: the waiting goroutine runs their turns).
+func FanOutBatchRun(b *testing.B) {
+	g, err := StartGroup()
+	if err != nil {
+		fatalf(b, "FanOutBatchRun: %v", err)
+	}
+	defer closeGroup(b, "FanOutBatchRun", g)
+	roots := make([]*engine.Steps, FanOutFlows)
+	var batch engine.Batch
+	round := func(n int) {
+		for i := range n {
+			roots[i] = engine.New(g.Next())
+			roots[i].Add(callStep)
+			batch.Add(roots[i])
+		}
+		batch.Run()
+		for i := range n {
+			if _, err := batch.Result(i); err != nil {
+				fatalf(b, "FanOutBatchRun: %v", err)
+			}
+			roots[i].Release()
+		}
+	}
+	round(FanOutFlows)
+	round(FanOutFlows)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for left := b.N; left > 0; {
+		n := min(left, FanOutFlows)
+		round(n)
+		left -= n
+	}
+	b.StopTimer()
+	reportPer(b, "flow")
+}
+
 // FanOutGoroutines: FanOut's peer, rounds of FanOutFlows goroutines, each
 // storing its result, waited for with a sync.WaitGroup.
 func FanOutGoroutines(b *testing.B) {

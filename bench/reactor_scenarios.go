@@ -53,6 +53,18 @@ var ReactorScenarios = []ReactorScenario{
 		Peers: []Peer{{ImplGoroutines, FanOutGoroutines}},
 	},
 	{
+		Name: "FanOutBatch", Unit: "flow",
+		What:  "FanOut through an engine.Batch: 1,000 one-step flows added, executed at once (one post per reactor), waited for once, results read, released",
+		Ours:  FanOutBatch,
+		Peers: []Peer{{ImplGoroutines, FanOutGoroutines}},
+	},
+	{
+		Name: "FanOutBatchRun", Unit: "flow",
+		What:  "FanOutBatch with Batch.Run: parked loops are not woken, the waiting goroutine runs their turns",
+		Ours:  FanOutBatchRun,
+		Peers: []Peer{{ImplGoroutines, FanOutGoroutines}},
+	},
+	{
 		Name: "RealSimple", Unit: "op", Latency: true,
 		What:  "a one-step flow started from another goroutine on a real reactor (round robin), waited for, released",
 		Ours:  RealSimple,

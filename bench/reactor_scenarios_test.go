@@ -7,6 +7,8 @@ import "testing"
 
 func BenchmarkCall(b *testing.B)           { runReactorScenario(b, "Call") }
 func BenchmarkFanOut(b *testing.B)         { runReactorScenario(b, "FanOut") }
+func BenchmarkFanOutBatch(b *testing.B)    { runReactorScenario(b, "FanOutBatch") }
+func BenchmarkFanOutBatchRun(b *testing.B) { runReactorScenario(b, "FanOutBatchRun") }
 func BenchmarkRealSimple(b *testing.B)     { runReactorScenario(b, "RealSimple") }
 func BenchmarkRealParallel(b *testing.B)   { runReactorScenario(b, "RealParallel") }
 func BenchmarkSubmit(b *testing.B)         { runReactorScenario(b, "Submit") }
@@ -38,7 +40,7 @@ func TestReactorScenarioTable(t *testing.T) {
 			t.Errorf("reactor scenario %s lacks an implementation, a peer, a unit or a description", s.Name)
 		}
 	}
-	for _, name := range []string{"Call", "FanOut", "RealSimple", "RealParallel", "Submit", "Wakeup", "TimerLateness", "TimerAddCancel"} {
+	for _, name := range []string{"Call", "FanOut", "FanOutBatch", "FanOutBatchRun", "RealSimple", "RealParallel", "Submit", "Wakeup", "TimerLateness", "TimerAddCancel"} {
 		if !seen[name] {
 			t.Errorf("BenchmarkX for %s has no scenario", name)
 		}

@@ -114,7 +114,7 @@ func (e *engine) endByContext(rt *root) {
 // ctx.Err() and leaves the flow running (cancel the root, or tie it to ctx
 // with SetContext, to stop it too).
 func (p *Promise) WaitContext(ctx context.Context) (*Args, error) {
-	if p.ended.Load() {
+	if p.ended() {
 		return p.Wait()
 	}
 	if p.r != nil && p.r.IsLoopGoroutine() {

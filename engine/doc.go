@@ -10,7 +10,10 @@
 // External's methods, Execute, Promise, New and NewInstance are safe from
 // any goroutine: they post work to the loop. Building a root that has not
 // been executed (Add and friends) is for the goroutine that holds it.
-// Everything else runs on the loop, inside callbacks.
+// Everything else runs on the loop, inside callbacks. To start many flows
+// from one goroutine and wait for them all, a Batch posts once per
+// reactor and wakes the waiter once, where a Promise per flow costs an
+// allocation and a post each.
 //
 // # Lifetimes
 //

@@ -37,3 +37,35 @@ func TestAllocPromiseWithoutDone(t *testing.T) {
 	}
 	root.Release()
 }
+
+// A Batch allocates nothing once its slices have grown: a set of flows
+// added, executed, waited for and released costs no allocation per flow
+// and none per set.
+func TestAllocBatch(t *testing.T) {
+	SkipIfDebug(t) // released roots are never reused there
+	r := reactor.NewManual()
+	step := func(as *Steps) { as.Success(Int(1)) }
+	roots := make([]*Steps, 64)
+	var b Batch
+	set := func() {
+		for i := range roots {
+			roots[i] = New(r)
+			roots[i].Add(step)
+			b.Add(roots[i])
+		}
+		b.Execute()
+		r.RunUntilIdle()
+		b.Wait()
+		for i := range roots {
+			if args, err := b.Result(i); err != nil || args.At(0).Int() != 1 {
+				t.Fatalf("%v %v", args, err)
+			}
+			roots[i].Release()
+		}
+	}
+	set()
+	set()
+	if n := testing.AllocsPerRun(50, set); n != 0 {
+		t.Fatalf("%v allocations per set of %d flows, want 0", n, len(roots))
+	}
+}

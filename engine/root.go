@@ -87,6 +87,12 @@ type rootExt struct {
 	stopCtx func() bool     // the run's context watch; loop-owned while running
 	trace   *traceTask      // the run's trace task while runtime/trace is on (label.go)
 	startAt int64           // the run's start on the reactor's CoarseNow, for named flows (metrics.go)
+
+	// A Batch's run (batch.go): the Batch, this root's entry, and the next
+	// root of the chain its reactor's start task walks.
+	batch     *Batch
+	batchNext *root
+	batchIdx  int32
 }
 
 // extra returns rt's rootExt, allocating it the first time.
@@ -623,14 +629,30 @@ func (e *engine) endExt(rt *root, x *rootExt, code string) {
 	}
 }
 
-// endRunWith ends the run: success when code is "". The Promise, if any,
-// gets its result first; running is cleared next (the owner may release
-// the root as soon as running is false); the Promise is closed last (the
-// owner may execute the root again as soon as Wait returns).
+// endRunWith ends the run: success when code is "". A run that someone
+// waits for (a Promise, a Batch) ends in endRunWaited; the common end, no
+// waiter, pays one load and one test for them.
 func (rt *root) endRunWith(code string) {
-	var p *Promise
-	if x := rt.more.Load(); x != nil {
-		p, x.promise = x.promise, nil
+	if x := rt.more.Load(); x != nil && (x.promise != nil || x.batch != nil) {
+		rt.endRunWaited(x, code)
+		return
+	}
+	rt.e.detachFlow(rt) // before running clears: then the holder may build the root again
+	rt.endRun()
+}
+
+// endRunWaited is endRunWith for a run with a Promise or in a Batch: the
+// result is stored first; running is cleared next (the owner may release
+// the root as soon as running is false); the Promise is closed, and the
+// Batch counts the end, last (the owner may execute the root again as
+// soon as Wait returns).
+//
+//go:noinline
+func (rt *root) endRunWaited(x *rootExt, code string) {
+	p, b, bi := x.promise, x.batch, x.batchIdx
+	x.promise, x.batch = nil, nil
+	if b != nil {
+		b.setResult(bi, rt, code)
 	}
 	if p != nil {
 		if code == "" {
@@ -639,10 +661,13 @@ func (rt *root) endRunWith(code string) {
 			p.err = &Error{Code: code, Info: rt.state.ErrorInfo}
 		}
 	}
-	rt.e.detachFlow(rt) // before running clears: then the holder may build the root again
+	rt.e.detachFlow(rt)
 	rt.endRun()
 	if p != nil {
 		p.end()
+	}
+	if b != nil {
+		b.batchEnded(bi) // last: once it counts the end, the Batch's waiter may reuse everything
 	}
 }
 
@@ -876,16 +901,28 @@ func (rt *root) release() {
 
 // Promise is the end of a root's flow, to wait for from any goroutine.
 type Promise struct {
-	r     *reactor.Reactor // the flow's; nil for a Promise that failed at once
-	ended atomic.Bool      // set (after args and err) when the flow has ended
-	// mu orders the making of done (Done, a Wait that parks) with its
-	// closing at the end: a Wait that finds the flow ended, as an assisted
-	// or spun-for short flow is, never makes a channel at all.
+	r *reactor.Reactor // the flow's; nil for a Promise that failed at once
+	// st is promisePending, promiseWatched (Done made the channel, or a
+	// Wait that parks did) or promiseEnded (set after args and err). The
+	// end swaps promiseEnded in and closes done only if it swapped out
+	// promiseWatched, so the common end (nobody parked, no Done) takes
+	// no lock; mu only orders the making of done among its askers.
+	st   atomic.Uint32
 	mu   sync.Mutex
 	done chan struct{}
 	args Args
 	err  *Error
 }
+
+// Promise states (Promise.st).
+const (
+	promisePending = iota
+	promiseWatched
+	promiseEnded
+)
+
+// ended reports whether the flow has ended (args and err are written).
+func (p *Promise) ended() bool { return p.st.Load() == promiseEnded }
 
 // closedChan is the Done of a Promise asked after its flow ended.
 var closedChan = func() chan struct{} {
@@ -897,11 +934,10 @@ var closedChan = func() chan struct{} {
 // end marks the flow ended (args and err are written): Wait returns,
 // Done's channel is closed. Once per Promise.
 func (p *Promise) end() {
-	p.mu.Lock()
-	p.ended.Store(true)
-	ch := p.done
-	p.mu.Unlock()
-	if ch != nil {
+	if p.st.Swap(promiseEnded) == promiseWatched {
+		p.mu.Lock() // done was made before st became promiseWatched
+		ch := p.done
+		p.mu.Unlock()
 		close(ch)
 	}
 }
@@ -914,13 +950,13 @@ func (as *Steps) Promise() *Promise {
 	p := &Promise{}
 	if as == nil || as.kind != kRoot {
 		p.err = &Error{Code: InternalError, Info: "Promise: not a root"}
-		p.ended.Store(true)
+		p.st.Store(promiseEnded)
 		return p
 	}
 	rt := rootOf(as)
 	if rt.running() || rt.isReleased() {
 		p.err = &Error{Code: InternalError, Info: "Promise: root is executing or released"}
-		p.ended.Store(true)
+		p.st.Store(promiseEnded)
 		return p
 	}
 	p.r = rt.e.r
@@ -931,18 +967,21 @@ func (as *Steps) Promise() *Promise {
 
 // Done is closed when the flow has ended.
 func (p *Promise) Done() <-chan struct{} {
-	if p.ended.Load() {
+	if p.ended() {
 		return closedChan
 	}
 	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.ended.Load() {
-		return closedChan
-	}
 	if p.done == nil {
 		p.done = make(chan struct{})
 	}
-	return p.done
+	ch := p.done
+	p.mu.Unlock()
+	// Watched from here: the end, which swaps promiseEnded in, closes ch.
+	// An end that came first leaves st at promiseEnded and closes nothing.
+	if p.st.CompareAndSwap(promisePending, promiseWatched) || p.st.Load() == promiseWatched {
+		return ch
+	}
+	return closedChan
 }
 
 // Wait blocks until the flow ends and returns the values of its last
@@ -961,7 +1000,7 @@ func (p *Promise) Done() <-chan struct{} {
 // need the loop's own OS thread (thread-local state, its CPU pinning)
 // are waited for with Done, which never runs anything.
 func (p *Promise) Wait() (*Args, error) {
-	if !p.ended.Load() {
+	if !p.ended() {
 		if p.r != nil && p.r.IsLoopGoroutine() {
 			panic("engine: Promise.Wait on the loop's own goroutine (inside a callback, or on the goroutine driving a manual reactor) for a flow that has not ended: it would deadlock, since only this goroutine can run the flow; drive the reactor first, or select on Done, or wait from another goroutine")
 		}
@@ -1002,7 +1041,7 @@ func (p *Promise) assist() bool {
 				return false
 			}
 		}
-		if p.ended.Load() {
+		if p.ended() {
 			return true
 		}
 	}

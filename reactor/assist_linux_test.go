@@ -434,3 +434,38 @@ func TestLoopWaitingForALongAssistUsesLittleCPU(t *testing.T) {
 	}
 	t.Logf("%v of CPU while an assist held the loop's word for %v", used, hold)
 }
+
+// A task posted with PostLazy to a parked loop runs once its poster pays
+// the wake-up it owes, by assisting or by Wake, whichever it does; nothing
+// runs it twice, and a loop that is awake takes it by itself.
+func TestPostLazyRunsOnceAssistedOrWoken(t *testing.T) {
+	r, err := New(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- r.Run() }()
+	defer func() {
+		_ = r.Close()
+		<-ran
+	}()
+	var runs atomic.Int64
+	ranCh := make(chan struct{}, 64)
+	cb := func(unsafe.Pointer, uint64) { runs.Add(1); ranCh <- struct{}{} }
+	for i := range 40 {
+		if !X.PostLazy(r, cb, nil, uint64(i)) {
+			t.Fatal("PostLazy refused on an open reactor")
+		}
+		if i%2 == 0 || !r.Assist() {
+			X.Wake(r)
+		}
+		select {
+		case <-ranCh:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("post %d: lazily posted task never ran", i)
+		}
+	}
+	if n := runs.Load(); n != 40 {
+		t.Fatalf("%d runs, want 40", n)
+	}
+}
