@@ -419,6 +419,13 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 			fl.action = actExec
 			return true
 		}
+		if f.head == nil && f.flags&fWait != 0 && f.flags&^(fWait|fArmed|fBuilt) == 0 {
+			// afterCallback's waiting case without the call: the step
+			// parked (External, WaitExternal) and nothing else.
+			f.setStatus(stWaiting)
+			fl.action = actNone
+			return true
+		}
 		if f.flags&fLocked == 0 || !e.leftPlainly(fl, f) {
 			return false
 		}
@@ -463,6 +470,13 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 		return true
 	}
 	// p's sub-steps are all done: p completes with the last one's values.
+	// A loop iteration that holds nothing starts the next one here, as
+	// advance would (no finally, no Lock, not the flow's top): one round
+	// of run's switch and advance's walk less per iteration of a loop
+	// whose body adds steps.
+	if p.kind == kBody && p.flags&(fFinally|fLocked) == 0 && p != fl.top && e.reuseIteration(fl, p, p.parent) {
+		return true
+	}
 	fl.cur = p
 	fl.action = actDone
 	return true
