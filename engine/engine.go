@@ -673,7 +673,14 @@ func (e *engine) advance(fl *flow) {
 		if p.kind == kLoop && e.reuseIteration(fl, f, p) {
 			return
 		}
-		e.releaseFrame(f)
+		if f.head == nil && f.oncancel == nil && f.fl != nil && f.timer.IsZero() && f.ctl.Load()&xMask == xNone {
+			// A step that waited and was completed (its External spent):
+			// nothing queued, armed or timed is left, so releasePlain
+			// undoes all it can hold.
+			e.releasePlain(f)
+		} else {
+			e.releaseFrame(f)
+		}
 		if p.kind == kLoop {
 			p.loop().i++
 			e.loopNext(p)
