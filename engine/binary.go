@@ -305,8 +305,20 @@ func (fl *flow) clearArgs() {
 }
 
 // setArgs replaces fl.args with vals, off the step path (External results).
+// A flow that holds no owned values (fl.owned false: the usual case) has
+// nothing to drop; it only notes whether vals bring owned values. The
+// drop's scan of the four slots and of vals was a sixth of a waited step's
+// completion.
 func (fl *flow) setArgs(vals []Value) {
-	fl.dropArgs(vals)
+	if fl.owned {
+		fl.dropArgs(vals)
+	} else {
+		for i := range vals {
+			if vals[i].meta&metaOwned != 0 {
+				fl.owned = true
+			}
+		}
+	}
 	fl.args.set(vals)
 }
 

@@ -419,6 +419,13 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 			fl.action = actExec
 			return true
 		}
+		if f.head == nil && f.flags&fWait != 0 && f.flags&^(fWait|fArmed|fBuilt) == 0 {
+			// afterCallback's waiting case without the call: the step
+			// parked (External, WaitExternal) and nothing else.
+			f.setStatus(stWaiting)
+			fl.action = actNone
+			return true
+		}
 		if f.flags&fLocked == 0 || !e.leftPlainly(fl, f) {
 			return false
 		}
@@ -469,6 +476,13 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 		return true
 	}
 	// p's sub-steps are all done: p completes with the last one's values.
+	// A loop iteration that holds nothing starts the next one here, as
+	// advance would (no finally, no Lock, not the flow's top): one round
+	// of run's switch and advance's walk less per iteration of a loop
+	// whose body adds steps.
+	if p.kind == kBody && p.flags&(fFinally|fLocked) == 0 && p != fl.top && e.reuseIteration(fl, p, p.parent) {
+		return true
+	}
 	fl.cur = p
 	fl.action = actDone
 	return true
@@ -665,7 +679,14 @@ func (e *engine) advance(fl *flow) {
 		if p.kind == kLoop && e.reuseIteration(fl, f, p) {
 			return
 		}
-		e.releaseFrame(f)
+		if f.head == nil && f.oncancel == nil && f.fl != nil && f.timer.IsZero() && f.ctl.Load()&xMask == xNone {
+			// A step that waited and was completed (its External spent):
+			// nothing queued, armed or timed is left, so releasePlain
+			// undoes all it can hold.
+			e.releasePlain(f)
+		} else {
+			e.releaseFrame(f)
+		}
 		if p.kind == kLoop {
 			p.loop().i++
 			e.loopNext(p)

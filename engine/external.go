@@ -42,6 +42,17 @@ func (x External) Success(args ...Value) bool {
 	if args == nil {
 		args = noValues
 	}
+	// On the loop, the usual case (a driver flow or a reactor callback
+	// completing a parked step): finish's claim and apply's waiting case
+	// without the error operands. Anything else goes the general way.
+	if f := x.f; f != nil && x.gen != foreignGen && f.e.r.IsSameThread() {
+		//lint:ignore SA4016 xNone is 0; or-ing it names the state the word moves to
+		if !f.ctl.CompareAndSwap(x.gen<<xBits|xArmed, x.gen<<xBits|xNone) {
+			return false
+		}
+		f.e.applySuccess(f, args)
+		return true
+	}
 	return x.finish(args, "", "", nil)
 }
 
@@ -136,6 +147,24 @@ func deliverClaimed(arg unsafe.Pointer, gen uint64) {
 	}
 	fl.clearMailbox()
 	f.e.apply(f, nil, code, info, err)
+}
+
+// applySuccess is apply for a success with values (args non-nil) on a
+// claimed step.
+func (e *engine) applySuccess(f *Steps, args []Value) {
+	if e.cur == f || f.st != stWaiting {
+		e.apply(f, args, "", "", nil)
+		return
+	}
+	fl := f.fl
+	f.st = stRunning
+	fl.cur = f
+	if len(args) == 1 && !fl.owned && args[0].meta&metaOwned == 0 {
+		fl.args.set1(args[0]) // setArgs' work for one plain value, inlined
+	} else {
+		fl.setArgs(args)
+	}
+	e.ready(fl, actDone)
 }
 
 // apply finishes f on the loop with a result. Inside f's own callback it acts

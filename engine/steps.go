@@ -216,7 +216,20 @@ func branchKind(kind uint8) bool { return kind == kStep || kind == kLoop }
 // adds sub-steps. It returns as, for chaining.
 func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 	checkReleased(as, "Add")
-	if as == nil || f == nil || len(onerror) != 0 || as.kind != kRoot {
+	if as == nil || f == nil || len(onerror) != 0 {
+		return as.addSlow(f, onerror)
+	}
+	if as.kind != kRoot {
+		// The running step adding a plain sub-step (a loop body building
+		// its iteration): addFrame's case for e.cur, without its walk
+		// over the other cases and addSlow's checks. The loop is checked
+		// first: e.cur is the loop's, and only the loop may read it.
+		if e := as.e; e.r.IsSameThread() && as == e.cur && as.flags&fSucceeded == 0 {
+			c := e.newFrame(kStep, as, as.fl)
+			c.fn = f
+			as.enqueue(c)
+			return as
+		}
 		return as.addSlow(f, onerror)
 	}
 	// A plain step added to a root being built that has a spare frame
@@ -656,6 +669,11 @@ func (as *Steps) arm() uint64 {
 // any goroutine, even before this callback returns. Calling it again in the
 // same step returns the same handle.
 func (as *Steps) External() External {
+	if as != nil && as.e.r.IsSameThread() && as.e.cur == as && as.flags&fHandler == 0 {
+		// execOnly's answer for the running step, without its two calls.
+		as.flags |= fWait
+		return External{f: as, gen: as.arm()}
+	}
 	if !as.execOnly("External") {
 		if as.isForeign() {
 			as.foreign().WaitExternal()
