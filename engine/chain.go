@@ -81,9 +81,34 @@ func (internals) EnterSub(as *Steps, vals []Value) *Steps {
 	fl.cur = c
 	fl.action = actExec
 	// run's step entry, without the call: the bridge's callback runs.
+	e.chaining = false
 	e.left--
 	fl.args.set(vals)
 	c.setStatus(stRunning)
 	e.cur = c
 	return c
+}
+
+// ChainStart tells the engine that the bridge runs a chain inside the
+// callback of as (ChainBudget allowed it): until EnterSub or ChainEnd,
+// Go code that acts on the running step makes the engine call
+// Bridge.Enter first.
+func (internals) ChainStart(as *Steps) {
+	as.e.chaining = true
+}
+
+// ChainEnd ends what ChainStart began.
+func (internals) ChainEnd(as *Steps) {
+	as.e.chaining = false
+}
+
+// leaveChain has the bridge enter its chain's current step, if a chain
+// runs that has not: Go code is about to act on the running step.
+func (e *engine) leaveChain() {
+	if e.chaining {
+		e.chaining = false
+		if bridge.Enter != nil {
+			bridge.Enter(e.bridge)
+		}
+	}
 }

@@ -49,6 +49,9 @@ type engine struct {
 	// that a bridge running steps of its own inside a callback can take
 	// them from it (chain.go) without the budget escaping per drive.
 	left int
+	// chaining is set while a bridge runs a chain inside the running
+	// step's callback and has not entered its current step (chain.go).
+	chaining bool
 
 	// label is the flow name whose pprof label the loop's goroutine
 	// carries now (label.go); region is the trace region of the step

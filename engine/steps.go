@@ -111,8 +111,12 @@ func (as *Steps) current(op string) bool {
 	if as == nil {
 		return false
 	}
-	if as.e.r.IsSameThread() && as.e.cur == as {
-		return true
+	if e := as.e; e.cur == as && e.r.IsSameThread() {
+		if !e.chaining {
+			return true
+		}
+		e.leaveChain() // as ran a chain: its callback has returned
+		return as.current(op)
 	}
 	if as.kind == kForeign {
 		return false // the caller forwards
@@ -132,6 +136,9 @@ func misuse(as *Steps, info string) {
 		return
 	}
 	checkReleased(as, info)
+	if as.e.chaining && as.e.r.IsSameThread() {
+		as.e.leaveChain() // the misuse fails the chain's step
+	}
 	if as.kind == kForeign {
 		as.foreign().Error(InternalError, info)
 		return
