@@ -558,6 +558,10 @@ void asx_lock_done(asx_lockreq* q, const char* code)
 FutoInAsyncSteps_execute_callback asx_f_exec_cb = f_exec;
 FutoInAsyncSteps_error_callback asx_f_error_cb = f_error;
 
+/* asx_chain_abort forgets the chain step of this thread: a Go panic
+   unwound through asx_chain. */
+void asx_chain_abort(void) { chain_cur = NULL; }
+
 /* plain_value reports whether v may go from one chain step to the next as
    it is: no cleanup (the engine tracks owned values) and not a descriptor
    made in Go (the engine maps those back to the Go values they stand for). */

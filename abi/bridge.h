@@ -127,6 +127,7 @@ extern const FutoInType asx_types[0x20];
    argument would make cgo check, on every C step, whether it is Go's. */
 void asx_exec(uintptr_t b);
 uint32_t asx_chain(uintptr_t ring, uintptr_t b, uint32_t max);
+void asx_chain_abort(void);
 void asx_handle(asx_bsi* b, const char* code);
 void asx_cancel_cb(asx_bsi* b);
 void asx_loop_body(asx_bsi* b);

@@ -51,8 +51,12 @@ import (
 // yet (nothing called Go in between), not an error handler, and no chain
 // running on this loop already.
 func chainable(b *C.asx_bsi, p *pool) bool {
-	return b.rec == C.ASX_R_ADD && b.nadd > 0 && b.nadd == b.added && b.handler == 0 && !p.chaining
+	return b.rec == C.ASX_R_ADD && b.nadd > 0 && b.nadd == b.added && b.handler == 0 && !p.chaining && !chainsOff
 }
+
+// chainsOff turns chains off, for tests that compare a flow with and
+// without them (set only while no flow runs).
+var chainsOff bool
 
 // runChain is runC's end for a chainable record: it runs the chain of as's
 // adds (b's record), at most max steps, and hands the engine the rest. n
@@ -71,8 +75,13 @@ func runChain(as *engine.Steps, b *C.asx_bsi, p *pool, prev *C.asx_bsi, n, max i
 	if max > int(b.nadd) {
 		max = int(b.nadd)
 	}
+	defer chainUnwound(p)
+	engine.X.ChainStart(as)
 	k := int(C.asx_chain(C.uintptr_t(uintptr(unsafe.Pointer(r))), C.uintptr_t(uintptr(unsafe.Pointer(b))), C.uint32_t(max)))
+	engine.X.ChainEnd(as)
 	p.chaining, p.chainAs, p.chainB, p.chainPrev = false, nil, nil, nil
+	p.chains++
+	p.chainSteps += uint64(k)
 	if r.entered == 0 {
 		c := r.img[r.pos]
 		if k == int(b.nadd) && r.plain != 0 {
@@ -154,11 +163,44 @@ func enter(p *pool, as *engine.Steps, b *C.asx_bsi, k int) {
 //
 //export asxGoChainEnter
 func asxGoChainEnter(c *C.asx_bsi) {
+	enterChained(c)
+}
+
+// enterChained enters c's step if c is the image of a chain step that runs
+// and was not entered yet: Go code is about to act on it (asxGoChainEnter,
+// or Wrap of its pointer from Go code its callback called).
+func enterChained(c *C.asx_bsi) {
 	p := entry(c).pool
 	if p == nil || !p.chaining || p.ring.entered != 0 || p.ring.img[p.ring.pos] != c {
 		return
 	}
 	enter(p, p.chainAs, p.chainB, int(p.ring.k))
+}
+
+// chainUnwound cleans up after a Go panic that unwound through asx_chain
+// (Go code a chain step's callback called raised an Error, or panicked):
+// the engine recovers it as raised by its running step, which must then be
+// the chain's current one, as without the chain.
+func chainUnwound(p *pool) {
+	if !p.chaining {
+		return
+	}
+	C.asx_chain_abort()
+	p.chains++
+	p.chainSteps += uint64(p.ring.k)
+	if p.ring.entered == 0 {
+		enter(p, p.chainAs, p.chainB, int(p.ring.k))
+	}
+	engine.X.ChainEnd(p.chainAs)
+	p.chaining, p.chainAs, p.chainB, p.chainPrev = false, nil, nil, nil
+	p.chainStep, p.chainImg, p.chainN = nil, nil, 0
+}
+
+// enterData is the engine's Bridge.Enter: data is a reactor's pool.
+func enterData(data unsafe.Pointer) {
+	if p := (*pool)(data); p != nil && p.chaining && p.ring.entered == 0 {
+		enter(p, p.chainAs, p.chainB, int(p.ring.k))
+	}
 }
 
 // chainRing returns p's ring, made on first use, ready for a chain run by

@@ -94,14 +94,16 @@ type pool struct {
 	// asx_chain runs, the step whose adds it runs (chainAs, on image
 	// chainB, whose record began with chainPrev as recorder), and once Go
 	// entered the chain's current step, that step and its image.
-	ring      *C.asx_ring
-	chaining  bool
-	chainAs   *engine.Steps
-	chainB    *C.asx_bsi
-	chainPrev *C.asx_bsi
-	chainStep *engine.Steps
-	chainImg  *C.asx_bsi
-	chainN    int // arguments the entered step was given
+	ring       *C.asx_ring
+	chaining   bool
+	chainAs    *engine.Steps
+	chainB     *C.asx_bsi
+	chainPrev  *C.asx_bsi
+	chainStep  *engine.Steps
+	chainImg   *C.asx_bsi
+	chainN     int    // arguments the entered step was given
+	chains     uint64 // chains run, for tests
+	chainSteps uint64 // callbacks run by chains (the entered ones included), for tests
 }
 
 // record lends the scratch to b, whose C callback is about to run, and
@@ -369,7 +371,7 @@ func (rx *rootExtra) release() {
 
 func init() {
 	engine.X.
-		SetBridge(engine.Bridge{Release: releaseImage, Copy: copyImage, Drop: dropValue})
+		SetBridge(engine.Bridge{Release: releaseImage, Copy: copyImage, Drop: dropValue, Enter: enterData})
 }
 
 // imageOf returns the image bound to as, binding a new one in mode if as
