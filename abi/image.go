@@ -122,7 +122,11 @@ func (p *pool) record(b *C.asx_bsi) (prev *C.asx_bsi) {
 		prev = nil // left by a callback whose record unwound (an Error): done
 	}
 	p.recorder = b
-	b.s = p.scratchAt(d)
+	if d < len(p.scratch) {
+		b.s = p.scratch[d]
+	} else {
+		b.s = p.scratchAt(d)
+	}
 	b.depth = C.uint32_t(d)
 	b.mode = C.ASX_RECORD
 	return prev

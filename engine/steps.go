@@ -111,18 +111,26 @@ func (as *Steps) current(op string) bool {
 	if as == nil {
 		return false
 	}
-	if e := as.e; e.cur == as && e.r.IsSameThread() {
-		if !e.chaining {
-			return true
+	if as.e.r.IsSameThread() && as.e.cur == as {
+		if as.e.chaining {
+			return as.afterChain(op)
 		}
-		e.leaveChain() // as ran a chain: its callback has returned
-		return as.current(op)
+		return true
 	}
 	if as.kind == kForeign {
 		return false // the caller forwards
 	}
 	misuse(as, op+": not called on the running step's accessor (kept past its step, or called outside its callback)")
 	return false
+}
+
+// afterChain is current for a step that runs a chain (chain.go): its
+// callback has returned, so the bridge enters the chain's step first.
+//
+//go:noinline
+func (as *Steps) afterChain(op string) bool {
+	as.e.leaveChain()
+	return as.current(op)
 }
 
 // misuse reports a violation of the API (spec 2.1: reported as InternalError).
