@@ -590,19 +590,16 @@ static inline int plain_end(const asx_bsi* c)
    plainly, its callback calls into Go (leave_chain: Go then has it
    entered), or max steps ran. It returns how many callbacks ran (r->k);
    the last step's image (r->img[r->pos], unless Go entered it) keeps its
-   record and its arguments (r->s->in) for Go. Go called it only when max
+   record, and r->in its arguments, for Go. Go called it only when max
    > 0 and b's record is adds alone. */
 uint32_t asx_chain(uintptr_t rp, uintptr_t bp, uint32_t max)
 {
     asx_ring* r = (asx_ring*)rp;
     asx_bsi* b = (asx_bsi*)bp;
-    asx_scratch* s = r->s;
     const asx_add* a = b->s->adds;
     uint32_t n = b->nadd < max ? b->nadd : max;
     pthread_t self = pthread_self();
     asx_bsi* c = NULL;
-    memset(&s->in, 0, sizeof(s->in));
-    memset(&s->out, 0, sizeof(s->out));
     r->parent = b;
     r->entered = 0;
     r->plain = 0;
@@ -611,6 +608,16 @@ uint32_t asx_chain(uintptr_t rp, uintptr_t bp, uint32_t max)
             c->mode = ASX_STALE; /* its step ended: a kept pointer is a misuse */
             c->s = NULL;
         }
+        /* Step k records into s[k&1] and gets s[(k+1)&1]'s out block, what
+           step k-1 succeeded with (none for the first, and none after an
+           implicit success: emptied before that step ran). s[k&1]'s out
+           block was step k-1's arguments: done with, emptied. */
+        asx_scratch* s = r->s[k & 1];
+        FutoInArgs* in = &r->s[(k + 1) & 1]->out;
+        if (k == 0) {
+            in->arg0.type = in->arg1.type = in->arg2.type = in->arg3.type = NULL;
+        }
+        s->out.arg0.type = s->out.arg1.type = s->out.arg2.type = s->out.arg3.type = NULL;
         uint32_t pos = r->pos + 1 == ASX_RING ? 0 : r->pos + 1;
         r->pos = pos;
         c = r->img[pos];
@@ -623,8 +630,9 @@ uint32_t asx_chain(uintptr_t rp, uintptr_t bp, uint32_t max)
         c->owner = self;
         c->mode = ASX_RECORD;
         r->k = k + 1;
+        r->in = in;
         chain_cur = c;
-        c->f(&c->base, c->data, &s->in);
+        c->f(&c->base, c->data, in);
         chain_cur = NULL;
         if (r->entered) {
             return k + 1;
@@ -632,14 +640,6 @@ uint32_t asx_chain(uintptr_t rp, uintptr_t bp, uint32_t max)
         r->plain = (uint32_t)plain_end(c);
         if (k + 1 == n || !r->plain) {
             return k + 1;
-        }
-        /* The next step's arguments: the values this one succeeded with,
-           none after an implicit success. */
-        if (c->rec) {
-            s->in = s->out;
-            memset(&s->out, 0, sizeof(s->out));
-        } else {
-            memset(&s->in, 0, sizeof(s->in));
         }
     }
     return n;

@@ -102,7 +102,11 @@ typedef struct asx_ring {
     uint32_t entered; /* set by Go: the current step was handed to the engine (asxGoChainEnter) */
     uint32_t plain;   /* the current step ended plainly (success with plain values, or nothing) */
     asx_bsi* parent;  /* the step whose adds the chain runs */
-    asx_scratch* s;   /* the chain steps' scratch: not the parent's, whose adds it reads */
+    /* The chain steps' scratches, not the parent's (whose adds the chain
+       reads), used in turn: a step records into s[k&1], and its out block
+       is the next step's arguments as it is, with no copy. */
+    asx_scratch* s[2];
+    FutoInArgs* in; /* the current step's arguments */
 } asx_ring;
 
 /* A sync object of ours (asyncsteps_*_new): the Go object's cgo.Handle. */

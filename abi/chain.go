@@ -70,7 +70,7 @@ func runChain(as *engine.Steps, b *C.asx_bsi, p *pool, prev *C.asx_bsi, n, max i
 		}
 		clearArgs(b, n, p)
 	}
-	r := p.chainRing(as, int(b.depth))
+	r := p.chainRing(as)
 	p.chaining, p.chainAs, p.chainB, p.chainPrev = true, as, b, prev
 	if max > int(b.nadd) {
 		max = int(b.nadd)
@@ -130,7 +130,7 @@ func enter(p *pool, as *engine.Steps, b *C.asx_bsi, k int) {
 	c := r.img[r.pos]
 	r.img[r.pos] = p.ringImage(as)
 	var vals [engine.MaxArgs]engine.Value
-	nin := argsOf(&c.s.in, &vals)
+	nin := argsOf(r.in, &vals)
 	engine.X.ChainRan(as, k-1)
 	adds := b.s.adds[k-1 : b.nadd]
 	bindImage(c, as, p, C.ASX_RECORD)
@@ -155,7 +155,10 @@ func enter(p *pool, as *engine.Steps, b *C.asx_bsi, k int) {
 	}
 	p.recorder = c // c's callback records now; nested ones nest inside it
 	r.entered = 1
-	p.chainStep, p.chainImg, p.chainN = s, c, nin
+	// finish is told of no arguments: they are in the other chain
+	// scratch (r.in), none owned, none pinned, and the next chain empties
+	// them.
+	p.chainStep, p.chainImg, p.chainN = s, c, 0
 }
 
 // asxGoChainEnter is leave_chain's call: the chain step whose image is c
@@ -203,9 +206,8 @@ func enterData(data unsafe.Pointer) {
 	}
 }
 
-// chainRing returns p's ring, made on first use, ready for a chain run by
-// a step recording at depth d: its steps record at depth d+1.
-func (p *pool) chainRing(as *engine.Steps, d int) *C.asx_ring {
+// chainRing returns p's ring, made on first use.
+func (p *pool) chainRing(as *engine.Steps) *C.asx_ring {
 	if p.ring == nil {
 		r := (*C.asx_ring)(C.calloc(1, C.size_t(unsafe.Sizeof(C.asx_ring{}))))
 		if r == nil {
@@ -214,9 +216,14 @@ func (p *pool) chainRing(as *engine.Steps, d int) *C.asx_ring {
 		for i := range r.img {
 			r.img[i] = p.ringImage(as)
 		}
+		for i := range r.s {
+			r.s[i] = (*C.asx_scratch)(C.calloc(1, C.size_t(unsafe.Sizeof(C.asx_scratch{}))))
+			if r.s[i] == nil {
+				panic("abi: out of C memory for a chain's scratch")
+			}
+		}
 		p.ring = r
 	}
-	p.ring.s = p.scratchAt(d + 1)
 	return p.ring
 }
 
