@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/asyncsteps/asyncsteps/abi/internal/ctest"
+	"github.com/asyncsteps/asyncsteps/engine"
 )
 
 // BenchmarkCChainFloor is the floor of the C step (BenchmarkCStep/impl=c)
@@ -25,4 +26,11 @@ func TestCChainFloor(t *testing.T) {
 			t.Errorf("Chain(%d) = %d, want %d", n, got, n)
 		}
 	}
+}
+
+// BenchmarkCStepAlone is BenchmarkCStep/impl=c by itself: -bench cannot
+// select impl=c without its impl=c/add=... children, and an instruction
+// count (callgrind, two b.N) needs the one row alone.
+func BenchmarkCStepAlone(b *testing.B) {
+	benchFlow(b, func(root *engine.Steps) { ctest.Add(root, ctest.SpawnInc, benchSteps, 0) })
 }

@@ -24,6 +24,22 @@ const FutoInType asx_types[0x20] = {
 
 #define B(bsi) ((asx_bsi*)(bsi))
 
+/* chain_cur is the image of the chain step whose callback runs on this
+   thread (asx_chain), until the engine is given that step. Every entry
+   that calls into Go gives it first (leave_chain): Go code sees the engine
+   as it would be had the step been run by the engine, with that step
+   running. Entries that only record do not: they are the chain's path. */
+static __thread asx_bsi* chain_cur;
+
+static inline void leave_chain(void)
+{
+    asx_bsi* c = chain_cur;
+    if (c) {
+        chain_cur = NULL;
+        asxGoChainEnter(c);
+    }
+}
+
 /* recording reports whether b's callback is running on this thread: only
    then do the entries record. Another thread (a worker finishing the step
    early) goes to Go, whose External takes the result safely. */
@@ -56,6 +72,7 @@ static void v_add(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_execute_ca
 {
     asx_bsi* b = B(bsi);
     if (!recording(b)) {
+        leave_chain();
         asxGoAdd(b, data, f, eh);
         return;
     }
@@ -71,6 +88,7 @@ static void v_add(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_execute_ca
         return;
     }
     if (b->nadd == ASX_ADDS) {
+        leave_chain();
         asxGoFlush(b);
     }
     asx_add* a = &b->s->adds[b->nadd++];
@@ -94,12 +112,14 @@ static FutoInAsyncSteps* v_parallel(FutoInAsyncSteps* bsi, void* data, FutoInAsy
         }
         b->added++;
     }
+    leave_chain();
     return asxGoParallel(b, data, eh);
 }
 
 static void* v_state(FutoInAsyncSteps* bsi, void* data, const char* name, void* (*allocate)(void*),
         void (*cleanup)(void*, void*))
 {
+    leave_chain();
     return asxGoState(B(bsi), data, (char*)name, (void*)allocate, (void*)cleanup);
 }
 
@@ -107,6 +127,7 @@ static void* v_stack(FutoInAsyncSteps* bsi, size_t size, void (*cleanup)(void*))
 {
     asx_bsi* b = B(bsi);
     if (!recording(b) && b->mode != ASX_DIRECT) {
+        leave_chain();
         return asxGoStack(b, size);
     }
     /* Allowed after handle_error: it changes nothing in the step's outcome,
@@ -131,6 +152,7 @@ static void v_success(FutoInAsyncSteps* bsi, FutoInArgs* args)
 {
     asx_bsi* b = B(bsi);
     if (!recording(b)) {
+        leave_chain();
         asxGoSuccess(b, args);
         return;
     }
@@ -155,6 +177,7 @@ static void v_handle_error(FutoInAsyncSteps* bsi, const char* code, const char* 
 {
     asx_bsi* b = B(bsi);
     if (!recording(b)) {
+        leave_chain();
         asxGoError(b, (char*)code, (char*)info);
         return;
     }
@@ -172,6 +195,7 @@ static void v_set_timeout(FutoInAsyncSteps* bsi, uint32_t ms)
 {
     asx_bsi* b = B(bsi);
     if (!recording(b)) {
+        leave_chain();
         asxGoSetTimeout(b, ms);
         return;
     }
@@ -184,6 +208,7 @@ static void v_set_timeout(FutoInAsyncSteps* bsi, uint32_t ms)
     }
     b->timeout_ms = ms;
     b->rec |= ASX_R_TIMEOUT;
+    leave_chain();
     asxGoArm(b); /* finishable from now on, from any thread */
 }
 
@@ -191,6 +216,7 @@ static void v_set_cancel(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_can
 {
     asx_bsi* b = B(bsi);
     if (!recording(b)) {
+        leave_chain();
         asxGoSetCancel(b, data, ch);
         return;
     }
@@ -208,6 +234,7 @@ static void v_set_cancel(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_can
     b->ch = ch;
     b->ch_data = data;
     b->rec |= ASX_R_CANCEL;
+    leave_chain();
     asxGoArm(b);
 }
 
@@ -215,6 +242,7 @@ static void v_wait_external(FutoInAsyncSteps* bsi)
 {
     asx_bsi* b = B(bsi);
     if (!recording(b)) {
+        leave_chain();
         asxGoWait(b);
         return;
     }
@@ -226,6 +254,7 @@ static void v_wait_external(FutoInAsyncSteps* bsi)
         return;
     }
     b->rec |= ASX_R_WAIT;
+    leave_chain();
     asxGoArm(b);
 }
 
@@ -243,6 +272,7 @@ static void v_loop(FutoInAsyncSteps* bsi, void* data, void (*f)(FutoInAsyncSteps
         }
         b->added++;
     }
+    leave_chain();
     asxGoLoop(b, data, (void*)f, (char*)label);
 }
 
@@ -256,6 +286,7 @@ static void v_repeat(FutoInAsyncSteps* bsi, void* data, size_t count,
         }
         b->added++;
     }
+    leave_chain();
     asxGoRepeat(b, data, count, (void*)f, (char*)label);
 }
 
@@ -268,6 +299,7 @@ static void v_break(FutoInAsyncSteps* bsi, const char* label)
         }
         b->rec |= ASX_R_LOOPCTL;
     }
+    leave_chain();
     asxGoLoopCtl(b, (char*)label, 0);
 }
 
@@ -280,15 +312,17 @@ static void v_continue(FutoInAsyncSteps* bsi, const char* label)
         }
         b->rec |= ASX_R_LOOPCTL;
     }
+    leave_chain();
     asxGoLoopCtl(b, (char*)label, 1);
 }
 
 static void v_execute(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_error_callback unhandled)
 {
+    leave_chain();
     asxGoExecute(B(bsi), data, unhandled);
 }
 
-static void v_cancel(FutoInAsyncSteps* bsi) { asxGoCancel(B(bsi)); }
+static void v_cancel(FutoInAsyncSteps* bsi) { leave_chain(); asxGoCancel(B(bsi)); }
 
 static void v_add_sync(FutoInAsyncSteps* bsi, FutoInSync* sync, void* data,
         FutoInAsyncSteps_execute_callback f, FutoInAsyncSteps_error_callback eh)
@@ -304,17 +338,19 @@ static void v_add_sync(FutoInAsyncSteps* bsi, FutoInSync* sync, void* data,
         }
         b->added++;
     }
+    leave_chain();
     asxGoAddSync(b, sync, data, f, eh);
 }
 
-static ptrdiff_t v_root_id(FutoInAsyncSteps* bsi) { return asxGoRootID(B(bsi)); }
-static int v_is_valid(FutoInAsyncSteps* bsi) { return asxGoIsValid(B(bsi)); }
-static FutoInAsyncSteps* v_new_instance(FutoInAsyncSteps* bsi) { return asxGoNewInstance(B(bsi)); }
-static void v_free(FutoInAsyncSteps* bsi) { asxGoFree(B(bsi)); }
+static ptrdiff_t v_root_id(FutoInAsyncSteps* bsi) { leave_chain(); return asxGoRootID(B(bsi)); }
+static int v_is_valid(FutoInAsyncSteps* bsi) { leave_chain(); return asxGoIsValid(B(bsi)); }
+static FutoInAsyncSteps* v_new_instance(FutoInAsyncSteps* bsi) { leave_chain(); return asxGoNewInstance(B(bsi)); }
+static void v_free(FutoInAsyncSteps* bsi) { leave_chain(); asxGoFree(B(bsi)); }
 
 static FutoInHandle v_sched_immediate(FutoInAsyncSteps* bsi, void* data, void (*cb)(void*))
 {
     FutoInHandle h = {0, 0, 0};
+    leave_chain();
     asxGoSchedule(B(bsi), 0, 0, data, (void*)cb, &h);
     return h;
 }
@@ -322,13 +358,14 @@ static FutoInHandle v_sched_immediate(FutoInAsyncSteps* bsi, void* data, void (*
 static FutoInHandle v_sched_deferred(FutoInAsyncSteps* bsi, uint32_t delay_ms, void* data, void (*cb)(void*))
 {
     FutoInHandle h = {0, 0, 0};
+    leave_chain();
     asxGoSchedule(B(bsi), 1, delay_ms, data, (void*)cb, &h);
     return h;
 }
 
-static void v_sched_cancel(FutoInAsyncSteps* bsi, FutoInHandle* h) { asxGoSchedCancel(B(bsi), h); }
-static int v_sched_is_valid(FutoInAsyncSteps* bsi, FutoInHandle* h) { return asxGoSchedIsValid(B(bsi), h); }
-static int v_is_same_thread(FutoInAsyncSteps* bsi) { return asxGoIsSameThread(B(bsi)); }
+static void v_sched_cancel(FutoInAsyncSteps* bsi, FutoInHandle* h) { leave_chain(); asxGoSchedCancel(B(bsi), h); }
+static int v_sched_is_valid(FutoInAsyncSteps* bsi, FutoInHandle* h) { leave_chain(); return asxGoSchedIsValid(B(bsi), h); }
+static int v_is_same_thread(FutoInAsyncSteps* bsi) { leave_chain(); return asxGoIsSameThread(B(bsi)); }
 
 const FutoInAsyncStepsAPI asx_api = {{{
     v_add, v_parallel, v_state, v_stack, v_success, v_handle_error, v_set_timeout, v_set_cancel,
@@ -337,8 +374,8 @@ const FutoInAsyncStepsAPI asx_api = {{{
     v_sched_cancel, v_sched_is_valid, v_is_same_thread,
 }}};
 
-static void s_lock(FutoInAsyncSteps* bsi, FutoInSync* s) { asxGoSyncLock(bsi, s, 1); }
-static void s_unlock(FutoInAsyncSteps* bsi, FutoInSync* s) { asxGoSyncLock(bsi, s, 0); }
+static void s_lock(FutoInAsyncSteps* bsi, FutoInSync* s) { leave_chain(); asxGoSyncLock(bsi, s, 1); }
+static void s_unlock(FutoInAsyncSteps* bsi, FutoInSync* s) { leave_chain(); asxGoSyncLock(bsi, s, 0); }
 
 const FutoInSyncAPI asx_sync_api = {{{s_lock, s_unlock}}};
 
@@ -416,17 +453,19 @@ void asx_f_add(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_execute_callb
 
 static void f_exec(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
+    leave_chain();
     asxGoForeignExec(bsi, data, (FutoInArgs*)args);
 }
 
 static void f_error(FutoInAsyncSteps* bsi, void* data, const char* code)
 {
+    leave_chain();
     asxGoForeignError(bsi, data, (char*)code);
 }
 
-static void f_cancel(FutoInAsyncSteps* bsi, void* data) { asxGoForeignCancel(bsi, data); }
-static void f_loop(FutoInAsyncSteps* bsi, void* data) { asxGoForeignLoop(bsi, data, 0); }
-static void f_repeat(FutoInAsyncSteps* bsi, void* data, size_t i) { asxGoForeignLoop(bsi, data, i); }
+static void f_cancel(FutoInAsyncSteps* bsi, void* data) { leave_chain(); asxGoForeignCancel(bsi, data); }
+static void f_loop(FutoInAsyncSteps* bsi, void* data) { leave_chain(); asxGoForeignLoop(bsi, data, 0); }
+static void f_repeat(FutoInAsyncSteps* bsi, void* data, size_t i) { leave_chain(); asxGoForeignLoop(bsi, data, i); }
 
 FutoInAsyncSteps* asx_f_parallel(FutoInAsyncSteps* bsi, void* data, FutoInAsyncSteps_error_callback eh)
 {
@@ -436,6 +475,7 @@ FutoInAsyncSteps* asx_f_parallel(FutoInAsyncSteps* bsi, void* data, FutoInAsyncS
 static void* f_state_alloc(void* data) { (void)data; return calloc(1, sizeof(uintptr_t)); }
 static void f_state_cleanup(void* data, void* value)
 {
+    leave_chain();
     asxGoForeignStateCleanup(data, value);
     free(value);
 }
@@ -449,7 +489,7 @@ void* asx_f_stack(FutoInAsyncSteps* bsi, size_t size) { return bsi->api->stack(b
 
 /* keep ties a Go record (a cgo.Handle in data) to the foreign step's life:
    its stack cleanup lets Go delete the handle. */
-static void f_keep_cleanup(void* value) { asxGoForeignRelease(*(void**)value); }
+static void f_keep_cleanup(void* value) { leave_chain(); asxGoForeignRelease(*(void**)value); }
 void asx_f_keep(FutoInAsyncSteps* bsi, void* data)
 {
     void** slot = bsi->api->stack(bsi, sizeof(void*), f_keep_cleanup);
@@ -465,7 +505,7 @@ const FutoInType asx_owned_string = {FTN_TYPE_STRING, owned_string_cleanup};
 
 /* A Go object handed to a foreign flow: its cgo.Handle is deleted by the
    type's cleanup, when the foreign engine drops the value. */
-static void goobj_cleanup(FutoInBinaryValue* v) { asxGoObjRelease(v->custom_data); }
+static void goobj_cleanup(FutoInBinaryValue* v) { leave_chain(); asxGoObjRelease(v->custom_data); }
 const FutoInType asx_goobj_owned = {FTN_TYPE_CUSTOM_OBJECT, goobj_cleanup};
 
 void asx_init_sync(asx_sync* s) { *(const FutoInSyncAPI**)&s->base = &asx_sync_api; }
@@ -517,3 +557,90 @@ void asx_lock_done(asx_lockreq* q, const char* code)
 /* Exported for the Go side of Wrap, which passes them as callbacks. */
 FutoInAsyncSteps_execute_callback asx_f_exec_cb = f_exec;
 FutoInAsyncSteps_error_callback asx_f_error_cb = f_error;
+
+/* asx_chain_abort forgets the chain step of this thread: a Go panic
+   unwound through asx_chain. */
+void asx_chain_abort(void) { chain_cur = NULL; }
+
+/* plain_value reports whether v may go from one chain step to the next as
+   it is: no cleanup (the engine tracks owned values) and not a descriptor
+   made in Go (the engine maps those back to the Go values they stand for). */
+static inline int plain_value(const FutoInBinaryValue* v)
+{
+    const FutoInType* t = v->type;
+    return !t || (!t->cleanup && !(t >= asx_types && t < asx_types + 0x20));
+}
+
+/* plain_end reports whether c's step ended so that the engine would only
+   advance to the next step: success with plain values, or nothing
+   recorded (implicit success), and no stack() memory to free. */
+static inline int plain_end(const asx_bsi* c)
+{
+    if ((c->rec & ~(uint32_t)ASX_R_SUCCESS) || c->stack) {
+        return 0;
+    }
+    const FutoInArgs* o = &c->s->out;
+    return plain_value(&o->arg0) && plain_value(&o->arg1) && plain_value(&o->arg2) && plain_value(&o->arg3);
+}
+
+/* asx_chain runs the steps b's callback added (b->s->adds, none of them
+   given to the engine yet) one after the other, the values one succeeds
+   with being the next one's arguments as they are (the first gets none, as
+   the engine gives a first sub-step), until one ends otherwise than
+   plainly, its callback calls into Go (leave_chain: Go then has it
+   entered), or max steps ran. It returns how many callbacks ran (r->k);
+   the last step's image (r->img[r->pos], unless Go entered it) keeps its
+   record, and r->in its arguments, for Go. Go called it only when max
+   > 0 and b's record is adds alone. */
+uint32_t asx_chain(uintptr_t rp, uintptr_t bp, uint32_t max)
+{
+    asx_ring* r = (asx_ring*)rp;
+    asx_bsi* b = (asx_bsi*)bp;
+    const asx_add* a = b->s->adds;
+    uint32_t n = b->nadd < max ? b->nadd : max;
+    pthread_t self = pthread_self();
+    asx_bsi* c = NULL;
+    r->parent = b;
+    r->entered = 0;
+    r->plain = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        if (c) {
+            c->mode = ASX_STALE; /* its step ended: a kept pointer is a misuse */
+            c->s = NULL;
+        }
+        /* Step k records into s[k&1] and gets s[(k+1)&1]'s out block, what
+           step k-1 succeeded with (none for the first, and none after an
+           implicit success: emptied before that step ran). s[k&1]'s out
+           block was step k-1's arguments: done with, emptied. */
+        asx_scratch* s = r->s[k & 1];
+        FutoInArgs* in = &r->s[(k + 1) & 1]->out;
+        if (k == 0) {
+            in->arg0.type = in->arg1.type = in->arg2.type = in->arg3.type = NULL;
+        }
+        s->out.arg0.type = s->out.arg1.type = s->out.arg2.type = s->out.arg3.type = NULL;
+        uint32_t pos = r->pos + 1 == ASX_RING ? 0 : r->pos + 1;
+        r->pos = pos;
+        c = r->img[pos];
+        c->f = a[k].f;
+        c->eh = a[k].eh;
+        c->data = a[k].data;
+        c->rec = 0;
+        c->s = s;
+        c->depth = b->depth + 1;
+        c->owner = self;
+        c->mode = ASX_RECORD;
+        r->k = k + 1;
+        r->in = in;
+        chain_cur = c;
+        c->f(&c->base, c->data, in);
+        chain_cur = NULL;
+        if (r->entered) {
+            return k + 1;
+        }
+        r->plain = (uint32_t)plain_end(c);
+        if (k + 1 == n || !r->plain) {
+            return k + 1;
+        }
+    }
+    return n;
+}

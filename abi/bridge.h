@@ -37,7 +37,9 @@ enum {
     ASX_R_LOOPCTL = 128 /* breakLoop or continueLoop: the outcome, as handle_error is */
 };
 
-#define ASX_ADDS 256 /* adds recorded before Go must take them */
+/* Adds recorded before Go must take them: the engine's turn budget, so
+   that a chain (asx_chain) can cover every sub-step a turn may run. */
+#define ASX_ADDS 4096
 
 typedef struct asx_add {
     FutoInAsyncSteps_execute_callback f;
@@ -88,6 +90,25 @@ typedef struct asx_bsi {
     uint32_t built;  /* 2: a root's; 1: bound off the loop while a root is built: its holder may call from its thread */
 } asx_bsi;
 
+/* A chain (asx_chain): the C steps a C step added, run back to back in C
+   on images of the ring, one per step, each marked stale when the next
+   starts (a pointer kept past its step is caught as with released images).
+   Written by C while the chain runs, read and refilled by Go. */
+#define ASX_RING 256
+typedef struct asx_ring {
+    asx_bsi* img[ASX_RING];
+    uint32_t pos;     /* img[pos]: the image of the chain's current (last) step */
+    uint32_t k;       /* steps whose callback ran in this chain, the current one included */
+    uint32_t entered; /* set by Go: the current step was handed to the engine (asxGoChainEnter) */
+    uint32_t plain;   /* the current step ended plainly (success with plain values, or nothing) */
+    asx_bsi* parent;  /* the step whose adds the chain runs */
+    /* The chain steps' scratches, not the parent's (whose adds the chain
+       reads), used in turn: a step records into s[k&1], and its out block
+       is the next step's arguments as it is, with no copy. */
+    asx_scratch* s[2];
+    FutoInArgs* in; /* the current step's arguments */
+} asx_ring;
+
 /* A sync object of ours (asyncsteps_*_new): the Go object's cgo.Handle. */
 typedef struct asx_sync {
     FutoInSync base;
@@ -109,6 +130,8 @@ extern const FutoInType asx_types[0x20];
 /* asx_exec takes the image as an integer: it is C memory, and a pointer
    argument would make cgo check, on every C step, whether it is Go's. */
 void asx_exec(uintptr_t b);
+uint32_t asx_chain(uintptr_t ring, uintptr_t b, uint32_t max);
+void asx_chain_abort(void);
 void asx_handle(asx_bsi* b, const char* code);
 void asx_cancel_cb(asx_bsi* b);
 void asx_loop_body(asx_bsi* b);

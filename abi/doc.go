@@ -32,6 +32,16 @@
 // callback's own thread records: another thread's calls go to Go. Images come from per-reactor pools: a C step allocates nothing
 // on the Go heap once warm.
 //
+// The C steps a C step adds cost less: when a callback has only recorded
+// adds of C steps, they run back to back in C without returning to Go, the
+// values one succeeds with handed to the next as they are (a chain). The
+// chain hands the engine the step it stands at as soon as a step does
+// anything but succeed with plain values (no cleanup, not made in Go) or
+// return (an error, a wait, a timeout, sub-steps, stack memory, a call of
+// an entry that goes to Go, Wrap of its pointer), and when the flow's turn
+// budget is spent: flows see what they would see step by step. A C step
+// added from Go (AddC, or through the vtable from Go code) runs alone.
+//
 // # Values
 //
 // Values cross without their payload being copied: a FutoInBinaryValue and

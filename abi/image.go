@@ -89,6 +89,21 @@ type pool struct {
 	// callback d levels inside another's.
 	scratch  []*C.asx_scratch
 	recorder *C.asx_bsi
+
+	// The chain (chain.go): the ring of images its steps run on, and while
+	// asx_chain runs, the step whose adds it runs (chainAs, on image
+	// chainB, whose record began with chainPrev as recorder), and once Go
+	// entered the chain's current step, that step and its image.
+	ring       *C.asx_ring
+	chaining   bool
+	chainAs    *engine.Steps
+	chainB     *C.asx_bsi
+	chainPrev  *C.asx_bsi
+	chainStep  *engine.Steps
+	chainImg   *C.asx_bsi
+	chainN     int    // arguments the entered step was given
+	chains     uint64 // chains run, for tests
+	chainSteps uint64 // callbacks run by chains (the entered ones included), for tests
 }
 
 // record lends the scratch to b, whose C callback is about to run, and
@@ -106,18 +121,27 @@ func (p *pool) record(b *C.asx_bsi) (prev *C.asx_bsi) {
 	} else {
 		prev = nil // left by a callback whose record unwound (an Error): done
 	}
-	if d == len(p.scratch) {
+	p.recorder = b
+	if d < len(p.scratch) {
+		b.s = p.scratch[d]
+	} else {
+		b.s = p.scratchAt(d)
+	}
+	b.depth = C.uint32_t(d)
+	b.mode = C.ASX_RECORD
+	return prev
+}
+
+// scratchAt returns the scratch of depth d, allocating the missing ones.
+func (p *pool) scratchAt(d int) *C.asx_scratch {
+	for d >= len(p.scratch) {
 		s := (*C.asx_scratch)(C.calloc(1, C.size_t(unsafe.Sizeof(C.asx_scratch{}))))
 		if s == nil {
 			panic("abi: out of C memory for a recording scratch")
 		}
 		p.scratch = append(p.scratch, s)
 	}
-	p.recorder = b
-	b.s = p.scratch[d]
-	b.depth = C.uint32_t(d)
-	b.mode = C.ASX_RECORD
-	return prev
+	return p.scratch[d]
 }
 
 // end takes the scratch back from b once its record was applied.
@@ -236,6 +260,11 @@ func newImage(as *engine.Steps, mode C.uint32_t) *C.asx_bsi {
 
 // newImageOn is newImage on the loop, p being as's reactor's pool.
 func newImageOn(as *engine.Steps, p *pool, mode C.uint32_t) *C.asx_bsi {
+	return bindImage(p.take(), as, p, mode)
+}
+
+// take returns a free image of p, unbound. Loop only.
+func (p *pool) take() *C.asx_bsi {
 	b := p.free
 	if b == nil {
 		table.mu.Lock()
@@ -251,7 +280,7 @@ func newImageOn(as *engine.Steps, p *pool, mode C.uint32_t) *C.asx_bsi {
 	}
 	p.free = b.next_free
 	p.nfree--
-	return bindImage(b, as, p, mode)
+	return b
 }
 
 // builtRoot is asx_bsi.built for a root's own image (imageOf); 1: an
@@ -346,7 +375,7 @@ func (rx *rootExtra) release() {
 
 func init() {
 	engine.X.
-		SetBridge(engine.Bridge{Release: releaseImage, Copy: copyImage, Drop: dropValue})
+		SetBridge(engine.Bridge{Release: releaseImage, Copy: copyImage, Drop: dropValue, Enter: enterData})
 }
 
 // imageOf returns the image bound to as, binding a new one in mode if as

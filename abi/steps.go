@@ -40,6 +40,12 @@ func runC(as *engine.Steps) {
 	prev := p.record(b)
 	n := fillArgs(as, b, p)
 	C.asx_exec(C.uintptr_t(uintptr(unsafe.Pointer(b))))
+	if chainable(b, p) {
+		if max := engine.X.ChainBudget(as); max > 0 {
+			runChain(as, b, p, prev, n, max)
+			return
+		}
+	}
 	finish(as, b, p, prev, n)
 }
 

@@ -33,6 +33,7 @@ func Wrap(p unsafe.Pointer) *engine.Steps {
 		if b.mode == C.ASX_STALE {
 			return nil
 		}
+		enterChained(b) // Go code gets the step as the engine's running one
 		as := entry(b).steps
 		if b.mode == C.ASX_RECORD && b.nadd > 0 {
 			safeFlush(as, b) // Go adds through as come after C's earlier ones

@@ -45,6 +45,12 @@ type Bridge struct {
 	// run on the loop or, for an External result never delivered, on the
 	// goroutine that drops it. It must not call back into the engine.
 	Drop func(v *Value)
+	// Enter is called, with the reactor's BridgeData word, when Go code
+	// acts on the running step (an accessor's call, a misuse, a root
+	// canceling itself) while the bridge runs a chain (ChainStart): the
+	// bridge hands the engine the chain's current step first (EnterSub),
+	// so the action lands on it as it would without the chain.
+	Enter func(data unsafe.Pointer)
 }
 
 var (
@@ -165,6 +171,7 @@ func xReportMisuse(r *reactor.Reactor, info string) {
 	if !e.r.IsSameThread() || e.cur == nil || e.raised.kind != raiseNone {
 		return
 	}
+	e.leaveChain()
 	e.raiseError(e.cur, InternalError, info)
 }
 

@@ -45,6 +45,14 @@ type engine struct {
 	stats Stats
 	m     counters // Metrics (metrics.go)
 
+	// left is the running flow's budget for this turn (drive): a field, so
+	// that a bridge running steps of its own inside a callback can take
+	// them from it (chain.go) without the budget escaping per drive.
+	left int
+	// chaining is set while a bridge runs a chain inside the running
+	// step's callback and has not entered its current step (chain.go).
+	chaining bool
+
 	// label is the flow name whose pprof label the loop's goroutine
 	// carries now (label.go); region is the trace region of the step
 	// running, and tracing whether runtime/trace was on when the turn
@@ -305,15 +313,15 @@ const turnBudget = 4096
 // then unwound outside any deferred function and driven on, so one recover
 // serves a whole turn instead of a defer per step.
 func (e *engine) drive(fl *flow) {
-	budget := turnBudget
+	e.left = turnBudget
 	for {
-		done, f := e.drive1(fl, &budget)
+		done, f := e.drive1(fl, &e.left)
 		if done {
 			break
 		}
 		e.settle(f)
 	}
-	e.m.steps += uint64(turnBudget - budget) // every step run took one from the budget
+	e.m.steps += uint64(turnBudget - e.left) // every step run took one from the budget
 }
 
 // drive1 is the protected part of drive. It returns done=false and the frame
@@ -367,6 +375,7 @@ func (e *engine) run(fl *flow, budget *int) {
 			e.cur = f
 			if f.kind == kStep {
 				f.fn(f)
+				f = e.cur // a bridge may have entered a sub-step of f (EnterSub): its callback is the one that returned
 			} else {
 				f.parent.loop().call(f)
 			}
@@ -566,6 +575,7 @@ func (e *engine) exec(f *Steps) {
 	case kStep:
 		e.cur = f
 		f.fn(f)
+		f = e.cur // as in run: EnterSub may have entered a sub-step
 		e.cur = nil
 	case kBody:
 		e.cur = f

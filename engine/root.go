@@ -698,6 +698,7 @@ func (as *Steps) Cancel() {
 	if g, ok := rt.askCancel(); ok {
 		e := rt.e
 		if e.r.IsSameThread() {
+			e.leaveChain() // a chain's step cancels: it is the one that yields
 			if c := e.cur; c != nil && c.fl != nil && c.fl.root == rt {
 				// A step (or error handler) of the flow cancels its own
 				// root: the flow stops when the callback returns.

@@ -113,6 +113,9 @@ func (as *Steps) current(op string) bool {
 		return false
 	}
 	if as.e.r.IsSameThread() && as.e.cur == as {
+		if as.e.chaining {
+			return as.afterChain(op)
+		}
 		return true
 	}
 	if as.kind == kForeign {
@@ -120,6 +123,15 @@ func (as *Steps) current(op string) bool {
 	}
 	misuse(as, op+": not called on the running step's accessor (kept past its step, or called outside its callback)")
 	return false
+}
+
+// afterChain is current for a step that runs a chain (chain.go): its
+// callback has returned, so the bridge enters the chain's step first.
+//
+//go:noinline
+func (as *Steps) afterChain(op string) bool {
+	as.e.leaveChain()
+	return as.current(op)
 }
 
 // misuse reports a violation of the API (spec 2.1: reported as InternalError).
@@ -133,6 +145,9 @@ func misuse(as *Steps, info string) {
 		return
 	}
 	checkReleased(as, info)
+	if as.e.chaining && as.e.r.IsSameThread() {
+		as.e.leaveChain() // the misuse fails the chain's step
+	}
 	if as.kind == kForeign {
 		as.foreign().Error(InternalError, info)
 		return

@@ -2622,6 +2622,277 @@ static void test_started_reactor_free_cancels(void)
 
 /* ======================================================================= */
 
+
+/* ======================================================================= */
+/* Chains: C steps that a C step added run back to back in C               */
+/* ======================================================================= */
+
+/* The library runs the C steps a C step added without returning to its Go
+   engine between them while each succeeds plainly; anything else (an
+   error, a wait, a timeout, sub-steps, a call the step makes into the
+   engine, a cancel) hands the step to the engine where it stands. These
+   check that a program sees the same flow either way. */
+
+static void ch_inc(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    int64_t a = args->arg0.type ? as_int(&args->arg0) : 0;
+    int64_t b = args->arg1.type ? as_int(&args->arg1) : 0;
+    FutoInArgs out;
+    memset(&out, 0, sizeof(out));
+    out.arg0 = v_i32((int32_t)(a + 1));
+    out.arg1 = v_i32((int32_t)(b + 2));
+    bsi->api->success(bsi, &out);
+}
+
+static void ch_say_args(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    if (args->arg0.type) {
+        say("%s %" PRId64 " %" PRId64, (const char*)data, as_int(&args->arg0), as_int(&args->arg1));
+    } else {
+        say("%s none", (const char*)data);
+    }
+}
+
+static void ch_spawn_incs(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    for (intptr_t i = 0; i < (intptr_t)data; i++) {
+        bsi->api->add(bsi, NULL, ch_inc, NULL);
+    }
+    bsi->api->add(bsi, "end", ch_say_args, NULL);
+}
+
+static void test_chain_values(AsyncStepsReactor* r)
+{
+    BEGIN("chain_values");
+    intptr_t counts[] = {1, 255, 256, 1000, 4095};
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        out_reset();
+        FutoInAsyncSteps* root = asyncsteps_new(r);
+        root->api->add(root, (void*)counts[i], ch_spawn_incs, NULL);
+        root->api->add(root, "after", ch_say_args, NULL);
+        Unh u;
+        execute(root, &u);
+        run(r);
+        char want[128];
+        snprintf(want, sizeof(want), "end %d %d\nafter none\n", (int)counts[i], 2 * (int)counts[i]);
+        CHECK_STR(g_out, want);
+        CHECK_OK(u);
+        root->api->free(root);
+    }
+}
+
+static void ch_fail(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    say("fail %s", (const char*)data);
+    bsi->api->handle_error(bsi, "ChainError", "a chained step failed");
+}
+
+static void ch_recover(FutoInAsyncSteps* bsi, void* data, const char* code)
+{
+    say("recover %s", code);
+    FutoInArgs out;
+    memset(&out, 0, sizeof(out));
+    out.arg0 = v_i32(40);
+    out.arg1 = v_i32(50);
+    bsi->api->success(bsi, &out);
+}
+
+static void ch_outer_eh(FutoInAsyncSteps* bsi, void* data, const char* code) { say("outer %s", code); }
+
+static void ch_spawn_errors(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    bsi->api->add(bsi, NULL, ch_inc, NULL);
+    bsi->api->add(bsi, "a", ch_fail, ch_recover); /* handled: the chain's values go on from 40 50 */
+    bsi->api->add(bsi, NULL, ch_inc, NULL);
+    bsi->api->add(bsi, "b", ch_say_args, NULL);
+    bsi->api->add(bsi, "c", ch_fail, NULL); /* to the adding step's handler */
+    bsi->api->add(bsi, "never", ch_say_args, NULL);
+}
+
+static void test_chain_errors(AsyncStepsReactor* r)
+{
+    BEGIN("chain_errors");
+    FutoInAsyncSteps* root = asyncsteps_new(r);
+    root->api->add(root, NULL, ch_spawn_errors, ch_outer_eh);
+    Unh u;
+    execute(root, &u);
+    run(r);
+    CHECK_STR(g_out, "fail a\nrecover ChainError\nb 41 52\nfail c\nouter ChainError\n");
+    CHECK(u.called == 1);
+    CHECK_STR(u.code, "ChainError");
+    root->api->free(root);
+}
+
+static FutoInAsyncSteps* ch_waiting;
+static int ch_cancels;
+
+static void ch_on_cancel(FutoInAsyncSteps* bsi, void* data)
+{
+    ch_cancels++;
+    say("canceled %s", (const char*)data);
+}
+
+static void ch_wait(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    say("wait %s", (const char*)data);
+    bsi->api->setCancel(bsi, data, ch_on_cancel);
+    bsi->api->waitExternal(bsi);
+    ch_waiting = bsi;
+}
+
+static void ch_timeout(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    say("timeout %s", (const char*)data);
+    bsi->api->setTimeout(bsi, 10);
+}
+
+static void ch_spawn_wait(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    bsi->api->add(bsi, NULL, ch_inc, NULL);
+    bsi->api->add(bsi, "w", ch_wait, NULL);
+    bsi->api->add(bsi, NULL, ch_inc, NULL);
+    bsi->api->add(bsi, "x", ch_say_args, NULL);
+    bsi->api->add(bsi, "t", ch_timeout, ch_outer_eh);
+    bsi->api->add(bsi, "never", ch_say_args, NULL);
+}
+
+static void test_chain_wait_timeout(AsyncStepsReactor* r)
+{
+    BEGIN("chain_wait_timeout");
+    ch_waiting = NULL;
+    FutoInAsyncSteps* root = asyncsteps_new(r);
+    root->api->add(root, NULL, ch_spawn_wait, NULL);
+    Unh u;
+    execute(root, &u);
+    run(r);
+    CHECK_STR(g_out, "wait w\n");
+    CHECK(ch_waiting != NULL);
+    if (ch_waiting) {
+        FutoInArgs out;
+        memset(&out, 0, sizeof(out));
+        out.arg0 = v_i32(7);
+        out.arg1 = v_i32(8);
+        FutoInAsyncSteps* w = ch_waiting;
+        ch_waiting = NULL;
+        w->api->success(w, &out);
+    }
+    run(r);
+    CHECK_STR(g_out, "wait w\nx 8 10\ntimeout t\n");
+    CHECK(u.called == 0);
+    asyncsteps_reactor_advance(r, 9);
+    run(r);
+    CHECK(u.called == 0);
+    asyncsteps_reactor_advance(r, 2);
+    run(r);
+    CHECK_STR(g_out, "wait w\nx 8 10\ntimeout t\nouter Timeout\n");
+    CHECK(u.called == 1);
+    CHECK_STR(u.code, "Timeout");
+    root->api->free(root);
+}
+
+static FutoInAsyncSteps* ch_root;
+
+static void ch_cancel_root(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    say("cancel");
+    ch_root->api->cancel(ch_root);
+    say("cancel returned");
+}
+
+static void ch_spawn_cancel(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    bsi->api->setCancel(bsi, "spawner", ch_on_cancel);
+    bsi->api->add(bsi, "a", ch_say_args, NULL);
+    bsi->api->add(bsi, NULL, ch_cancel_root, NULL);
+    bsi->api->add(bsi, "never", ch_say_args, NULL);
+}
+
+static void ch_spawn_cancel_plain(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    bsi->api->add(bsi, "a", ch_say_args, NULL);
+    bsi->api->add(bsi, NULL, ch_inc, NULL);
+    bsi->api->add(bsi, NULL, ch_cancel_root, NULL);
+    bsi->api->add(bsi, "never", ch_say_args, NULL);
+}
+
+static void test_chain_cancel(AsyncStepsReactor* r)
+{
+    BEGIN("chain_cancel");
+    /* A chained step cancels its own root: the flow stops after its
+       callback, as it would between two engine steps. */
+    FutoInAsyncSteps_execute_callback spawners[] = {ch_spawn_cancel, ch_spawn_cancel_plain};
+    const char* want[] = {"a none\ncancel\ncancel returned\ncanceled spawner\n", "a none\ncancel\ncancel returned\n"};
+    for (int i = 0; i < 2; i++) {
+        out_reset();
+        ch_root = asyncsteps_new(r);
+        ch_root->api->add(ch_root, NULL, spawners[i], NULL);
+        ch_root->api->add(ch_root, "never", ch_say_args, NULL);
+        Unh u;
+        execute(ch_root, &u);
+        run(r);
+        CHECK_STR(g_out, want[i]);
+        CHECK(u.called == 0); /* a cancel is not an error */
+        ch_root->api->free(ch_root);
+    }
+    /* Canceled while a chained step waits. */
+    out_reset();
+    ch_cancels = 0;
+    ch_waiting = NULL;
+    ch_root = asyncsteps_new(r);
+    ch_root->api->add(ch_root, NULL, ch_spawn_wait, NULL);
+    Unh u;
+    execute(ch_root, &u);
+    run(r);
+    ch_root->api->cancel(ch_root);
+    run(r);
+    CHECK_STR(g_out, "wait w\ncanceled w\n");
+    CHECK(ch_cancels == 1);
+    ch_root->api->free(ch_root);
+}
+
+static void ch_spawn_three(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    bsi->api->add(bsi, NULL, ch_inc, NULL);
+    bsi->api->add(bsi, NULL, ch_inc, NULL);
+    bsi->api->add(bsi, data, ch_say_args, NULL);
+}
+
+static void ch_loop_body(FutoInAsyncSteps* bsi, void* data)
+{
+    int* n = data;
+    if (++*n > 3) {
+        bsi->api->breakLoop(bsi, NULL);
+        return;
+    }
+    bsi->api->add(bsi, "iter", ch_spawn_three, NULL);
+}
+
+static void test_chain_loop_parallel(AsyncStepsReactor* r)
+{
+    BEGIN("chain_loop_parallel");
+    int n = 0;
+    FutoInAsyncSteps* root = asyncsteps_new(r);
+    root->api->loop(root, &n, ch_loop_body, NULL);
+    Unh u;
+    execute(root, &u);
+    run(r);
+    CHECK_STR(g_out, "iter 2 4\niter 2 4\niter 2 4\n");
+    CHECK_OK(u);
+    root->api->free(root);
+
+    out_reset();
+    root = asyncsteps_new(r);
+    FutoInAsyncSteps* p = parallel(root, NULL, NULL);
+    PADD(p, "A", ch_spawn_three, NULL);
+    PADD(p, "B", ch_spawn_three, NULL);
+    root->api->add(root, "after", ch_say_args, NULL);
+    execute(root, &u);
+    run(r);
+    CHECK_STR(g_out, "A 2 4\nB 2 4\nafter none\n");
+    CHECK_OK(u);
+    root->api->free(root);
+}
+
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
@@ -2668,6 +2939,12 @@ int main(void)
 
     test_misuse(r);
     test_misuse_kept_bsi_reused(r);
+
+    test_chain_values(r);
+    test_chain_errors(r);
+    test_chain_wait_timeout(r);
+    test_chain_cancel(r);
+    test_chain_loop_parallel(r);
 
     asyncsteps_reactor_free(r);
 

@@ -54,7 +54,38 @@ const (
 	MisuseKeep           Step = C.CT_MISUSE_KEEP
 	MisuseUseKept        Step = C.CT_MISUSE_USE_KEPT
 	MisuseNullCancel     Step = C.CT_MISUSE_NULL_CANCEL
+	AddList              Step = C.CT_ADD_LIST // adds the steps SetList set
+	CallGo               Step = C.CT_GO_CALL  // logs data, calls GoCall, succeeds with INT32 data
 )
+
+// Item is one step of the list AddList adds.
+type Item struct {
+	Step Step
+	Data int
+	EH   Handler
+}
+
+// SetList sets the steps that AddList adds (at most 64).
+func SetList(items ...Item) {
+	if len(items) > 64 {
+		panic("ctest: SetList takes at most 64 items")
+	}
+	for i, it := range items {
+		C.ct_list_set(C.int(i), C.int(it.Step), C.intptr_t(it.Data), C.int(it.EH))
+	}
+	C.ct_list_n = C.int(len(items))
+}
+
+// GoCall, when set, is what a CallGo step calls from inside its C
+// callback, with the step's FutoInAsyncSteps* and data.
+var GoCall func(bsi unsafe.Pointer, data int)
+
+//export ctGoCall
+func ctGoCall(bsi *C.FutoInAsyncSteps, data C.int) {
+	if GoCall != nil {
+		GoCall(unsafe.Pointer(bsi), int(data))
+	}
+}
 
 // Handler selects a C error handler.
 type Handler int

@@ -44,6 +44,8 @@ enum {
     CT_MISUSE_KEEP,   /* ct_kept = bsi; success */
     CT_MISUSE_USE_KEPT, /* ct_kept->api->add(...): a pointer kept past its step */
     CT_MISUSE_NULL_CANCEL,
+    CT_ADD_LIST,      /* add the steps of ct_list (ct_list_set), in order */
+    CT_GO_CALL,       /* log data; call Go (ctGoCall(bsi, data)); success(INT32 data) */
     CT_STEP_COUNT
 };
 
@@ -63,6 +65,8 @@ void ct_noop(void);
 void* ct_step_fn(int step);
 void* ct_handler_fn(int eh);
 void ct_push(int v);
+void ct_list_set(int i, int step, intptr_t data, int eh);
+extern int ct_list_n;
 
 extern int ct_log[1024];
 extern int ct_nlog;

@@ -555,6 +555,20 @@ static void eh_info(FutoInAsyncSteps* bsi, void* data, const char* code)
     ct_info[sizeof(ct_info) - 1] = 0;
 }
 
+static void s_add_list(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args);
+
+static void s_go_call(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    (void)args;
+    log_tag((intptr_t)data);
+    ctGoCall(bsi, (int)(intptr_t)data);
+    FutoInArgs out;
+    memset(&out, 0, sizeof(out));
+    out.arg0.type = &t_i32;
+    out.arg0.i32 = (int32_t)(intptr_t)data;
+    bsi->api->success(bsi, &out);
+}
+
 static const FutoInAsyncSteps_execute_callback steps[CT_STEP_COUNT] = {
     [CT_INC] = s_inc,
     [CT_RECORD] = s_record,
@@ -582,6 +596,8 @@ static const FutoInAsyncSteps_execute_callback steps[CT_STEP_COUNT] = {
     [CT_MISUSE_KEEP] = m_keep,
     [CT_MISUSE_USE_KEPT] = m_use_kept,
     [CT_MISUSE_NULL_CANCEL] = m_null_cancel,
+    [CT_ADD_LIST] = s_add_list,
+    [CT_GO_CALL] = s_go_call,
 };
 
 static const FutoInAsyncSteps_error_callback handlers[CT_EH_COUNT] = {
@@ -602,3 +618,26 @@ void* ct_handler_fn(int eh) { return (void*)handlers[eh]; }
 
 /* ct_noop: an empty C function, for the cost of a bare cgo call. */
 void ct_noop(void) {}
+
+/* The list CT_ADD_LIST adds: what a test sets with ct_list_set. */
+static struct {
+    int step, eh;
+    intptr_t data;
+} ct_list[64];
+int ct_list_n;
+
+void ct_list_set(int i, int step, intptr_t data, int eh)
+{
+    ct_list[i].step = step;
+    ct_list[i].data = data;
+    ct_list[i].eh = eh;
+}
+
+static void s_add_list(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
+{
+    (void)data;
+    (void)args;
+    for (int i = 0; i < ct_list_n; i++) {
+        bsi->api->add(bsi, (void*)ct_list[i].data, steps[ct_list[i].step], handlers[ct_list[i].eh]);
+    }
+}
