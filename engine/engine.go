@@ -20,12 +20,12 @@ type engine struct {
 	freeRootFlows *flow // root flow free list (attachFlow), linked by nextBranch
 
 	readyHead, readyTail *flow
-	batchEnd             *flow // the last flow of runReady's batch, while it runs
+	batchEnd             *flow // the last flow of RunReady's batch, while it runs
 	// pending is the reactor's Ext.Pending: true from the moment a flow
-	// is queued until a runReady finds the queue empty, so an iteration
+	// is queued until a RunReady finds the queue empty, so an iteration
 	// with only reactor work (an Immediate) skips the runner call. Loop only.
 	pending bool
-	// running is set while runReady runs, so RunReady (runnow.go) called
+	// running is set while RunReady runs, so the package's RunReady (runnow.go) called
 	// from something a flow did outside its callbacks does not nest; and
 	// while a cancel handler, a Lock's Leave or OnEnd runs from a cancel,
 	// an unwind or a root's end (protectCancel, leaveLock, finishRoot): the
@@ -104,7 +104,7 @@ var raiseSignal = new(int)
 // Invariants:
 //   - cur is the flow's deepest live frame: every frame between it and top
 //     is stActive (or the parallel step a branch waits on).
-//   - A flow runs only from the ready queue (runReady) or from the task
+//   - A flow runs only from the ready queue (RunReady) or from the task
 //     that starts or resumes it, never inside another flow's callback.
 type flow struct {
 	e    *engine
@@ -170,7 +170,7 @@ func engineOf(r *reactor.Reactor) *engine {
 		e := &engine{r: r, ar: arena.New()} // the engine's own: frames and Stack memory
 		return reactor.Ext{
 			Value:   e,
-			Run:     e.runReady,
+			Runner:  e, // RunReady: the method itself, not a method value's wrapper
 			Ready:   func() bool { return e.readyHead != nil },
 			Close:   e.closeAll,
 			Pending: &e.pending,
@@ -248,10 +248,11 @@ func (e *engine) unlinkReady(fl *flow) {
 	fl.queued = false
 }
 
-// runReady is the reactor's Runner: it runs the flows that were ready when
+// RunReady is the reactor's Ext.Runner (exported for the interface; the
+// engine type is not, so neither is the method): it runs the flows that were ready when
 // it started (up to batchEnd, which unlinkReady keeps pointing into the
 // queue) and reports whether more became ready.
-func (e *engine) runReady() bool {
+func (e *engine) RunReady() bool {
 	if e.cur != nil {
 		// A callback drives its own manual reactor: flows never run inside
 		// another flow's callback (its step would lose its outcome). They
@@ -307,7 +308,7 @@ func (e *engine) runReady() bool {
 const turnBudget = 4096
 
 // driveOn goes on driving fl after drive1 returned f, the frame whose
-// callback raised or panicked: runReady's drive1 call and this loop are
+// callback raised or panicked: RunReady's drive1 call and this loop are
 // drive. A raise or a panic inside a callback lands in drive1's recover;
 // the flow is then unwound here, outside any deferred function, and
 // driven on, so one recover serves a whole turn instead of a defer per
