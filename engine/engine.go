@@ -20,12 +20,12 @@ type engine struct {
 	freeRootFlows *flow // root flow free list (attachFlow), linked by nextBranch
 
 	readyHead, readyTail *flow
-	batchEnd             *flow // the last flow of runReady's batch, while it runs
+	batchEnd             *flow // the last flow of RunReady's batch, while it runs
 	// pending is the reactor's Ext.Pending: true from the moment a flow
-	// is queued until a runReady finds the queue empty, so an iteration
+	// is queued until a RunReady finds the queue empty, so an iteration
 	// with only reactor work (an Immediate) skips the runner call. Loop only.
 	pending bool
-	// running is set while runReady runs, so RunReady (runnow.go) called
+	// running is set while RunReady runs, so the package's RunReady (runnow.go) called
 	// from something a flow did outside its callbacks does not nest; and
 	// while a cancel handler, a Lock's Leave or OnEnd runs from a cancel,
 	// an unwind or a root's end (protectCancel, leaveLock, finishRoot): the
@@ -112,7 +112,7 @@ var raiseSignal = new(int)
 // Invariants:
 //   - cur is the flow's deepest live frame: every frame between it and top
 //     is stActive (or the parallel step a branch waits on).
-//   - A flow runs only from the ready queue (runReady) or from the task
+//   - A flow runs only from the ready queue (RunReady) or from the task
 //     that starts or resumes it, never inside another flow's callback.
 type flow struct {
 	e    *engine
@@ -178,7 +178,7 @@ func engineOf(r *reactor.Reactor) *engine {
 		e := &engine{r: r, ar: arena.New()} // the engine's own: frames and Stack memory
 		return reactor.Ext{
 			Value:   e,
-			Run:     e.runReady,
+			Runner:  e, // RunReady: the method itself, not a method value's wrapper
 			Ready:   func() bool { return e.readyHead != nil },
 			Close:   e.closeAll,
 			Pending: &e.pending,
@@ -256,10 +256,11 @@ func (e *engine) unlinkReady(fl *flow) {
 	fl.queued = false
 }
 
-// runReady is the reactor's Runner: it runs the flows that were ready when
+// RunReady is the reactor's Ext.Runner (exported for the interface; the
+// engine type is not, so neither is the method): it runs the flows that were ready when
 // it started (up to batchEnd, which unlinkReady keeps pointing into the
 // queue) and reports whether more became ready.
-func (e *engine) runReady() bool {
+func (e *engine) RunReady() bool {
 	if e.cur != nil {
 		// A callback drives its own manual reactor: flows never run inside
 		// another flow's callback (its step would lose its outcome). They
@@ -294,7 +295,15 @@ func (e *engine) runReady() bool {
 		if n := rt.name(); n != e.label {
 			e.setLabel(n) // a switch between differently named flows
 		}
-		e.drive(fl)
+		// drive, written out for the common outcome (no raise, no
+		// panic): its own frame was ~20 Ir of each flow's turn (issue 24).
+		// The budget is a field, not a local: a C step chain (X.ChainBudget)
+		// reads and spends it from inside a callback.
+		e.left = turnBudget
+		if done, f := e.drive1(fl, &e.left); !done {
+			e.driveOn(fl, f, &e.left)
+		}
+		e.m.steps += uint64(turnBudget - e.left) // every step run took one from the budget
 	}
 	if e.label != nil {
 		e.setLabel(nil) // the loop's own work is no flow's
@@ -308,20 +317,23 @@ func (e *engine) runReady() bool {
 // the loop, so an endless loop cannot starve timers and other flows.
 const turnBudget = 4096
 
-// drive runs fl until it suspends, ends or uses its budget. A raise or a
-// panic inside a callback lands here through drive1's recover; the flow is
-// then unwound outside any deferred function and driven on, so one recover
-// serves a whole turn instead of a defer per step.
-func (e *engine) drive(fl *flow) {
-	e.left = turnBudget
+// driveOn goes on driving fl after drive1 returned f, the frame whose
+// callback raised or panicked: RunReady's drive1 call and this loop are
+// drive. A raise or a panic inside a callback lands in drive1's recover;
+// the flow is then unwound here, outside any deferred function, and
+// driven on, so one recover serves a whole turn instead of a defer per
+// step.
+//
+//go:noinline
+func (e *engine) driveOn(fl *flow, f *Steps, budget *int) {
 	for {
-		done, f := e.drive1(fl, &e.left)
-		if done {
-			break
-		}
 		e.settle(f)
+		done, g := e.drive1(fl, budget)
+		if done {
+			return
+		}
+		f = g
 	}
-	e.m.steps += uint64(turnBudget - e.left) // every step run took one from the budget
 }
 
 // drive1 is the protected part of drive. It returns done=false and the frame

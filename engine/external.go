@@ -204,7 +204,7 @@ func (e *engine) apply(f *Steps, args []Value, code, info string, err error) {
 		}
 		// The cancel handler stays until the flow advances past the step
 		// (releaseFrame drops it there): a Cancel asked before the flow
-		// runs again wins over this result and runs it (runReady).
+		// runs again wins over this result and runs it (RunReady).
 		if args != nil {
 			fl.setArgs(args)
 		}

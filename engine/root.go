@@ -27,10 +27,10 @@ type root struct {
 	// Cancel of this run is asked until the run ends, so that the loop
 	// applies no outcome already queued for the flow (a timeout, an
 	// External's result, a Sync hand-over) once the cancel is asked, even
-	// before the posted cancelRoot arrives (runReady); execGen bumped by
+	// before the posted cancelRoot arrives (RunReady); execGen bumped by
 	// each Execute, so a Cancel or a start aimed at an earlier run is
 	// ignored. One word: one locked instruction to start a run, one to end
-	// it, one load for runReady to check.
+	// it, one load for RunReady to check.
 	run atomic.Uint64
 
 	// keepFlow: the root came from the pool (its holders Release roots),
@@ -608,7 +608,7 @@ func (e *engine) finishRoot(rt *root, code string) {
 //
 // OnEnd runs with RunReady refused (engine.running): a root's end may come
 // from a cancel, in the middle of the engine's walk. No defer restores
-// running if fn panics: the loop's next runReady clears it, so such a
+// running if fn panics: the loop's next RunReady clears it, so such a
 // panic only holds RunReady off until the next flow run.
 //
 //go:noinline
@@ -782,7 +782,7 @@ func (x Ref) Cancel() bool {
 func cancelRoot(arg unsafe.Pointer, g uint64) {
 	rt := (*root)(arg)
 	if v := rt.run.Load(); v&runActive == 0 || v>>runGenShift != g {
-		return // that run is over (runReady may have ended it already)
+		return // that run is over (RunReady may have ended it already)
 	}
 	if !rt.started {
 		return // its start task is still on the way: it sees runCancel

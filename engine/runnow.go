@@ -20,5 +20,5 @@ func RunReady(r *reactor.Reactor) bool {
 	if !ok || e.cur != nil || e.running || e.readyHead == nil || !r.IsSameThread() {
 		return false
 	}
-	return e.runReady()
+	return e.RunReady()
 }

@@ -2,16 +2,30 @@ package reactor
 
 // Ext is what a layer above (the engine) attaches to a reactor.
 type Ext struct {
-	Value any         // the layer's per-reactor state
-	Run   runner      // called by the loop on every iteration
-	Ready func() bool // reports, without running anything, whether Run has work
-	Close func()      // called on the loop when it shuts down, after accepted tasks ran
+	Value any    // the layer's per-reactor state
+	Run   runner // called by the loop on every iteration
+	// Runner, when set, is called instead of Run: a method value such as
+	// e.RunReady is a call of a wrapper that then calls the method, ~10
+	// instructions of every iteration that runs flows (issue 24); an
+	// interface calls the method itself.
+	Runner interface{ RunReady() bool }
+	Ready  func() bool // reports, without running anything, whether Run has work
+	Close  func()      // called on the loop when it shuts down, after accepted tasks ran
 	// Pending, when set, is a flag the layer keeps on the loop: true
 	// whenever Run may have work (set when it queues work, cleared only
 	// when its queue is empty). The loop then calls Run only while it is
 	// true, so an iteration with only reactor work skips the call.
 	Pending *bool
 }
+
+// extRunner is Ext.Runner's type: RunReady does what Ext.Run does.
+type extRunner = interface{ RunReady() bool }
+
+// runFunc is an Ext.Run as an extRunner (a func is pointer-shaped: no
+// allocation to put one in an interface).
+type runFunc func() bool
+
+func (f runFunc) RunReady() bool { return f() }
 
 // ExtKey names one layer's attachment: only code that holds the key reads
 // or makes it, so no other caller can take or replace the engine's.
@@ -32,7 +46,7 @@ func (k *ExtKey) String() string { return k.name }
 type extSlot struct {
 	key     *ExtKey
 	v       any
-	run     runner
+	run     extRunner // Ext.Runner, or Ext.Run as a runFunc; nil for neither
 	ready   func() bool
 	close   func()
 	pending *bool      // Ext.Pending; read on the loop only
@@ -77,7 +91,10 @@ func (r *Reactor) xExtOrInit(key *ExtKey, init func() Ext) any {
 		return v
 	}
 	x := init()
-	n := &extSlot{key: key, v: x.Value, run: x.Run, ready: x.Ready, close: x.Close, pending: x.Pending}
+	n := &extSlot{key: key, v: x.Value, run: x.Runner, ready: x.Ready, close: x.Close, pending: x.Pending}
+	if n.run == nil && x.Run != nil {
+		n.run = runFunc(x.Run)
+	}
 	head := r.ext.Load()
 	if head == nil {
 		r.ext.Store(n)
@@ -117,15 +134,15 @@ func (s *extSlot) mayRun() *bool {
 func (r *Reactor) combined(list []*extSlot) *extSlot {
 	return &extSlot{
 		key: list[0].key, v: list[0].v, all: list,
-		run: func() bool {
+		run: runFunc(func() bool {
 			more := false
 			for _, s := range list {
-				if s.run != nil && (s.pending == nil || *s.pending) && s.run() {
+				if s.run != nil && (s.pending == nil || *s.pending) && s.run.RunReady() {
 					more = true
 				}
 			}
 			return more
-		},
+		}),
 		ready: func() bool {
 			for _, s := range list {
 				if s.ready != nil && s.ready() {

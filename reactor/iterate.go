@@ -61,7 +61,7 @@ func (r *Reactor) iterate() bool {
 	if *r.extMay.Load() {
 		// extMay is set after ext, never to a flag of a slot without run:
 		// the slot loaded here is that one or a later one.
-		more = r.ext.Load().run()
+		more = r.ext.Load().run.RunReady()
 	}
 	if more || !r.local.empty() || !r.inbox.Empty() || r.overflow.active.Load() {
 		return true

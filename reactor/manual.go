@@ -60,14 +60,14 @@ func (r *Reactor) RunUntilIdle() {
 	me := goid.Current()
 	if r.loopG.Load() == me {
 		// A callback driving its own manual reactor (enter's nested
-		// case), without a defer: if a panic escapes iterate (only a
-		// PanicHandler that panics can do that), running stays one too
-		// high, and the outermost drive's leaveOutermost still gives the
-		// loop up.
-		r.running++
+		// case), without a defer and without counting itself in running:
+		// the outer drive already holds running >= 1, which is all that
+		// leave and closeManual read (a nested enter inside this drive
+		// counts up from there and back), and no panic can leave the
+		// count wrong. Two read-modify-writes of each nested turn fewer
+		// (issue 24).
 		for r.iterate() {
 		}
-		r.running--
 		return
 	}
 	r.take(me)
