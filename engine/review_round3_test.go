@@ -1,0 +1,62 @@
+package engine_test
+
+// Tests from the round 3 review: interactions between changes merged from
+// separate branches.
+
+import (
+	"testing"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// TestLockWaitSuccessOnLoop: a Lock.Wait External let in by Success with
+// values on the loop (External.Success's on-loop short path) enters the
+// section with those values, as Pass does and as Success from another
+// goroutine does; the step must not just complete.
+func TestLockWaitSuccessOnLoop(t *testing.T) {
+	for _, offLoop := range []bool{false, true} {
+		r := reactor.NewManual()
+		var log logger
+		ts := newTurnstile(&log)
+		ts.inside = 1 // held by nobody's flow: the test hands it over itself
+		root := engine.New(r)
+		root.Sync(ts, func(as *engine.Steps) {
+			log.add("in %d %v", as.Arg(0).Int(), as.Holds(ts))
+		})
+		root.Add(log.fn("next"))
+		p := root.Promise()
+		r.RunUntilIdle()
+		if len(ts.q) != 1 {
+			t.Fatalf("%d waiters, want 1", len(ts.q))
+		}
+		w := ts.q[0]
+		ts.q = nil
+		w.queued = false
+		if offLoop {
+			done := make(chan bool)
+			go func() { done <- w.ext.Success(engine.Int(7)) }()
+			if !<-done {
+				t.Fatal("Success from another goroutine was refused")
+			}
+		} else {
+			// On the loop: from a step of another flow.
+			other := engine.New(r)
+			other.Add(func(*engine.Steps) {
+				if !w.ext.Success(engine.Int(7)) {
+					t.Error("Success on the loop was refused")
+				}
+			})
+			other.Execute()
+			defer other.Release()
+		}
+		r.RunUntilIdle()
+		_, err := waitDone(t, p)
+		wantNoErr(t, err)
+		log.check(t, "queue", "in 7 true", "leave", "next")
+		if ts.inside != 0 {
+			t.Errorf("off loop %v: inside %d after the flow ended, want 0", offLoop, ts.inside)
+		}
+		root.Release()
+	}
+}
