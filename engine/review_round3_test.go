@@ -109,3 +109,36 @@ func TestBatchAddedRootReleasedAndReused(t *testing.T) {
 		s.Release()
 	}
 }
+
+// TestLockWaitSuccessInSlow: a Slow that calls Lock.Wait and then succeeds
+// its step itself (Steps.Success, the accessor's form of passing the
+// External inside the Slow's own callback) is a misuse: the step fails
+// with InternalError; it must not complete with the section never run.
+func TestLockWaitSuccessInSlow(t *testing.T) {
+	for _, how := range []string{"accessor", "external"} {
+		r := reactor.NewManual()
+		ts := newTurnstile(nil)
+		slow := func(as *engine.Steps, x *turnstile, f engine.ExecFunc) {
+			ext := x.lock.Wait(as, f)
+			if how == "accessor" {
+				as.Success()
+			} else {
+				ext.Success()
+			}
+		}
+		ts.lock.Init(ts, turnstileEnter, turnstileLeave, slow)
+		ts.inside = 1
+		root := engine.New(r)
+		ran := false
+		root.Sync(ts, func(*engine.Steps) { ran = true })
+		p := root.Promise()
+		r.RunUntilIdle()
+		_, err := waitDone(t, p)
+		if err == nil {
+			t.Errorf("%s: the flow succeeded with the section never run (ran %v)", how, ran)
+		} else {
+			wantCode(t, err, engine.InternalError)
+		}
+		root.Release()
+	}
+}

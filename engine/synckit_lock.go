@@ -238,9 +238,10 @@ func (f *Steps) lockedBy(key any) bool {
 // any External: the step then ends with them, and f never runs.
 //
 // Misuse (an InternalError for the step): calling Wait outside l's Slow
-// step, after the Slow added sub-steps, or passing the External inside the
-// Slow's own callback (an object that can let the flow in at once should
-// add f there instead of waiting).
+// step, after the Slow added sub-steps, or passing the External (or
+// calling Success on the step) inside the Slow's own callback (an object
+// that can let the flow in at once should add f there instead of
+// waiting).
 func (l *Lock[T]) Wait(as *Steps, f ExecFunc) External {
 	if !as.execOnly("Lock.Wait") {
 		return External{}
