@@ -5,6 +5,7 @@ package engine_test
 
 import (
 	"testing"
+	"time"
 
 	"github.com/asyncsteps/asyncsteps/engine"
 	"github.com/asyncsteps/asyncsteps/reactor"
@@ -141,4 +142,54 @@ func TestLockWaitSuccessInSlow(t *testing.T) {
 		}
 		root.Release()
 	}
+}
+
+// TestLockWaitSlowTimeout: a Slow that limits its wait with SetTimeout
+// and is let in before it expires: the timeout was the wait's, and must
+// not outlive the step (its frame goes back to the pool when the section
+// ends; a timer left armed on it would fail whichever step has the frame
+// next). A later step of another flow that waits past the deadline is not
+// touched, and the waiter's own flow succeeds.
+func TestLockWaitSlowTimeout(t *testing.T) {
+	r := reactor.NewManual()
+	ts := newTurnstile(nil)
+	slow := func(as *engine.Steps, x *turnstile, f engine.ExecFunc) {
+		as.SetTimeout(10 * time.Millisecond)
+		turnstileSlow(as, x, f)
+	}
+	ts.lock.Init(ts, turnstileEnter, turnstileLeave, slow)
+	ts.inside = 1
+	root := engine.New(r)
+	ran := false
+	root.Sync(ts, func(as *engine.Steps) { ran = as.Holds(ts) })
+	p := root.Promise()
+	r.RunUntilIdle()
+	if len(ts.q) != 1 {
+		t.Fatalf("%d waiters, want 1", len(ts.q))
+	}
+	ts.handOver()
+	r.RunUntilIdle()
+	_, err := waitDone(t, p)
+	wantNoErr(t, err)
+	if !ran || ts.inside != 0 {
+		t.Fatalf("section ran %v, inside %d; want true, 0", ran, ts.inside)
+	}
+	// Another flow's steps take frames on the loop now (the free list is
+	// LIFO); its sub-step waits past the old deadline.
+	var ext engine.External
+	other := engine.New(r)
+	other.Add(func(as *engine.Steps) {
+		as.Add(func(as *engine.Steps) { ext = as.External() })
+	})
+	other.Add(func(as *engine.Steps) { as.Success(engine.Int(1)) })
+	op := other.Promise()
+	r.RunUntilIdle()
+	r.Advance(50 * time.Millisecond)
+	r.RunUntilIdle()
+	ext.Success()
+	r.RunUntilIdle()
+	_, err = waitDone(t, op)
+	wantNoErr(t, err)
+	other.Release()
+	root.Release()
 }
