@@ -193,3 +193,28 @@ func TestLockWaitSlowTimeout(t *testing.T) {
 	other.Release()
 	root.Release()
 }
+
+// TestLockWaitErrorHandlerRecovers: an error through a waiter's External
+// fails the step; its error handler may recover with Success, as any
+// step's may: the flow goes on (no section, no Leave). Success there is
+// not Lock.Wait's misuse of succeeding inside the Slow.
+func TestLockWaitErrorHandlerRecovers(t *testing.T) {
+	r := reactor.NewManual()
+	var log logger
+	ts := newTurnstile(&log)
+	ts.inside = 1
+	root := engine.New(r)
+	root.Sync(ts, log.fn("section"), func(as *engine.Steps, code string) {
+		log.add("handler %s", code)
+		as.Success(engine.Int(9))
+	})
+	root.Add(func(as *engine.Steps) { log.add("next %d", as.Arg(0).Int()) })
+	p := root.Promise()
+	r.RunUntilIdle()
+	ts.q[0].ext.Error("Nope")
+	r.RunUntilIdle()
+	_, err := waitDone(t, p)
+	wantNoErr(t, err)
+	log.check(t, "queue", "unqueue", "handler Nope", "next 9")
+	root.Release()
+}
