@@ -43,6 +43,7 @@ type batchEntry struct {
 	rt    *root
 	shard *batchShard
 	g     uint64 // the run Execute began
+	lease uint64 // rt's lease at Add: a root released (and perhaps reused) since is not run
 	args  Args
 	err   *Error
 }
@@ -64,8 +65,9 @@ type batchShard struct {
 
 // Add queues root to be executed by the next Execute and returns its
 // index for Result. The root must be built (its steps added) and not
-// executing; a root that is executing or released, or that is not a root,
-// is not run, and its Result is an InternalError. Add after Wait forgets
+// executing; a root that is executing or released (between Add and
+// Execute too, even if New has handed it out again since), or that is not
+// a root, is not run, and its Result is an InternalError. Add after Wait forgets
 // the previous set's results and starts a new set.
 func (b *Batch) Add(root *Steps) int {
 	checkReleased(root, "Batch.Add")
@@ -83,6 +85,7 @@ func (b *Batch) Add(root *Steps) int {
 		return i
 	}
 	ent.rt = rootOf(root)
+	ent.lease = ent.rt.lease.Load()
 	return i
 }
 
@@ -161,7 +164,9 @@ func (b *Batch) execute(lazy bool) {
 		if rt == nil {
 			continue
 		}
-		if rt.isReleased() {
+		if l := rt.lease.Load(); l&leaseReleased != 0 || l != ent.lease {
+			// Released since Add, and perhaps New's again: the root's
+			// memory may be another holder's now; it must not be run.
 			ent.err = &Error{Code: InternalError, Info: "Batch: root is released"}
 			continue
 		}

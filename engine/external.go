@@ -150,9 +150,10 @@ func deliverClaimed(arg unsafe.Pointer, gen uint64) {
 }
 
 // applySuccess is apply for a success with values (args non-nil) on a
-// claimed step.
+// claimed step. A Lock.Wait step (fRelock) goes through apply, which
+// enters its section instead of completing it.
 func (e *engine) applySuccess(f *Steps, args []Value) {
-	if e.cur == f || f.st != stWaiting {
+	if e.cur == f || f.st != stWaiting || f.flags&fRelock != 0 {
 		e.apply(f, args, "", "", nil)
 		return
 	}

@@ -589,8 +589,14 @@ func (as *Steps) Success(args ...Value) {
 	switch {
 	case len(args) > MaxArgs:
 		misuse(as, "Success: more than 4 values")
-	case as.flags&fSucceeded != 0:
-		misuse(as, "Success: called twice")
+	case as.flags&(fSucceeded|fRelock) != 0: // one test for both on the common path
+		if as.flags&fSucceeded != 0 {
+			misuse(as, "Success: called twice")
+		}
+		// A Lock's Slow that waits in Lock.Wait: its step completing
+		// now would drop the section (the External's pass would find
+		// it gone), as passing the External here would.
+		misuse(as, "Lock.Wait: Success on the waiting step inside its Slow")
 	case as.head != nil:
 		misuse(as, "Success: called after sub-steps were added")
 	case as.kind == kParallel && len(args) > 0:

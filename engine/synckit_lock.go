@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/internal/cast"
+	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 // Lock is a Sync object's uncontended path, for AddLocked: one step per
@@ -231,16 +232,18 @@ func (f *Steps) lockedBy(key any) bool {
 // of the object's queue (or, where the object lets waiters in by other
 // means than this External, give back what it was let into). From the
 // pass, applied on the loop, the step holds the object: that handler is
-// dropped, and Leave is the step's only exit, even for a Cancel that comes
+// dropped, as is a timeout the Slow set with SetTimeout (it limited the
+// wait; the section runs without it), and Leave is the step's only exit, even for a Cancel that comes
 // before the section starts (the section then never runs). Bound keeps
 // returning the value bound (or Rebound) to the step while it waits.
 // Sub-steps the Slow adds after Wait disarm its External, as they disarm
 // any External: the step then ends with them, and f never runs.
 //
 // Misuse (an InternalError for the step): calling Wait outside l's Slow
-// step, after the Slow added sub-steps, or passing the External inside the
-// Slow's own callback (an object that can let the flow in at once should
-// add f there instead of waiting).
+// step, after the Slow added sub-steps, or passing the External (or
+// calling Success on the step) inside the Slow's own callback (an object
+// that can let the flow in at once should add f there instead of
+// waiting).
 func (l *Lock[T]) Wait(as *Steps, f ExecFunc) External {
 	if !as.execOnly("Lock.Wait") {
 		return External{}
@@ -270,8 +273,18 @@ func (l *Lock[T]) Wait(as *Steps, f ExecFunc) External {
 // section (see Lock.Wait): the next exec runs the section's ExecFunc (kept
 // in fn) as the step's callback, with the Lock in x for Leave and Holds.
 // What the wait armed is spent: the External passed (ctl is back at xNone),
-// and the cancel handler that would have unqueued the flow is dropped.
+// the cancel handler that would have unqueued the flow is dropped, and so
+// is a timeout the Slow set for the wait.
 func (e *engine) relock(f *Steps) {
+	if !f.timer.IsZero() {
+		// A timeout the Slow set (SetTimeout) limited the wait, and is
+		// spent with it: fTimeout goes below, and the section's end
+		// releases the frame as a plain step's (releasePlain), which
+		// stops no timer; one left armed would fail whatever step has
+		// the frame by then.
+		e.r.Stop(f.timer)
+		f.timer = reactor.Timer{}
+	}
 	f.flags = f.flags&fBuilt | fLocked
 	f.oncancel = nil
 	f.x, f.xfn = f.xfn, nil

@@ -125,7 +125,9 @@ func (e *engine) unwind(f *Steps, code string) {
 func (e *engine) callHandler(f *Steps, h ErrorFunc, code string) (next string, recovered bool) {
 	fl := f.fl
 	f.setStatus(stRunning)
-	f.flags = f.flags&^(fSucceeded|fWait|fTimeout) | fHandler
+	// A Lock.Wait step that fails is done waiting (fRelock): its handler
+	// may recover as any step's, with Success or sub-steps.
+	f.flags = f.flags&^(fSucceeded|fWait|fTimeout|fRelock) | fHandler
 	if f.flags&fFinally == 0 {
 		f.oncancel = nil // a cancel handler has run; a finally handler waits for the step's end
 	}

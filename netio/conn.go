@@ -113,7 +113,10 @@ func (c *Conn) Write(p []byte) (int, error) {
 // goes straight to write(2), and only what the socket does not take is
 // queued (copied), to leave when it becomes writable. For a handler that
 // has a batch of replies complete, one Send is one write. It fails as
-// Write does.
+// Write does; and since it writes at once, a write(2) that fails (the
+// peer reset the connection) ends the connection there and then, as a
+// failed Flush does: Send returns that error and the bytes written before
+// it, and OnClose has run by the time it returns.
 func (c *Conn) Send(p []byte) (int, error) {
 	if err := c.writable(); err != nil {
 		return 0, err

@@ -3,6 +3,7 @@
 package reactor_test
 
 import (
+	"runtime"
 	"testing"
 	"time"
 	"unsafe"
@@ -46,6 +47,12 @@ func metricsOf(t *testing.T, r *reactor.Reactor) reactor.Metrics {
 // hops costs a wake-up, and every hop arrives. Spin is long (a second) so
 // that only a thread descheduled for that long could make a loop sleep.
 func TestSpinningLoopsHopWithoutWakeups(t *testing.T) {
+	if runtime.GOMAXPROCS(0) < 2 {
+		// Two loops spinning at once need two Ps: on one, each hop waits
+		// for the spinner to be preempted (10 ms), and 2000 hops outlast
+		// the hang guard.
+		t.Skip("needs GOMAXPROCS >= 2: both loops spin at once")
+	}
 	opts := reactor.Options{CPU: -1, Spin: time.Second}
 	a, errA := reactortest.StartRun(t, opts)
 	b, errB := reactortest.StartRun(t, opts)

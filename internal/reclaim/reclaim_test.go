@@ -5,8 +5,23 @@ import (
 	"time"
 )
 
+// fresh waits for an earlier test's collection to end and forgets the
+// back-off it left: the collections' history is the process's, and a test
+// run again (-count) or after another would otherwise wait out back-offs
+// of up to MaxInterval that its deadlines do not allow for.
+func fresh() {
+	for running.Load() {
+		time.Sleep(50 * time.Millisecond)
+	}
+	// No collection runs (running is false, read after its last write):
+	// these are ours to reset.
+	lastEnd, backoff = time.Time{}, 0
+	dropped.Store(0)
+}
+
 // A burst's worth of dropped bytes gets one collection; less gets none.
 func TestDroppedCollectsOnceAtThreshold(t *testing.T) {
+	fresh()
 	r0 := Runs()
 	Dropped(Threshold / 2)
 	Dropped(-1) // ignored
@@ -34,9 +49,7 @@ func TestDroppedCollectsOnceAtThreshold(t *testing.T) {
 // collections it gets back off (Settle, 3 s, 6 s apart ...), not one per
 // Settle (before: 4 in 6 s).
 func TestDroppedSteadilyBacksOff(t *testing.T) {
-	for running.Load() {
-		time.Sleep(50 * time.Millisecond) // an earlier test's collection
-	}
+	fresh()
 	r0 := Runs()
 	start := time.Now()
 	for time.Since(start) < 6*time.Second {
@@ -56,9 +69,7 @@ func TestDroppedSteadilyBacksOff(t *testing.T) {
 // Turned off, a drop starts nothing, and a collection already waiting
 // collects nothing.
 func TestSetEnabledOff(t *testing.T) {
-	for running.Load() {
-		time.Sleep(50 * time.Millisecond) // an earlier test's collection
-	}
+	fresh()
 	defer SetEnabled(true)
 	r0 := Runs()
 	SetEnabled(false)
