@@ -101,6 +101,7 @@ func SetEnabled(on bool) {
 func Runs() uint64 { return runs.Load() }
 
 func collect() {
+	prevEnd, prevBackoff := lastEnd, backoff
 	wait := Settle
 	if since := time.Since(lastEnd); lastEnd.IsZero() || since > MaxInterval {
 		backoff = Settle // quiet since: the back-off starts again
@@ -109,12 +110,16 @@ func collect() {
 		wait = max(wait, backoff-since)
 	}
 	time.Sleep(wait)
-	if !off.Load() {
+	if off.Load() {
+		// Turned off while it waited: nothing was collected, so the
+		// back-off stays where the last real collection left it.
+		lastEnd, backoff = prevEnd, prevBackoff
+	} else {
 		dropped.Store(0)
 		debug.FreeOSMemory()
 		runs.Add(1)
+		lastEnd = time.Now()
 	}
-	lastEnd = time.Now()
 	running.Store(false)
 	if dropped.Load() >= Threshold && running.CompareAndSwap(false, true) {
 		go collect() // more was dropped while this one ran

@@ -90,4 +90,9 @@ func TestSetEnabledOff(t *testing.T) {
 	if n := Runs() - r0; n != 0 {
 		t.Fatalf("%d collections after SetEnabled(false), want 0", n)
 	}
+	// Nothing was collected, so nothing backs off: the next collection
+	// starts the back-off anew, as after a quiet spell.
+	if !lastEnd.IsZero() || backoff != 0 {
+		t.Fatalf("a collection turned off set lastEnd %v, backoff %v; want them untouched", lastEnd, backoff)
+	}
 }
