@@ -81,6 +81,18 @@ func (e *engine) flowEnded(rt *root, code string) {
 	e.flowEndedSlow(rt, code)
 }
 
+// namedSucceeded counts the success of a named flow for finishRoot's
+// short end of a pooled root (flowEndedSlow's success, less its tests).
+// Not inlined: the counters' table may grow (an append), which
+// finishRoot must not hold (escape_test.go). Loop only.
+//
+//go:noinline
+func (e *engine) namedSucceeded(x *rootExt) {
+	nc := e.m.named(x.name)
+	nc.succeeded++
+	nc.nanos += e.r.CoarseNow() - x.startAt
+}
+
 func (e *engine) flowEndedSlow(rt *root, code string) {
 	c := &e.m
 	var nc *nameCounters

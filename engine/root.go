@@ -36,8 +36,10 @@ type root struct {
 	// keepFlow: the root came from the pool (its holders Release roots),
 	// so detachFlow leaves its flow attached: giving it back at every end
 	// and taking one at every start cost released roots 7-17 ns a run
-	// (profiles/README.md). Roots never released are always fresh, and
-	// give their flow back. Written by New before the root is handed out.
+	// (profiles/README.md). A root never released gives its flow back
+	// after its first run and keeps it from its second on (a holder that
+	// runs a root again reuses it as the pool does). Written by New before
+	// the root is handed out, and by prepareStartSlow on the loop.
 	keepFlow bool
 
 	// Loop-owned: started is set when the flow really starts. A Cancel
@@ -93,6 +95,15 @@ type rootExt struct {
 	batch     *Batch
 	batchNext *root
 	batchIdx  int32
+}
+
+// nameOnly reports whether x holds nothing a run's start or end must act
+// on but its name (none of: a misuse, a context, its watch, a trace task,
+// an OnEnd, a Promise, a Batch): such a run starts and ends on the short
+// paths (prepareStart, finishRoot). Loop only.
+func (x *rootExt) nameOnly() bool {
+	return x.misuse == "" && x.ctx == nil && x.stopCtx == nil && x.trace == nil &&
+		x.onEnd == nil && x.promise == nil && x.batch == nil
 }
 
 // extra returns rt's rootExt, allocating it the first time.
@@ -453,6 +464,13 @@ func (e *engine) prepareStart(rt *root) bool {
 
 // prepareStartSlow is prepareStart for every other root.
 func (e *engine) prepareStartSlow(rt *root) bool {
+	if x := rt.more.Load(); x != nil && x.nameOnly() {
+		if fl := rt.Steps.fl; fl != nil && rt.keepFlow && !fl.owned && len(fl.held) == 0 &&
+			rt.created == 0 && rt.Steps.head != nil && !e.build.want.Load() &&
+			rt.run.Load()&runCancel == 0 {
+			return e.startNamedKept(rt, fl, x)
+		}
+	}
 	rt.started = true
 	e.m.started++ // metrics.go
 	x := rt.more.Load()
@@ -467,6 +485,12 @@ func (e *engine) prepareStartSlow(rt *root) bool {
 		// back to the loop (spareCap 0): most such roots are dropped at
 		// its end, and their frames would be dropped with them.
 		rt.spareCap = max(rt.spareCap, rt.built)
+		// And its flow (keepFlow): a root run again is one its holder
+		// reuses (stepsd's pooled requests), as the pool's are, so from
+		// its second run on it starts and ends as they do, on
+		// prepareStart's and finishRoot's short paths
+		// (profiles/notes/2026-11-27-stepsd2-round3.md).
+		rt.keepFlow = true
 	}
 	if rt.created > 0 || e.build.want.Load() {
 		e.refillBuild() // the build pool ran low (buildpool.go)
@@ -501,6 +525,34 @@ func (e *engine) prepareStartSlow(rt *root) bool {
 	}
 	e.finishRoot(rt, "")
 	return false
+}
+
+// startNamedKept is prepareStart's short start for a pooled root whose
+// extension holds its name alone (x.nameOnly): a server's request flow
+// named after its command. Apart from the name's count it does what
+// prepareStart does; it is kept out of prepareStart so that unnamed roots
+// pay nothing for it (Simple).
+func (e *engine) startNamedKept(rt *root, fl *flow, x *rootExt) bool {
+	rt.started = true
+	e.m.started++ // metrics.go
+	if x.name != nil {
+		e.namedStarted(rt, x)
+	}
+	e.stats.FramesLive += int(rt.built)
+	rt.spareCap = max(rt.spareCap, rt.built) // keepFlow: its frames stay its spares
+	rt.built = 0
+	fl.args.reset()
+	fl.nextRun = e.runHead
+	if e.runHead != nil {
+		e.runHead.prevRun = fl
+	}
+	e.runHead = fl
+	rt.Steps.setStatus(stActive)
+	c := rt.Steps.dequeue()
+	c.fl = fl
+	fl.cur = c
+	e.ready(fl, actExec)
+	return true
 }
 
 // attachFlow gives rt a flow from the loop's pool (or a new one). Frames
@@ -588,6 +640,15 @@ func (e *engine) finishRoot(rt *root, code string) {
 		// (flowEnded's first case; no Promise, so endRunWith's whole
 		// work is endRun, detachFlow leaving the flow with the root).
 		e.m.succeeded++
+		rt.endRun()
+	} else if code == "" && rt.keepFlow && x.nameOnly() {
+		// The same end for a root whose extension holds its name alone
+		// (a server's flow named after its command): flowEndedSlow's
+		// success, and nothing for endExt or endRunWaited to do.
+		e.m.succeeded++
+		if x.name != nil {
+			e.namedSucceeded(x)
+		}
 		rt.endRun()
 	} else {
 		e.flowEnded(rt, code)
