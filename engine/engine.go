@@ -83,7 +83,7 @@ type Stats struct {
 	RootsLive     int // roots handed out by New and not Released (counted on the loop and off it)
 	FramesFree    int // step frames in the loop's free list (up to 256 more wait for roots built off the loop; no counter has them)
 	Trimmed       int // frames, roots and root flows the idle pools gave back to the GC (trim.go)
-	RootFlowsFree int // root flows in the loop's pool: a root holds a flow only while it runs
+	RootFlowsFree int // root flows in the loop's pool; a root from the pool, or one run more than once, keeps its flow between runs (root.keepFlow)
 }
 
 // raise describes what the running callback asked the engine to do instead
