@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 // This file is the shape a new user writes to call into the reactors from
@@ -58,38 +59,24 @@ func Call(b *testing.B) {
 // (engine.New(g.Next()), Add, Promise), then every Promise waited for and
 // every root released. b.N counts flows.
 func FanOut(b *testing.B) {
-	g, err := StartGroup()
-	if err != nil {
-		fatalf(b, "FanOut: %v", err)
-	}
-	defer closeGroup(b, "FanOut", g)
-	roots := make([]*engine.Steps, FanOutFlows)
-	ps := make([]*engine.Promise, FanOutFlows)
-	round := func(n int) {
-		for i := range n {
-			roots[i] = engine.New(g.Next())
-			roots[i].Add(callStep)
-			ps[i] = roots[i].Promise()
-		}
-		for i := range n {
-			if _, err := ps[i].Wait(); err != nil {
-				fatalf(b, "FanOut: %v", err)
+	fanOutRounds(b, "FanOut", func(g *reactor.Group) func(n int) {
+		roots := make([]*engine.Steps, FanOutFlows)
+		ps := make([]*engine.Promise, FanOutFlows)
+		return func(n int) {
+			for i := range n {
+				roots[i] = engine.New(g.Next())
+				roots[i].Add(callStep)
+				ps[i] = roots[i].Promise()
 			}
-			roots[i].Release()
-			ps[i] = nil
+			for i := range n {
+				if _, err := ps[i].Wait(); err != nil {
+					fatalf(b, "FanOut: %v", err)
+				}
+				roots[i].Release()
+				ps[i] = nil
+			}
 		}
-	}
-	round(FanOutFlows)
-	round(FanOutFlows)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for left := b.N; left > 0; {
-		n := min(left, FanOutFlows)
-		round(n)
-		left -= n
-	}
-	b.StopTimer()
-	reportPer(b, "flow")
+	})
 }
 
 // FanOutBatch: FanOut through an engine.Batch, the API for starting many
@@ -98,65 +85,56 @@ func FanOut(b *testing.B) {
 // executed (one post per reactor), waited for (one wake-up), each result
 // read and each root released. b.N counts flows.
 func FanOutBatch(b *testing.B) {
-	g, err := StartGroup()
-	if err != nil {
-		fatalf(b, "FanOutBatch: %v", err)
-	}
-	defer closeGroup(b, "FanOutBatch", g)
-	roots := make([]*engine.Steps, FanOutFlows)
-	var batch engine.Batch
-	round := func(n int) {
-		for i := range n {
-			roots[i] = engine.New(g.Next())
-			roots[i].Add(callStep)
-			batch.Add(roots[i])
-		}
-		batch.Execute()
-		batch.Wait()
-		for i := range n {
-			if _, err := batch.Result(i); err != nil {
-				fatalf(b, "FanOutBatch: %v", err)
-			}
-			roots[i].Release()
-		}
-	}
-	round(FanOutFlows)
-	round(FanOutFlows)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for left := b.N; left > 0; {
-		n := min(left, FanOutFlows)
-		round(n)
-		left -= n
-	}
-	b.StopTimer()
-	reportPer(b, "flow")
+	fanOutRounds(b, "FanOutBatch", func(g *reactor.Group) func(n int) {
+		return batchRound(b, "FanOutBatch", g, false)
+	})
 }
 
 // FanOutBatchRun: FanOutBatch with Batch.Run (Execute and Wait in one
 // call, parked loops not woken: the waiting goroutine runs their turns).
 func FanOutBatchRun(b *testing.B) {
-	g, err := StartGroup()
-	if err != nil {
-		fatalf(b, "FanOutBatchRun: %v", err)
-	}
-	defer closeGroup(b, "FanOutBatchRun", g)
+	fanOutRounds(b, "FanOutBatchRun", func(g *reactor.Group) func(n int) {
+		return batchRound(b, "FanOutBatchRun", g, true)
+	})
+}
+
+// batchRound is one FanOutBatch round over g: n roots built and added,
+// executed and waited for (Execute then Wait, or Run where run is set),
+// each result read and each root released.
+func batchRound(b *testing.B, name string, g *reactor.Group, run bool) func(n int) {
 	roots := make([]*engine.Steps, FanOutFlows)
 	var batch engine.Batch
-	round := func(n int) {
+	return func(n int) {
 		for i := range n {
 			roots[i] = engine.New(g.Next())
 			roots[i].Add(callStep)
 			batch.Add(roots[i])
 		}
-		batch.Run()
+		if run {
+			batch.Run()
+		} else {
+			batch.Execute()
+			batch.Wait()
+		}
 		for i := range n {
 			if _, err := batch.Result(i); err != nil {
-				fatalf(b, "FanOutBatchRun: %v", err)
+				fatalf(b, "%s: %v", name, err)
 			}
 			roots[i].Release()
 		}
 	}
+}
+
+// fanOutRounds is the timed loop the fan-out rows share: a started group,
+// the round newRound makes for it, two warm rounds, then rounds of up to
+// FanOutFlows flows until b.N flows ran. b.N counts flows.
+func fanOutRounds(b *testing.B, name string, newRound func(g *reactor.Group) func(n int)) {
+	g, err := StartGroup()
+	if err != nil {
+		fatalf(b, "%s: %v", name, err)
+	}
+	defer closeGroup(b, name, g)
+	round := newRound(g)
 	round(FanOutFlows)
 	round(FanOutFlows)
 	b.ReportAllocs()
