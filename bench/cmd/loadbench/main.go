@@ -100,6 +100,11 @@ func main() {
 	servers := fs.String("servers", strings.Join([]string{serverStepsd, serverGnet, serverNet}, ","), "servers to run, comma-separated, in the tables' order (also "+serverStepsdFree+": stepsd unpinned whatever -pin says)")
 	jsonPath := fs.String("json", "", "also write the results to this file, as JSON")
 	redisBench := fs.Bool("redis-benchmark", true, "also run redis-benchmark -t "+rbTests+" (-P 1/16 × -c 1/16/256, and -P 16 -c 50) against stepsd, gnet and a real redis-server, with the server's CPU per request; skipped with a note where redis-benchmark or redis-server is not installed")
+	memory := fs.Bool("memory", true, "run the memory scenarios (slow readers, overload) after the throughput matrix")
+	rbCellsFlag := fs.String("rb-cells", "", "redis-benchmark cells, comma-separated PIPELINExCLIENTS such as 16x50 (default: -P 1/16 × -c 1/16/256 and 16x50)")
+	rbTestsFlag := fs.String("rb-tests", rbTests, "redis-benchmark's -t")
+	rbThreads := fs.Int("rb-threads", 0, "redis-benchmark's --threads (Redis 6 and later): load threads, so that on many cores the servers, not one load thread, set the figures (0: its single thread)")
+	rbN := fs.Int("rb-n", 0, "redis-benchmark's -n per test (0: 20,000 at -P 1, 200,000 at -P 16, a tenth with -quick)")
 	fs.Usage = func() {
 		fmt.Fprintf(fs.Output(), "usage: loadbench [flags]\n")
 		fs.VisitAll(func(f *flag.Flag) {
@@ -128,6 +133,16 @@ func main() {
 		p.warmup = *warmup
 	}
 	p.requests = *requests
+	rp := rbPlan{tests: *rbTestsFlag, threads: *rbThreads, n: *rbN, quick: *quick}
+	var err error
+	if rp.cells, err = parseRBCells(*rbCellsFlag); err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(2)
+	}
+	if *rbThreads < 0 || *rbN < 0 || strings.TrimSpace(rp.tests) == "" {
+		fmt.Fprintln(os.Stderr, "loadbench: -rb-threads and -rb-n must not be negative, -rb-tests not empty")
+		os.Exit(2)
+	}
 	if *loops < 1 || p.duration <= 0 || p.requests < 1 {
 		fmt.Fprintln(os.Stderr, "loadbench: -loops, -duration and -requests must be positive")
 		os.Exit(2)
@@ -151,18 +166,16 @@ func main() {
 	for _, s := range list {
 		runMatrix(rep, s, *loops, p)
 	}
-	for _, s := range list {
-		if profilePrefix == "" {
+	if *memory && profilePrefix == "" {
+		for _, s := range list {
 			runSlow(rep, s, *loops, p)
 		}
-	}
-	for _, s := range list {
-		if profilePrefix == "" {
+		for _, s := range list {
 			runOverload(rep, s, *loops, p)
 		}
 	}
 	if *redisBench && profilePrefix == "" {
-		runRedisBenchmark(rep, append(slices.Clone(list), serverRedis), *loops, *quick)
+		runRedisBenchmark(rep, append(slices.Clone(list), serverRedis), *loops, rp)
 	}
 	rep.Seconds = time.Since(started).Seconds()
 
@@ -248,6 +261,9 @@ type report struct {
 	Requests     int
 	Quick        bool
 	Seconds      float64 // the whole run
+
+	RBTests   string `json:",omitempty"` // redis-benchmark's -t
+	RBThreads int    `json:",omitempty"` // redis-benchmark's --threads (0: its one thread)
 
 	Throughput     []cellResult
 	Memory         []memResult

@@ -10,6 +10,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,6 +34,37 @@ var rbCells = []rbCell{{1, 1}, {1, 16}, {1, 256}, {16, 1}, {16, 16}, {16, 50}, {
 
 // rbTests is redis-benchmark's -t.
 const rbTests = "set,get,ping"
+
+// rbPlan is what the redis-benchmark rows run: -rb-cells, -rb-tests,
+// -rb-threads and -rb-n. The defaults are the full 2-core table; a machine
+// with many cores needs redis-benchmark's own threads (--threads, Redis 6
+// and later), or one load thread, not the servers, sets the figures.
+type rbPlan struct {
+	cells   []rbCell
+	tests   string
+	threads int // --threads; 0: redis-benchmark's single thread
+	n       int // -n per test; 0: rbRequests
+	quick   bool
+}
+
+// parseRBCells reads -rb-cells: comma-separated PIPELINExCLIENTS, such as
+// "16x50,1x256"; "" is every cell of rbCells.
+func parseRBCells(v string) ([]rbCell, error) {
+	if strings.TrimSpace(v) == "" {
+		return rbCells, nil
+	}
+	var cells []rbCell
+	for _, f := range strings.Split(v, ",") {
+		ps, cs, ok := strings.Cut(strings.TrimSpace(f), "x")
+		p, e1 := strconv.Atoi(ps)
+		c, e2 := strconv.Atoi(cs)
+		if !ok || e1 != nil || e2 != nil || p < 1 || c < 1 {
+			return nil, fmt.Errorf("-rb-cells: %q is not PIPELINExCLIENTS (positive integers, such as 16x50)", f)
+		}
+		cells = append(cells, rbCell{p, c})
+	}
+	return cells, nil
+}
 
 // rbResult is one server's redis-benchmark run of one cell.
 type rbResult struct {
@@ -69,7 +101,7 @@ func rbRequests(c rbCell, quick bool) int {
 
 // runRedisBenchmark runs every cell against each of servers that is
 // stepsd, gnet or redis-server. Missing programs skip, with a note.
-func runRedisBenchmark(rep *report, servers []string, loops int, quick bool) {
+func runRedisBenchmark(rep *report, servers []string, loops int, rp rbPlan) {
 	rb, err := exec.LookPath("redis-benchmark")
 	if err != nil {
 		rep.note("redis-benchmark rows skipped: redis-benchmark is not installed (Debian package redis-tools; make bench installs it with apt-get as root)")
@@ -98,11 +130,19 @@ func runRedisBenchmark(rep *report, servers []string, loops int, quick bool) {
 			continue
 		}
 		host, port, _ := net.SplitHostPort(addr)
-		for _, c := range rbCells {
-			r := rbResult{Server: server, Pipeline: c.pipeline, Clients: c.clients, N: rbRequests(c, quick)}
+		rep.RBTests, rep.RBThreads = rp.tests, rp.threads
+		for _, c := range rp.cells {
+			r := rbResult{Server: server, Pipeline: c.pipeline, Clients: c.clients, N: rp.n}
+			if r.N == 0 {
+				r.N = rbRequests(c, rp.quick)
+			}
+			args := []string{"-h", host, "-p", port, "-t", rp.tests, "-P", strconv.Itoa(c.pipeline),
+				"-c", strconv.Itoa(c.clients), "-n", strconv.Itoa(r.N), "--csv"}
+			if rp.threads > 0 {
+				args = append(args, "--threads", strconv.Itoa(rp.threads))
+			}
 			cpu0, err0 := procCPU(pid)
-			out, err := runCmd(rb, "-h", host, "-p", port, "-t", rbTests, "-P", strconv.Itoa(c.pipeline),
-				"-c", strconv.Itoa(c.clients), "-n", strconv.Itoa(r.N), "--csv")
+			out, err := runCmd(rb, args...)
 			cpu1, err1 := procCPU(pid)
 			if err == nil {
 				r.Tests, err = parseRBCSV(out)
@@ -236,7 +276,11 @@ func printRedisBenchmark(w io.Writer, rep *report) {
 	if len(rep.RedisBenchmark) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "redis-benchmark -t %s -P <pipeline> -c <clients> -n <n> --csv; CPU = the server process's utime+stime over the run, per request of all its tests\n\n", rbTests)
+	threads := ""
+	if rep.RBThreads > 0 {
+		threads = fmt.Sprintf(" --threads %d", rep.RBThreads)
+	}
+	fmt.Fprintf(w, "redis-benchmark -t %s -P <pipeline> -c <clients> -n <n>%s --csv; CPU = the server process's utime+stime over the run, per request of all its tests\n\n", rep.RBTests, threads)
 	cells := [][]string{{"server", "-P", "-c", "SET/s", "GET/s", "PING_MBULK/s", "SET p99", "GET p99", "CPU µs/req", "SET/s vs redis", "CPU vs redis"}}
 	find := func(server string, c rbCell) (rbResult, bool) {
 		for _, r := range rep.RedisBenchmark {
@@ -255,12 +299,16 @@ func printRedisBenchmark(w io.Writer, rep *report) {
 		return rbTest{}
 	}
 	var servers []string
+	var order []rbCell // the cells in the order they ran
 	for _, r := range rep.RedisBenchmark {
 		if !contains(servers, r.Server) {
 			servers = append(servers, r.Server)
 		}
+		if c := (rbCell{r.Pipeline, r.Clients}); !slices.Contains(order, c) {
+			order = append(order, c)
+		}
 	}
-	for _, c := range rbCells {
+	for _, c := range order {
 		redis, hasRedis := find(serverRedis, c)
 		for _, s := range servers {
 			r, ok := find(s, c)

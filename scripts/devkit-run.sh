@@ -1,0 +1,64 @@
+#!/usr/bin/env bash
+# devkit-run.sh KIT OUT: the many-core tables of issues 19 and 20 from a kit
+# that make devkit built (scripts/devkit.sh), on a machine without Go.
+# Writes under OUT:
+#   machine.txt     the CPUs, memory and kernel
+#   idle.txt        an idle Group of 16 reactors, process CPU over 10s
+#   bt.txt          benchtable -scenarios 'reactor/|syncprim/' at -cpus 16, 8
+#                   and 2 (with KIT/base, an older kit, alternated with it)
+#   lb.txt          loadbench at 1, 2, 4 and 8 reactors: stepsd beside gnet
+#                   (and net at 8), with redis-benchmark against stepsd, gnet
+#                   and redis-server at 8 when KIT/redis holds them
+# COUNT (default 1) is benchtable's -count, CPUS (default "16 8 2") its
+# -cpus values, SCENARIOS its -scenarios; LOOPS (default "1 2 4 8") the
+# reactor counts of loadbench, DURATION (default 1s) its cell time.
+set -uo pipefail
+kit=$(cd "${1:?usage: devkit-run.sh KIT OUT}" && pwd)
+mkdir -p "${2:?usage: devkit-run.sh KIT OUT}"
+out=$(cd "$2" && pwd)
+count=${COUNT:-1}
+cpuses=${CPUS:-16 8 2}
+scenarios=${SCENARIOS:-reactor/|syncprim/}
+loops=${LOOPS:-1 2 4 8}
+duration=${DURATION:-1s}
+[ -d "$kit/redis/bin" ] && export PATH="$kit/redis/bin:$PATH"
+
+{
+	date -u
+	uname -a
+	nproc
+	grep -m1 'model name' /proc/cpuinfo
+	grep MemTotal /proc/meminfo
+	cat /proc/loadavg
+} >"$out/machine.txt" 2>&1
+
+# The idle group runs beside the tables: parked reactors use no CPU whatever
+# the rest of the machine does, and the test reads its own process's time.
+ASYNCSTEPS_IDLE_WINDOW=10s "$kit/reactor.test" -test.run '^TestIdleGroupUsesNoCPU$' -test.v >"$out/idle.txt" 2>&1 &
+idle=$!
+
+bt() { # bt KITDIR CPUS
+	echo "## $1 -cpus $2: benchtable -scenarios '$scenarios' -cpus $2 -count $count -o -"
+	(cd "$1/bench" && ../benchtable -scenarios "$scenarios" -cpus "$2" -count "$count" -o - 2>>"$out/stderr.txt")
+	echo
+}
+for cpus in $cpuses; do
+	[ -x "$kit/base/benchtable" ] && bt "$kit/base" "$cpus"
+	bt "$kit" "$cpus"
+done >"$out/bt.txt" 2>&1
+
+for n in $loops; do
+	servers=stepsd,gnet
+	rb=-redis-benchmark=false
+	if [ "$n" = 8 ]; then
+		servers=stepsd,gnet,net
+		rb="-rb-cells 16x50,16x256 -rb-tests set,get -rb-threads 8 -rb-n 1000000"
+	fi
+	echo "## loadbench -loops $n -servers $servers -duration $duration -memory=false $rb"
+	# shellcheck disable=SC2086 # $rb is several flags
+	"$kit/loadbench" -loops "$n" -servers "$servers" -duration "$duration" -memory=false $rb 2>&1 | grep -v '^  -P\|^  pipeline=\|: throughput matrix\|: redis-benchmark$'
+	echo
+done >"$out/lb.txt" 2>&1
+
+wait "$idle"
+echo "devkit-run: tables in $out"
