@@ -109,6 +109,9 @@ func startChild(server string, loops int, extra ...string) (*child, error) {
 	}
 	args := append([]string{"-serve=" + server, "-addr=127.0.0.1:0", "-loops=" + strconv.Itoa(loops), "-pin=" + strconv.FormatBool(pinStepsd), "-spin=" + spinStepsd.String()}, extra...)
 	cmd := exec.Command(exe, args...)
+	if childProcs > 0 {
+		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(childProcs))
+	}
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -79,6 +79,9 @@ var spinStepsd time.Duration
 // matrix writes its profiles.
 var profilePrefix string
 
+// childProcs is -child-procs: the children's GOMAXPROCS (0: default).
+var childProcs int
+
 // childFlags are the flags of -serve mode, left out of -help.
 var childFlags = map[string]bool{"serve": true, "addr": true, "concurrent": true, "queue": true}
 
@@ -100,6 +103,8 @@ func main() {
 	servers := fs.String("servers", strings.Join([]string{serverStepsd, serverGnet, serverNet}, ","), "servers to run, comma-separated, in the tables' order (also "+serverStepsdFree+": stepsd unpinned whatever -pin says)")
 	jsonPath := fs.String("json", "", "also write the results to this file, as JSON")
 	redisBench := fs.Bool("redis-benchmark", true, "also run redis-benchmark -t "+rbTests+" (-P 1/16 × -c 1/16/256, and -P 16 -c 50) against stepsd, gnet and a real redis-server, with the server's CPU per request; skipped with a note where redis-benchmark or redis-server is not installed")
+	cellsFlag := fs.String("cells", "", "throughput cells to run, comma-separated PIPELINExCONNS such as 16x256 (default: the full matrix, or -quick's)")
+	fs.IntVar(&childProcs, "child-procs", 0, "GOMAXPROCS of the servers' child processes (0: the Go runtime's default, every CPU)")
 	memory := fs.Bool("memory", true, "run the memory scenarios (slow readers, overload) after the throughput matrix")
 	rbCellsFlag := fs.String("rb-cells", "", "redis-benchmark cells, comma-separated PIPELINExCLIENTS such as 16x50 (default: -P 1/16 × -c 1/16/256 and 16x50)")
 	rbTestsFlag := fs.String("rb-tests", rbTests, "redis-benchmark's -t")
@@ -133,6 +138,21 @@ func main() {
 		p.warmup = *warmup
 	}
 	p.requests = *requests
+	if *cellsFlag != "" {
+		rc, err := parseRBCells(*cellsFlag)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench: -cells:", strings.TrimPrefix(err.Error(), "-rb-cells: "))
+			os.Exit(2)
+		}
+		p.cells = nil
+		for _, c := range rc {
+			p.cells = append(p.cells, cell{pipeline: c.pipeline, conns: c.clients})
+		}
+	}
+	if childProcs < 0 {
+		fmt.Fprintln(os.Stderr, "loadbench: -child-procs must not be negative")
+		os.Exit(2)
+	}
 	rp := rbPlan{tests: *rbTestsFlag, threads: *rbThreads, n: *rbN, quick: *quick}
 	var err error
 	if rp.cells, err = parseRBCells(*rbCellsFlag); err != nil {
@@ -160,7 +180,7 @@ func main() {
 
 	rep := &report{
 		Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(),
-		Loops: *loops, Pin: pinStepsd, Duration: p.duration.String(), Warmup: p.warmup.String(), Requests: p.requests, Quick: *quick,
+		Loops: *loops, Pin: pinStepsd, ChildProcs: childProcs, Duration: p.duration.String(), Warmup: p.warmup.String(), Requests: p.requests, Quick: *quick,
 	}
 	started := time.Now()
 	for _, s := range list {
@@ -182,6 +202,9 @@ func main() {
 	pinned := ""
 	if pinStepsd {
 		pinned = " (stepsd's pinned one per CPU)"
+	}
+	if childProcs > 0 {
+		pinned += fmt.Sprintf(", children at GOMAXPROCS=%d", childProcs)
 	}
 	fmt.Printf("%s %s/%s, %d CPUs; servers in child processes, %d loops/reactors%s; cells: -duration %v -warmup %v -requests %d; run took %.0fs\n\n",
 		rep.Go, rep.OS, rep.Arch, rep.CPUs, rep.Loops, pinned, p.duration, p.warmup, p.requests, rep.Seconds)
@@ -256,6 +279,7 @@ type report struct {
 	Go, OS, Arch string
 	CPUs, Loops  int
 	Pin          bool // stepsd's reactors pinned
+	ChildProcs   int  `json:",omitempty"` // the children's GOMAXPROCS (0: default)
 	Duration     string
 	Warmup       string
 	Requests     int
