@@ -79,7 +79,10 @@ type Config struct {
 
 // DefaultConfig returns the defaults: generous enough that 256 pipelining
 // connections are never rejected, so the Limiter answers DefenseRejected
-// only to real overload.
+// only to real overload. Shared over up to 100 reactors ("The Limiter"),
+// a reactor's share of Concurrent and Queue still holds the full
+// pipelines of 512/Reactors connections, twice what netio's round-robin
+// gives it of 256.
 func DefaultConfig() Config {
 	return Config{
 		Addr:        "127.0.0.1:7070",
