@@ -93,9 +93,9 @@ func TestLimitersPerShard(t *testing.T) {
 }
 
 // Split, the shares add up to the server's bounds: two connections (one
-// per reactor, round-robin) fill both shares with their full pipelines,
-// neither is refused anything, and a third connection, on either reactor,
-// is rejected; the server never holds more than Concurrent.
+// per reactor, round-robin) fill both shares with their full pipelines and
+// nothing of theirs is refused; a third connection, on either reactor, is
+// rejected: the server never holds more than Concurrent.
 func TestSplitLimiterBoundsTheServer(t *testing.T) {
 	const pipe = 4
 	s := start(t, Config{Reactors: 2, Concurrent: 2 * pipe, Queue: 0, MaxPipeline: pipe, Timeout: 10 * time.Second})
@@ -103,28 +103,65 @@ func TestSplitLimiterBoundsTheServer(t *testing.T) {
 		t.Fatalf("%d Limiters, want one per reactor", n)
 	}
 	a, b := dial(t, s), dial(t, s)
-	sendN(a, pipe, "SLEEP", "300")
-	sendN(b, pipe, "SLEEP", "300")
+	sendN(a, pipe, "SLEEP", "5000")
+	sendN(b, pipe, "SLEEP", "5000")
 	waitFor(t, 2*time.Second, "both pipelines inside", func() bool {
 		c, _ := s.limiterStats()
 		return c.Holders == 2*pipe
 	})
+	if c, _ := s.limiterStats(); c.Rejected != 0 {
+		t.Fatalf("full pipelines within their shares: %d rejected, want 0", c.Rejected)
+	}
 	for i := 0; i < 2; i++ {
 		o := dial(t, s)
 		if got := command(o, "ECHO", "x"); !rejected(got) {
 			t.Fatalf("extra connection %d with every share full: %q, want DefenseRejected", i, got)
 		}
 	}
+	if c, _ := s.limiterStats(); c.Rejected != 2 || c.Holders != 2*pipe {
+		t.Fatalf("rejected %d, holders %d; want 2 and %d", c.Rejected, c.Holders, 2*pipe)
+	}
 	for _, c := range []*client{a, b} {
-		for i := 0; i < pipe; i++ {
-			c.expect("OK")
+		_ = c.c.SetLinger(0) // RST: the sleeps are canceled, their slots come back
+		_ = c.c.Close()
+	}
+	waitFor(t, 2*time.Second, "the slots back", func() bool {
+		c, _ := s.limiterStats()
+		return c.Holders == 0
+	})
+	if got := command(dial(t, s), "ECHO", "after"); got != "after" {
+		t.Fatalf("after the resets: %q", got)
+	}
+}
+
+// Split, a reactor whose share is full rejects although another reactor
+// has room (Config, "The Limiter"): with one connection's full pipeline
+// holding its reactor's share, of the connections that follow (spread
+// over both reactors) those on its reactor are rejected and the others
+// served.
+func TestSplitLimiterShareIsPerReactor(t *testing.T) {
+	const pipe = 4
+	s := start(t, Config{Reactors: 2, Concurrent: 2 * pipe, Queue: 0, MaxPipeline: pipe, Timeout: 10 * time.Second})
+	a := dial(t, s)
+	sendN(a, pipe, "SLEEP", "5000")
+	waitFor(t, 2*time.Second, "one share full", func() bool {
+		c, _ := s.limiterStats()
+		return c.Holders == pipe
+	})
+	served, refused := 0, 0
+	for i := 0; i < 4; i++ {
+		switch got := command(dial(t, s), "ECHO", "x"); {
+		case got == "x":
+			served++
+		case rejected(got):
+			refused++
+		default:
+			t.Fatalf("reply %q", got)
 		}
 	}
-	if c, _ := s.limiterStats(); c.Rejected != 2 {
-		t.Fatalf("rejected %d, want 2", c.Rejected)
+	if served == 0 || refused == 0 {
+		t.Fatalf("%d served, %d refused; want both (the other reactor's share is free, this one's full)", served, refused)
 	}
-	o := dial(t, s)
-	if got := command(o, "ECHO", "after"); got != "after" {
-		t.Fatalf("after the sleeps: %q", got)
-	}
+	_ = a.c.SetLinger(0)
+	_ = a.c.Close()
 }
