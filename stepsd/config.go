@@ -48,7 +48,7 @@ type Config struct {
 	Burst      int           // Limiter: requests waiting for the rate; 0: none, syncprim.Unlimited: no limit
 	// SharedLimiter keeps one Limiter for every reactor, with exact
 	// server-wide bounds, even where each reactor could have its share
-	// (see "The Limiter" above).
+	// (Config's doc, "The Limiter").
 	SharedLimiter bool
 	// Protocol limits (Limits): beyond one, the request gets a protocol
 	// error and the connection closes.
