@@ -33,7 +33,7 @@ func TestResetConnectionReturnsLimiterSlots(t *testing.T) {
 		bad.send("SLEEP 3000")
 	}
 	waitFor(t, 2*time.Second, "the sleeps to hold every slot", func() bool {
-		c, _ := s.lim.Stats()
+		c, _ := s.limiterStats()
 		return c.Holders == 10
 	})
 	other := dial(t, s)
@@ -45,7 +45,7 @@ func TestResetConnectionReturnsLimiterSlots(t *testing.T) {
 	_ = bad.c.Close()
 	began := time.Now()
 	waitFor(t, 2*time.Second, "the reset client's slots to come back", func() bool {
-		c, _ := s.lim.Stats()
+		c, _ := s.limiterStats()
 		return c.Holders == 0
 	})
 	other.send("ECHO y")
@@ -82,10 +82,10 @@ func TestRepeatedResetsDoNotExhaust(t *testing.T) {
 		if _, err := io.WriteString(c, strings.Repeat("SLEEP 5000\n", 20)); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 2*time.Second, "slots held", func() bool { cs, _ := s.lim.Stats(); return cs.Holders == 20 })
+		waitFor(t, 2*time.Second, "slots held", func() bool { cs, _ := s.limiterStats(); return cs.Holders == 20 })
 		_ = c.(*net.TCPConn).SetLinger(0)
 		_ = c.Close()
-		waitFor(t, 2*time.Second, "slots back", func() bool { cs, _ := s.lim.Stats(); return cs.Holders == 0 })
+		waitFor(t, 2*time.Second, "slots back", func() bool { cs, _ := s.limiterStats(); return cs.Holders == 0 })
 	}
 	o := dial(t, s)
 	o.send("ECHO alive")
@@ -99,10 +99,10 @@ func TestQueueMeansLimiterMaxQueue(t *testing.T) {
 		s := start(t, Config{Concurrent: 1, Queue: q})
 		busy, waiting, other := dial(t, s), dial(t, s), dial(t, s)
 		busy.send("SLEEP 300")
-		waitFor(t, 2*time.Second, "the slot taken", func() bool { c, _ := s.lim.Stats(); return c.Holders == 1 })
+		waitFor(t, 2*time.Second, "the slot taken", func() bool { c, _ := s.limiterStats(); return c.Holders == 1 })
 		if q == 1 {
 			waiting.send("ECHO queued")
-			waitFor(t, 2*time.Second, "one queued", func() bool { c, _ := s.lim.Stats(); return c.Queued == 1 })
+			waitFor(t, 2*time.Second, "one queued", func() bool { c, _ := s.limiterStats(); return c.Queued == 1 })
 		}
 		other.send("ECHO x")
 		got, err := other.read()

@@ -10,6 +10,33 @@ import (
 // and Burst mean (0: no queue, the spec's default; syncprim.Unlimited: no
 // limit), the connection limits, which mean what netio.Options' mean (0:
 // off), and Grace, Spin and Procs, whose zero is documented below.
+//
+// # The Limiter
+//
+// Concurrent, Queue, Rate and Burst bound the whole server: at most
+// Concurrent requests execute and Queue wait for a slot, at most Rate start
+// per second and Burst wait for the rate; beyond a queue, DefenseRejected.
+// How they apply depends on the reactors:
+//
+//   - With one reactor, or SharedLimiter, or bounds too small to share
+//     (below), one Limiter serves every reactor: the bounds are exact
+//     across connections and reactors, and every request updates the
+//     Limiter's shared atomic words, whose cache lines then move between
+//     the reactors' cores (on 16 cores at 8 reactors, a quarter of the
+//     server's CPU).
+//   - Otherwise each reactor has its own Limiter with a share of each
+//     bound (n/Reactors, the first n%Reactors reactors one more; 0 and
+//     unlimited queues stay as they are), so the shares add up to the
+//     server's bounds: a server never holds more requests than with one
+//     Limiter (memory stays bounded the same way), but a reactor whose
+//     share is full rejects (or queues) a request while another reactor
+//     may have room. A connection's requests all run on its reactor.
+//     This needs shares that change nothing for a lone connection: every
+//     reactor's share of Concurrent at least MaxPipeline (the most
+//     requests one connection has in flight), of Rate at least 1,000,000
+//     per second (more than one reactor serves), and Queue and Burst 0,
+//     unlimited, or at least Reactors. The defaults qualify up to 100
+//     reactors. Metrics.Limiters says which applies.
 type Config struct {
 	Addr       string        // listen address
 	Reactors   int           // reactors (one OS thread each); 0 = one per CPU
@@ -19,6 +46,10 @@ type Config struct {
 	Rate       int           // Limiter: requests started per second
 	Queue      int           // Limiter: requests waiting for a concurrency slot; 0: none, syncprim.Unlimited: no limit; beyond it, DefenseRejected
 	Burst      int           // Limiter: requests waiting for the rate; 0: none, syncprim.Unlimited: no limit
+	// SharedLimiter keeps one Limiter for every reactor, with exact
+	// server-wide bounds, even where each reactor could have its share
+	// (Config's doc, "The Limiter").
+	SharedLimiter bool
 	// Protocol limits (Limits): beyond one, the request gets a protocol
 	// error and the connection closes.
 	MaxLine     int           // longest inline command, or array or bulk header, line ("\r\n" included)
@@ -48,7 +79,10 @@ type Config struct {
 
 // DefaultConfig returns the defaults: generous enough that 256 pipelining
 // connections are never rejected, so the Limiter answers DefenseRejected
-// only to real overload.
+// only to real overload. Shared over up to 100 reactors ("The Limiter"),
+// a reactor's share of Concurrent and Queue still holds the full
+// pipelines of 512/Reactors connections, twice what netio's round-robin
+// gives it of 256.
 func DefaultConfig() Config {
 	return Config{
 		Addr:        "127.0.0.1:7070",

@@ -200,7 +200,7 @@ func (cn *conn) start(req *Request) *request {
 	} else {
 		// The Limiter's section is the flow's one step: no step of its
 		// own around it (profiles/notes/2026-11-27-stepsd-round3.md).
-		rq.root.Sync(cn.sh.s.lim, execStep, serveError)
+		rq.root.Sync(cn.sh.lim, execStep, serveError)
 	}
 	rq.root.Execute()
 	return rq

@@ -36,8 +36,9 @@
 // # How a request runs
 //
 //   - Connections are spread over the reactors (netio). A request's flow
-//     runs on its connection's reactor: one step, the server's Limiter
-//     section, with the command inside it, which records the reply as the
+//     runs on its connection's reactor: one step, the Limiter's section
+//     (one Limiter per reactor with its share of the bounds, or one shared:
+//     Config, "The Limiter"), with the command inside it, which records the reply as the
 //     flow's last act. Flows, their requests and their buffers are pooled
 //     per reactor: a request allocates nothing once warm
 //     (TestRequestPathDoesNotAllocate).

@@ -47,7 +47,7 @@ func TestResetWithFullPipelineReturnsLimiterSlots(t *testing.T) {
 	bad := dial(t, s)
 	sendN(bad, n, "SLEEP", "3000")
 	waitFor(t, 5*time.Second, "the sleeps to hold every slot", func() bool {
-		c, _ := s.lim.Stats()
+		c, _ := s.limiterStats()
 		return c.Holders == n
 	})
 	other := dial(t, s)
@@ -60,7 +60,7 @@ func TestResetWithFullPipelineReturnsLimiterSlots(t *testing.T) {
 	// The slots come back when the server sees the reset; the sleeps
 	// have 3s to go.
 	waitFor(t, 2*time.Second, "the reset client's slots to come back", func() bool {
-		c, _ := s.lim.Stats()
+		c, _ := s.limiterStats()
 		return c.Holders == 0
 	})
 	window := time.Since(began)

@@ -42,8 +42,10 @@ type Metrics struct {
 	// and Reactors[i] is then zero.
 	Reactors []engine.Metrics
 	Err      []error
-	// Limiter's two parts: concurrency slots and the rate.
+	// Limiter's two parts: concurrency slots and the rate, summed over
+	// the Limiters when there is one per reactor (Config, "The Limiter").
 	Concurrency, Rate syncprim.Stats
+	Limiters          int // 1: one Limiter shared by the reactors; else one per reactor
 	Conns             int // open connections
 	// Net counts the connections accepted, refused at MaxConns and ended
 	// by each connection limit (netio's).
@@ -62,7 +64,8 @@ func (s *Server) Metrics(ctx context.Context) Metrics {
 	for i, r := range rs {
 		m.Reactors[i], m.Err[i] = engine.ReadMetrics(ctx, r)
 	}
-	m.Concurrency, m.Rate = s.lim.Stats()
+	m.Concurrency, m.Rate = s.limiterStats()
+	m.Limiters = len(s.lims)
 	m.Net = s.ns.Stats()
 	m.ProtocolErrors = s.protocolErrors.Load()
 	return m

@@ -17,7 +17,7 @@ type Server struct {
 	cfg    Config
 	g      *reactor.Group
 	ns     *netio.Server
-	lim    *syncprim.Limiter
+	lims   []*syncprim.Limiter // one shared, or one per shard (newLimiters)
 	shards []*shard
 	keys   *store
 
@@ -46,13 +46,7 @@ func Start(cfg Config) (*Server, error) {
 	for i, r := range g.Reactors() {
 		s.shards = append(s.shards, &shard{s: s, r: r, idx: i, parser: Parser{Limits: cfg.limits()}})
 	}
-	s.lim = syncprim.NewLimiter(g.Reactors()[0], syncprim.LimiterOptions{
-		Concurrent: cfg.Concurrent,
-		MaxQueue:   cfg.Queue,
-		Rate:       cfg.Rate,
-		Period:     time.Second,
-		Burst:      cfg.Burst,
-	})
+	s.newLimiters(g.Reactors())
 	for _, sh := range s.shards {
 		reactor.PostTo(sh.r, trimRequests, sh, 0)
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/engine"
 	"github.com/asyncsteps/asyncsteps/internal/reclaim"
 	"github.com/asyncsteps/asyncsteps/reactor"
+	"github.com/asyncsteps/asyncsteps/syncprim"
 )
 
 // shard is one reactor's part of the server: its pooled requests and the
@@ -16,7 +17,8 @@ type shard struct {
 	s    *Server
 	r    *reactor.Reactor
 	idx  int
-	free *request // recycled requests
+	lim  *syncprim.Limiter // this shard's requests' Limiter (newLimiters)
+	free *request          // recycled requests
 	// freeN counts free; freeLow is its low-water mark since the last
 	// trim: requests nobody took for a whole trimEvery go back to the GC
 	// (trimRequests), so a burst does not keep its peak forever.

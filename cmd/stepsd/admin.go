@@ -216,6 +216,7 @@ func writeMetrics(w io.Writer, m stepsd.Metrics) {
 		p.sample("stepsd_limiter_queued", g, "Limiter: requests waiting.", float64(l.q), "part", l.part)
 		p.sample("stepsd_limiter_rejected_total", c, "Limiter: requests refused with DefenseRejected, the queue being full.", float64(l.rej), "part", l.part)
 	}
+	p.sample("stepsd_limiters", g, "Limiters: 1, one shared by the reactors; more, one per reactor with its share of the bounds (the figures above are their sums).", float64(m.Limiters))
 	p.sample("stepsd_connections", g, "Open connections.", float64(m.Conns))
 	n := m.Net
 	p.sample("stepsd_connections_accepted_total", c, "Connections accepted.", float64(n.Accepted))

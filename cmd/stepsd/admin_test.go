@@ -91,6 +91,7 @@ func TestAdminMetrics(t *testing.T) {
 		`flow="GET",result="succeeded"} 2` + "\n",
 		`flow="INVALID",result="succeeded"} 1` + "\n",
 		`stepsd_limiter_rejected_total{part="concurrency"} 0` + "\n",
+		"stepsd_limiters 2\n", // two reactors, the default bounds: one Limiter each
 		"stepsd_connections 1\n",
 	} {
 		if !strings.Contains(body, want) {

@@ -71,6 +71,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs.IntVar(&cfg.Rate, "rate", d.Rate, "Limiter: requests started per second (at least 1)")
 	fs.IntVar(&cfg.Queue, "queue", d.Queue, "Limiter: requests waiting for a concurrency slot; 0: no queue (FTN12's max_queue=0), -1: unlimited")
 	fs.IntVar(&cfg.Burst, "burst", d.Burst, "Limiter: requests waiting for the rate; 0: none, -1: unlimited")
+	fs.BoolVar(&cfg.SharedLimiter, "shared-limiter", false, "one Limiter for all reactors, its bounds exact across them; default: each reactor its share of -concurrent, -queue, -rate and -burst where the shares change nothing for one connection (faster on many cores; see stepsd.Config)")
 	fs.IntVar(&cfg.MaxLine, "maxline", d.MaxLine, "longest inline command, or array or bulk header, line in bytes; longer is a protocol error (at least 16)")
 	fs.IntVar(&cfg.MaxBulk, "maxbulk", d.MaxBulk, "longest bulk string (Redis's proto-max-bulk-len) in bytes (at least 1, at most -maxrequest)")
 	fs.IntVar(&cfg.MaxArgs, "maxargs", d.MaxArgs, "most arguments of a command (at least 3)")

@@ -41,15 +41,17 @@ func runChild(server, addr string, loops int, lim limits) int {
 	)
 	switch server {
 	case serverStepsd:
-		bound, stop, err = startStepsd(addr, loops, lim, pinStepsd)
+		bound, stop, err = startStepsd(addr, loops, lim, pinStepsd, false)
 	case serverStepsdFree:
-		bound, stop, err = startStepsd(addr, loops, lim, false)
+		bound, stop, err = startStepsd(addr, loops, lim, false, false)
+	case serverStepsdShared:
+		bound, stop, err = startStepsd(addr, loops, lim, pinStepsd, true)
 	case serverGnet:
 		bound, stop, err = netbench.StartGnet(addr, loops)
 	case serverNet:
 		bound, stop, err = netbench.StartNet(addr)
 	default:
-		err = fmt.Errorf("unknown server (want %s, %s, %s or %s)", serverStepsd, serverStepsdFree, serverGnet, serverNet)
+		err = fmt.Errorf("unknown server (want %s, %s, %s, %s or %s)", serverStepsd, serverStepsdFree, serverStepsdShared, serverGnet, serverNet)
 	}
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "loadbench -serve=%s: %v\n", server, err)

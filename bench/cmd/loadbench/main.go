@@ -65,8 +65,12 @@ const (
 	// serverStepsdFree is stepsd as `make run` starts it, whatever -pin
 	// says: reactors neither pinned nor locked (stepsd's default).
 	serverStepsdFree = "stepsd-unpinned"
-	serverGnet       = "gnet"
-	serverNet        = "net"
+	// serverStepsdShared is stepsd with Config.SharedLimiter: one Limiter
+	// for every reactor, as before each reactor had its share, to set the
+	// two side by side in one run.
+	serverStepsdShared = "stepsd-shared"
+	serverGnet         = "gnet"
+	serverNet          = "net"
 )
 
 // pinStepsd is -pin: stepsd's children pin their reactors.
@@ -100,7 +104,7 @@ func main() {
 	warmup := fs.Duration("warmup", 300*time.Millisecond, "time at the start of each cell that is not measured")
 	requests := fs.Int("requests", 2_000_000, "requests bound of each throughput cell")
 	quick := fs.Bool("quick", false, "a smoke run of about 15s: three cells of 300ms per server, short memory scenarios")
-	servers := fs.String("servers", strings.Join([]string{serverStepsd, serverGnet, serverNet}, ","), "servers to run, comma-separated, in the tables' order (also "+serverStepsdFree+": stepsd unpinned whatever -pin says)")
+	servers := fs.String("servers", strings.Join([]string{serverStepsd, serverGnet, serverNet}, ","), "servers to run, comma-separated, in the tables' order (also "+serverStepsdFree+": stepsd unpinned whatever -pin says; "+serverStepsdShared+": stepsd with one Limiter shared by its reactors)")
 	jsonPath := fs.String("json", "", "also write the results to this file, as JSON")
 	redisBench := fs.Bool("redis-benchmark", true, "also run redis-benchmark -t "+rbTests+" (-P 1/16 × -c 1/16/256, and -P 16 -c 50) against stepsd, gnet and a real redis-server, with the server's CPU per request; skipped with a note where redis-benchmark or redis-server is not installed")
 	cellsFlag := fs.String("cells", "", "throughput cells to run, comma-separated PIPELINExCONNS such as 16x256 (default: the full matrix, or -quick's)")
@@ -170,7 +174,7 @@ func main() {
 	var list []string
 	for _, s := range strings.Split(*servers, ",") {
 		switch s = strings.TrimSpace(s); s {
-		case serverStepsd, serverStepsdFree, serverGnet, serverNet:
+		case serverStepsd, serverStepsdFree, serverStepsdShared, serverGnet, serverNet:
 			list = append(list, s)
 		default:
 			fmt.Fprintf(os.Stderr, "loadbench: -servers: unknown server %q\n", s)
@@ -445,7 +449,7 @@ func runOverload(rep *report, server string, loops int, p plan) {
 	fmt.Fprintf(os.Stderr, "%s: overload\n", server)
 	mem := memResult{Server: server, Scenario: scenarioOverload}
 	var extra []string
-	if server == serverStepsd || server == serverStepsdFree {
+	if server == serverStepsd || server == serverStepsdFree || server == serverStepsdShared {
 		extra = []string{fmt.Sprintf("-concurrent=%d", overloadLimits.concurrent), fmt.Sprintf("-queue=%d", overloadLimits.queue)}
 	}
 	cfg := p.overload

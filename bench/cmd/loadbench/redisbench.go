@@ -117,7 +117,7 @@ func runRedisBenchmark(rep *report, servers []string, loops int, rp rbPlan) {
 		switch server {
 		case serverRedis:
 			addr, pid, stop, err = startRedisServer()
-		case serverStepsd, serverStepsdFree, serverGnet:
+		case serverStepsd, serverStepsdFree, serverStepsdShared, serverGnet:
 			var ch *child
 			if ch, err = startChild(server, loops); err == nil {
 				addr, pid, stop = ch.addr, ch.cmd.Process.Pid, ch.stop
