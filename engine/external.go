@@ -81,9 +81,10 @@ func (x External) fail(code, info string, err error) bool {
 
 // finish claims the step and hands the result to the loop. On the loop it is
 // applied directly (the flow is queued, never run inside the caller), and
-// so it is when the loop is parked (reactor.X.TakeParked). From another
-// goroutine, while the loop runs, the step is CASed to xWriting, the result written into
-// the flow's mailbox, the step marked xClaimed and the loop told.
+// so it is while the loop is parked (reactor.X.TakeParked). From another
+// goroutine while the loop runs, the step is CASed to xWriting, the result
+// written into the flow's mailbox, the step marked xClaimed and the loop
+// told.
 func (x External) finish(args []Value, code, info string, err error) bool {
 	f := x.f
 	if f == nil {
