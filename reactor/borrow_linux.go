@@ -20,8 +20,10 @@ import (
 // as in an assist, but it runs no callback: it changes loop-owned state
 // (the engine's ready queue, a timer of the step it resumes) and gives the
 // word back at once. A loop that wakes meanwhile waits in unpark, as for
-// an assist; the events of its wait stay valid (no watch and no timerfd
-// changed), so the borrow is not counted as an assist.
+// an assist; the events of its wait stay valid (no watch changed, and the
+// timerfd is left as it was: a timer the borrower stopped can at most
+// wake the loop once for nothing, whose next sleep re-arms it), so the
+// borrow is not counted as an assist.
 
 // xTakeParked takes r's loop word for the caller if r is a real reactor
 // whose loop is parked and that is not closing; the caller must give it
