@@ -80,9 +80,11 @@ func (x External) fail(code, info string, err error) bool {
 }
 
 // finish claims the step and hands the result to the loop. On the loop it is
-// applied directly (the flow is queued, never run inside the caller). From
-// another goroutine, the step is CASed to xWriting, the result written into
-// the flow's mailbox, the step marked xClaimed and the loop told.
+// applied directly (the flow is queued, never run inside the caller), and
+// so it is while the loop is parked (reactor.X.TakeParked). From another
+// goroutine while the loop runs, the step is CASed to xWriting, the result
+// written into the flow's mailbox, the step marked xClaimed and the loop
+// told.
 func (x External) finish(args []Value, code, info string, err error) bool {
 	f := x.f
 	if f == nil {
@@ -100,6 +102,20 @@ func (x External) finish(args []Value, code, info string, err error) bool {
 		}
 		e.apply(f, args, code, info, err)
 		return true
+	}
+	if reactor.X.TakeParked(e.r) {
+		// The loop is parked, its engine at rest (no callback runs): the
+		// result is applied here, under the loop's word, as on the loop,
+		// and the loop woken for the flow it made ready, as a post would
+		// (a Mutex handed to a flow of another reactor: no task, no
+		// mailbox, and the woken turn runs the flow at once).
+		//lint:ignore SA4016 xNone is 0; or-ing it names the state the word moves to
+		ok := f.ctl.CompareAndSwap(armed, x.gen<<xBits|xNone)
+		if ok {
+			e.apply(f, args, code, info, err)
+		}
+		reactor.X.GiveParked(e.r, ok)
+		return ok
 	}
 	if !f.ctl.CompareAndSwap(armed, x.gen<<xBits|xWriting) {
 		return false

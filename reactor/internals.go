@@ -73,6 +73,20 @@ func (internals) ExtOrInit(r *Reactor, key *ExtKey, init func() Ext) any {
 	return r.xExtOrInit(key, init)
 }
 
+// TakeParked takes the loop word of r, a real reactor whose loop is parked
+// (blocked in epoll_wait with nothing to do), for the calling goroutine,
+// and reports whether it did. The caller is then r's loop (IsSameThread)
+// and may change r's loop-owned state, an attached layer's included,
+// without running any callback, and must give the word back at once with
+// GiveParked. It is how the engine makes a flow waiting on a parked
+// reactor ready without posting a task for it (External).
+func (internals) TakeParked(r *Reactor) bool { return r.xTakeParked() }
+
+// GiveParked gives back the word TakeParked took; woke says the caller left
+// work ready, for which the loop is woken as for a post (or its turn owed
+// to the calling loop: a hand-off).
+func (internals) GiveParked(r *Reactor, woke bool) { r.xGiveParked(woke) }
+
 // NewExtKey returns a new key; name is for messages only. Make one per
 // layer, in a package variable.
 func (internals) NewExtKey(name string) *ExtKey { return xNewExtKey(name) }

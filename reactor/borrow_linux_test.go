@@ -1,0 +1,195 @@
+//go:build linux
+
+package reactor
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+)
+
+// TakeParked takes only the word of a real loop that is parked: never a
+// manual reactor's, one not yet run, one running a callback, or a closed
+// one's.
+func TestTakeParkedRefusals(t *testing.T) {
+	if X.TakeParked(NewManual()) {
+		t.Fatal("TakeParked took a manual reactor's word")
+	}
+	idle, err := New(Options{CPU: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if X.TakeParked(idle) {
+		t.Fatal("TakeParked took the word of a reactor before Run")
+	}
+	_ = idle.Close()
+	r := startLoop(t, Options{CPU: -1})
+	busy := make(chan struct{})
+	release := make(chan struct{})
+	r.xPost(func(unsafe.Pointer, uint64) { close(busy); <-release }, nil, 0)
+	<-busy
+	if X.TakeParked(r) {
+		t.Fatal("TakeParked took the word of a loop running a callback")
+	}
+	fromLoop := make(chan bool, 1)
+	r.xPost(func(unsafe.Pointer, uint64) { fromLoop <- X.TakeParked(r) }, nil, 0)
+	close(release)
+	if <-fromLoop {
+		t.Fatal("a loop's callback took its own word as a parked one")
+	}
+	c, err := New(Options{CPU: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- c.Run() }()
+	waitParked(t, c)
+	_ = c.Close()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if X.TakeParked(c) {
+		t.Fatal("TakeParked took a closed reactor's word")
+	}
+}
+
+// Work left ready under a borrowed word runs: woken by the eventfd when a
+// plain goroutine borrowed it, and, when a loop's callback borrowed it, on
+// that loop's goroutine right after the callback (a hand-off, as for a
+// post), with the parked loop never woken. While the word is borrowed the
+// borrower is the loop for IsSameThread, and only then.
+func TestTakeParkedWorkRuns(t *testing.T) {
+	b := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	waitParked(t, b)
+	if !X.TakeParked(b) {
+		t.Fatal("TakeParked refused a parked loop")
+	}
+	if !b.IsSameThread() {
+		t.Fatal("the borrower is not the loop while it holds the word")
+	}
+	type seen struct {
+		same bool
+		g    uintptr
+	}
+	got := make(chan seen, 1)
+	if !b.postLocal(func(unsafe.Pointer, uint64) { got <- seen{b.IsSameThread(), b.loopG.Load()} }, nil, 0) {
+		t.Fatal("postLocal refused")
+	}
+	X.GiveParked(b, true)
+	if b.IsSameThread() {
+		t.Fatal("the borrower is still the loop after GiveParked")
+	}
+	select {
+	case s := <-got:
+		if !s.same || s.g == parkedG {
+			t.Fatalf("the task ran off the loop (IsSameThread %v, word %#x)", s.same, s.g)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("work left under a borrowed word never ran (no wake-up)")
+	}
+
+	a := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	for round := 0; round < 50; round++ {
+		waitParked(t, b)
+		for !b.sleeping.Load() {
+			time.Sleep(time.Microsecond)
+		}
+		wakeups := b.wakeupsOnLoop()
+		onA := make(chan uintptr, 1)
+		took := make(chan bool, 1)
+		a.xPost(func(unsafe.Pointer, uint64) {
+			if !X.TakeParked(b) {
+				took <- false
+				return
+			}
+			me := a.loopG.Load()
+			b.postLocal(func(unsafe.Pointer, uint64) {
+				if b.loopG.Load() == me {
+					onA <- me
+				} else {
+					onA <- 0
+				}
+			}, nil, 0)
+			X.GiveParked(b, true)
+			took <- true
+		}, nil, 0)
+		if !<-took {
+			continue // b woke meanwhile (a stray wake-up): nothing to check this round
+		}
+		select {
+		case g := <-onA:
+			if g == 0 {
+				t.Fatalf("round %d: the work a loop left on a parked reactor ran on that reactor's thread, not handed off", round)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: work left by a loop under a borrowed word never ran", round)
+		}
+		// The read itself wakes b once.
+		if w := b.wakeupsOnLoop(); w-wakeups > 1 {
+			t.Fatalf("round %d: the parked loop woke %d times for a hand-off", round, w-wakeups-1)
+		}
+	}
+}
+
+// wakeupsOnLoop reads r's wake-up counter on its loop.
+func (r *Reactor) wakeupsOnLoop() uint64 {
+	var w uint64
+	onLoop(r, func() { w = r.m.wakeups })
+	return w
+}
+
+// Goroutines borrowing a parked loop's word to leave work while the
+// reactor closes: each task accepted runs exactly once, never two at once,
+// and Run returns nil.
+func TestTakeParkedRacingClose(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		r, err := New(Options{CPU: -1, Spin: NoSpin})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := make(chan error, 1)
+		go func() { ran <- r.Run() }()
+		var accepted, done, inside atomic.Int64
+		count := func(unsafe.Pointer, uint64) {
+			if inside.Add(1) != 1 {
+				t.Error("two callbacks at once")
+			}
+			done.Add(1)
+			inside.Add(-1)
+		}
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if X.TakeParked(r) {
+						ok := r.postLocal(count, nil, 0)
+						if ok {
+							accepted.Add(1)
+						}
+						X.GiveParked(r, ok)
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(round%5) * time.Millisecond)
+		_ = r.Close()
+		close(stop)
+		wg.Wait()
+		if err := <-ran; err != nil {
+			t.Fatal(err)
+		}
+		if a, d := accepted.Load(), done.Load(); a != d {
+			t.Fatalf("round %d: %d tasks left, %d ran", round, a, d)
+		}
+	}
+}
