@@ -200,7 +200,11 @@ func (cn *conn) start(req *Request) *request {
 	} else {
 		// The Limiter's section is the flow's one step: no step of its
 		// own around it (profiles/notes/2026-11-27-stepsd-round3.md).
-		rq.root.Sync(cn.sh.s.lim, execStep, serveError)
+		// Limiter.Sync is what Steps.Sync would call; called directly,
+		// a request skips the accessor's checks (a pooled root of ours,
+		// never released, never foreign, one ErrorFunc) and the call
+		// through the engine.Sync interface.
+		cn.sh.s.lim.Sync(rq.root, execStep, serveError)
 	}
 	rq.root.Execute()
 	return rq
@@ -247,8 +251,7 @@ func (cn *conn) flush() {
 			case rq.errCode != "":
 				out = AppendError(out, rq.errCode, rq.errInfo)
 			default:
-				r := Request{Op: rq.op, Text: rq.val}
-				out = AppendReply(out, &r, rq.res, rq.n)
+				out = appendReply(out, rq.op, rq.val, rq.res, rq.n)
 			}
 			if len(out) >= outChunk {
 				// Sent a chunk at a time: the scratch stays small
