@@ -44,6 +44,9 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 			c.PauseRead()
 			break
 		}
+		// A multi-bulk request's words alias data; an inline one's may be
+		// in the parser's scratch, which the next Parse reuses.
+		framed := n < len(data) && data[n] == '*'
 		req, k, fatal := cn.sh.parser.Parse(data[n:])
 		if fatal != "" {
 			cn.closeAfterReplies(fatal)
@@ -56,7 +59,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		if req.Op == OpNone {
 			continue
 		}
-		rq := cn.start(&req)
+		rq := cn.start(&req, framed)
 		if first == nil {
 			first = rq
 		}
@@ -85,6 +88,11 @@ func (cn *conn) runNow(first *request) {
 	engine.RunReady(sh.r)
 	sh.inline = nil
 	if cn.undone > 0 {
+		// Not every request of this read is answered: flush will leave
+		// some in the queue, whose key and text must outlive the read.
+		for rq := first; rq != nil; rq = rq.next {
+			rq.own()
+		}
 		sh.watch(first)
 	}
 	if cn.head != nil && cn.head.done {
@@ -155,28 +163,42 @@ func (cn *conn) maybeClose() {
 	}
 }
 
-// start starts the flow of req, copying what it needs of req's bytes.
-func (cn *conn) start(req *Request) *request {
+// start starts the flow of req. When framed (a multi-bulk request), its
+// key and text stay in the read's bytes (borrowed): most requests are
+// answered and written before OnData returns (runNow), and only those
+// still in the queue then copy them (own). An inline request's words may
+// be in the parser's scratch and a connection command's reply is composed
+// in the parser (both reused by the next Parse): those are copied at once.
+// A DEL's further keys are encoded into the request's own buffer.
+func (cn *conn) start(req *Request, framed bool) *request {
 	rq := cn.sh.newRequest()
 	rq.cn = cn
 	rq.op, rq.bad, rq.ms = req.Op, req.Bad, req.Ms
-	rq.val = rq.val[:0]
+	rq.borrowed = true
+	rq.val = nil
 	switch {
 	case req.Bad != "":
-		rq.key = append(rq.key[:0], req.Name()...) // for the error reply
+		rq.key = req.Name() // for the error reply
 	case req.Op == OpDel:
-		rq.key = append(rq.key[:0], req.Key...)
-		for _, k := range req.Args[2:] { // more keys, each after its length
-			rq.val = binary.AppendUvarint(rq.val, uint64(len(k)))
-			rq.val = append(rq.val, k...)
+		rq.key = req.Key
+		if len(req.Args) > 2 {
+			v := rq.ownVal[:0]
+			for _, k := range req.Args[2:] { // more keys, each after its length
+				v = binary.AppendUvarint(v, uint64(len(k)))
+				v = append(v, k...)
+			}
+			rq.ownVal, rq.val = v, v
 		}
 	default:
-		rq.key = append(rq.key[:0], req.Key...)
+		rq.key = req.Key
 		if req.Op == OpSet {
-			rq.val = append(rq.val, req.Value...)
+			rq.val = req.Value
 		} else {
-			rq.val = append(rq.val, req.Text...)
+			rq.val = req.Text
 		}
+	}
+	if !framed || req.Op == OpConst {
+		rq.own()
 	}
 	rq.held = len(rq.key) + len(rq.val)
 	cn.held += rq.held
