@@ -23,6 +23,7 @@ type conn struct {
 	closed     bool
 	dirty      bool     // in the shard's dirty list
 	cursor     *request // the first request whose key command may not have gone yet (see dispatchKeyed)
+	turnWaits  int      // key commands that ran (ready) and wait for their turn: execStep's fast path needs none
 }
 
 // handler implements netio.Handler for the server.
@@ -249,6 +250,7 @@ func (cn *conn) dispatchKeyed(as *engine.Steps, self *request) {
 		rq.sh.s.keys.apply(rq)
 		rq.answered()
 		if rq != self {
+			cn.turnWaits-- // it waited (execStep counted it)
 			rq.ext.Success()
 		}
 	}

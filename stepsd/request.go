@@ -84,9 +84,21 @@ func execStep(as *engine.Steps) {
 		// Key commands apply in the connection's order: this one goes
 		// when every earlier one of its connection has gone. That is
 		// now, unless the Limiter let an earlier one in later.
+		cn := rq.cn
+		if cn.cursor == rq && cn.turnWaits == 0 && !rq.done {
+			// The common case: it is the next to go and no later one
+			// waits for its turn, so dispatchKeyed would apply it
+			// and stop at the next.
+			rq.dispatched = true
+			cn.cursor = rq.next
+			rq.sh.s.keys.apply(rq)
+			rq.answered()
+			return
+		}
 		rq.ready = true
-		rq.cn.dispatchKeyed(as, rq)
+		cn.dispatchKeyed(as, rq)
 		if !rq.dispatched {
+			cn.turnWaits++
 			rq.ext = as.External() // its turn comes in dispatchKeyed
 		}
 	}

@@ -78,6 +78,9 @@ func endOfIteration(sh *shard, _ uint64) {
 
 func (sh *shard) recycle(rq *request) {
 	sh.unwatch(rq) // not expected: answered requests left the list
+	if rq.ready && !rq.dispatched {
+		rq.cn.turnWaits-- // waited for its turn, then timed out or was abandoned
+	}
 	rq.cn, rq.done = nil, false
 	rq.key, rq.val = nil, nil // no reference to a read's bytes
 	rq.ready, rq.dispatched = false, false
