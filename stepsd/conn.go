@@ -23,6 +23,7 @@ type conn struct {
 	closed     bool
 	dirty      bool     // in the shard's dirty list
 	cursor     *request // the first request whose key command may not have gone yet (see dispatchKeyed)
+	turnWaits  int      // key commands that ran (ready) and wait for their turn: execStep's fast path needs none
 }
 
 // handler implements netio.Handler for the server.
@@ -44,6 +45,9 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 			c.PauseRead()
 			break
 		}
+		// A multi-bulk request's words alias data; an inline one's may be
+		// in the parser's scratch, which the next Parse reuses.
+		framed := n < len(data) && data[n] == '*'
 		req, k, fatal := cn.sh.parser.Parse(data[n:])
 		if fatal != "" {
 			cn.closeAfterReplies(fatal)
@@ -56,7 +60,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		if req.Op == OpNone {
 			continue
 		}
-		rq := cn.start(&req)
+		rq := cn.start(&req, framed)
 		if first == nil {
 			first = rq
 		}
@@ -85,6 +89,11 @@ func (cn *conn) runNow(first *request) {
 	engine.RunReady(sh.r)
 	sh.inline = nil
 	if cn.undone > 0 {
+		// Not every request of this read is answered: flush will leave
+		// some in the queue, whose key and text must outlive the read.
+		for rq := first; rq != nil; rq = rq.next {
+			rq.own()
+		}
 		sh.watch(first)
 	}
 	if cn.head != nil && cn.head.done {
@@ -155,28 +164,42 @@ func (cn *conn) maybeClose() {
 	}
 }
 
-// start starts the flow of req, copying what it needs of req's bytes.
-func (cn *conn) start(req *Request) *request {
+// start starts the flow of req. When framed (a multi-bulk request), its
+// key and text stay in the read's bytes (borrowed): most requests are
+// answered and written before OnData returns (runNow), and only those
+// still in the queue then copy them (own). An inline request's words may
+// be in the parser's scratch and a connection command's reply is composed
+// in the parser (both reused by the next Parse): those are copied at once.
+// A DEL's further keys are encoded into the request's own buffer.
+func (cn *conn) start(req *Request, framed bool) *request {
 	rq := cn.sh.newRequest()
 	rq.cn = cn
 	rq.op, rq.bad, rq.ms = req.Op, req.Bad, req.Ms
-	rq.val = rq.val[:0]
+	rq.borrowed = true
+	rq.val = nil
 	switch {
 	case req.Bad != "":
-		rq.key = append(rq.key[:0], req.Name()...) // for the error reply
+		rq.key = req.Name() // for the error reply
 	case req.Op == OpDel:
-		rq.key = append(rq.key[:0], req.Key...)
-		for _, k := range req.Args[2:] { // more keys, each after its length
-			rq.val = binary.AppendUvarint(rq.val, uint64(len(k)))
-			rq.val = append(rq.val, k...)
+		rq.key = req.Key
+		if len(req.Args) > 2 {
+			v := rq.ownVal[:0]
+			for _, k := range req.Args[2:] { // more keys, each after its length
+				v = binary.AppendUvarint(v, uint64(len(k)))
+				v = append(v, k...)
+			}
+			rq.ownVal, rq.val = v, v
 		}
 	default:
-		rq.key = append(rq.key[:0], req.Key...)
+		rq.key = req.Key
 		if req.Op == OpSet {
-			rq.val = append(rq.val, req.Value...)
+			rq.val = req.Value
 		} else {
-			rq.val = append(rq.val, req.Text...)
+			rq.val = req.Text
 		}
+	}
+	if !framed || req.Op == OpConst {
+		rq.own()
 	}
 	rq.held = len(rq.key) + len(rq.val)
 	cn.held += rq.held
@@ -200,7 +223,11 @@ func (cn *conn) start(req *Request) *request {
 	} else {
 		// The Limiter's section is the flow's one step: no step of its
 		// own around it (profiles/notes/2026-11-27-stepsd-round3.md).
-		rq.root.Sync(cn.sh.lim, execStep, serveError)
+		// Limiter.Sync is what Steps.Sync would call; called directly,
+		// a request skips the accessor's checks (a pooled root of ours,
+		// never released, never foreign, one ErrorFunc) and the call
+		// through the engine.Sync interface.
+		cn.sh.lim.Sync(rq.root, execStep, serveError)
 	}
 	rq.root.Execute()
 	return rq
@@ -223,6 +250,7 @@ func (cn *conn) dispatchKeyed(as *engine.Steps, self *request) {
 		rq.sh.s.keys.apply(rq)
 		rq.answered()
 		if rq != self {
+			cn.turnWaits-- // it waited (execStep counted it)
 			rq.ext.Success()
 		}
 	}
@@ -247,8 +275,7 @@ func (cn *conn) flush() {
 			case rq.errCode != "":
 				out = AppendError(out, rq.errCode, rq.errInfo)
 			default:
-				r := Request{Op: rq.op, Text: rq.val}
-				out = AppendReply(out, &r, rq.res, rq.n)
+				out = appendReply(out, rq.op, rq.val, rq.res, rq.n)
 			}
 			if len(out) >= outChunk {
 				// Sent a chunk at a time: the scratch stays small

@@ -644,7 +644,13 @@ var (
 // AppendReply appends the success reply to req to dst. value is GET's
 // value; n is how many keys GET found (0 or 1) or DEL deleted.
 func AppendReply(dst []byte, req *Request, value []byte, n int) []byte {
-	switch req.Op {
+	return appendReply(dst, req.Op, req.Text, value, n)
+}
+
+// appendReply is AppendReply from the parts it reads: the server formats
+// a reply from a request's own copies, with no Request to build.
+func appendReply(dst []byte, op Op, text, value []byte, n int) []byte {
+	switch op {
 	case OpGet:
 		if n == 0 {
 			return append(dst, ReplyNil...)
@@ -653,11 +659,11 @@ func AppendReply(dst []byte, req *Request, value []byte, n int) []byte {
 	case OpDel:
 		return appendInt(dst, ':', int64(n))
 	case OpEcho:
-		return appendBulk(dst, req.Text)
+		return appendBulk(dst, text)
 	case OpPing:
 		return append(dst, ReplyPong...)
 	case OpConst:
-		return append(dst, req.Text...)
+		return append(dst, text...)
 	}
 	return append(dst, ReplyOK...)
 }

@@ -19,12 +19,17 @@ type request struct {
 	op   Op
 	name *engine.Name // the flow name its root has (SetFlowName only when it changes)
 	bad  string       // parse error: the flow fails with InvalidRequest
-	key  []byte       // owned copies of the request's parts: the key (DEL's first; a refused command's name)
+	key  []byte       // the key (DEL's first; a refused command's name)
 	val  []byte       // SET's value, ECHO's text, OpConst's reply; DEL's other keys, each after its uvarint length
-	held int          // len(key)+len(val) when it started, counted in cn.held
-	ms   int64
-	res  []byte // GET's value
-	n    int    // GET: keys found (0 or 1); DEL: keys deleted
+	// borrowed: key and val (but a DEL's val) are the read's bytes, valid
+	// until OnData returns; own copies them into ownKey and ownVal, the
+	// buffers the request keeps from run to run.
+	borrowed       bool
+	ownKey, ownVal []byte
+	held           int // len(key)+len(val) when it started, counted in cn.held
+	ms             int64
+	res            []byte // GET's value
+	n              int    // GET: keys found (0 or 1); DEL: keys deleted
 
 	errCode, errInfo string
 	done             bool // the reply is known
@@ -79,11 +84,40 @@ func execStep(as *engine.Steps) {
 		// Key commands apply in the connection's order: this one goes
 		// when every earlier one of its connection has gone. That is
 		// now, unless the Limiter let an earlier one in later.
+		cn := rq.cn
+		if cn.cursor == rq && cn.turnWaits == 0 && !rq.done {
+			// The common case: it is the next to go and no later one
+			// waits for its turn, so dispatchKeyed would apply it
+			// and stop at the next.
+			rq.dispatched = true
+			cn.cursor = rq.next
+			rq.sh.s.keys.apply(rq)
+			rq.answered()
+			return
+		}
 		rq.ready = true
-		rq.cn.dispatchKeyed(as, rq)
+		cn.dispatchKeyed(as, rq)
 		if !rq.dispatched {
+			cn.turnWaits++
 			rq.ext = as.External() // its turn comes in dispatchKeyed
 		}
+	}
+}
+
+// own makes rq's key and val its own copies, if they are the read's bytes.
+// runNow calls it, before OnData returns, for the requests of the read that
+// are still in the queue once their flows have run: their key and text
+// are read later (by a key command's turn, by flush).
+func (rq *request) own() {
+	if !rq.borrowed {
+		return
+	}
+	rq.borrowed = false
+	rq.ownKey = append(rq.ownKey[:0], rq.key...)
+	rq.key = rq.ownKey
+	if rq.op != OpDel {
+		rq.ownVal = append(rq.ownVal[:0], rq.val...)
+		rq.val = rq.ownVal
 	}
 }
 

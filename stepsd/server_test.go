@@ -524,3 +524,23 @@ func setGetPipelined(t *testing.T, s *Server, conns, rounds, keys int) {
 		t.Error(err)
 	}
 }
+
+// TestPipelinedRequestsKeepTheirBytes sends, in one write, requests whose
+// words the parser composes in its own scratch (inline words in quotes,
+// CONFIG GET's reply) before and after key commands that wait for their
+// turn (behind a SLEEP): each request must keep its own key, value and
+// reply, whatever the requests parsed after it in the same read.
+func TestPipelinedRequestsKeepTheirBytes(t *testing.T) {
+	s := start(t, Config{Reactors: 1})
+	c := dial(t, s)
+	const cfg = "*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$4\r\nsave\r\n"
+	const cfg2 = "*3\r\n$6\r\nCONFIG\r\n$3\r\nGET\r\n$10\r\nappendonly\r\n"
+	batch := `SET "k 1" "v 1"` + "\r\n" + `SET "k 2" "v 2"` + "\r\n" + cfg + cfg2 +
+		"SLEEP 20\r\n" + `SET "k 3" "v 3"` + "\r\n" + "*3\r\n$3\r\nSET\r\n$3\r\nk 4\r\n$3\r\nv 4\r\n" +
+		`ECHO "e 1"` + "\r\n" + "*2\r\n$4\r\nECHO\r\n$3\r\ne 2\r\n" + cfg +
+		`GET "k 1"` + "\r\n" + `GET "k 2"` + "\r\n" + "*2\r\n$3\r\nGET\r\n$3\r\nk 3\r\n" + `GET "k 4"` + "\r\n"
+	if _, err := io.WriteString(c.c, batch); err != nil {
+		t.Fatal(err)
+	}
+	c.expect("OK", "OK", "[save,]", "[appendonly,no]", "OK", "OK", "OK", "e 1", "e 2", "[save,]", "v 1", "v 2", "v 3", "v 4")
+}

@@ -80,7 +80,11 @@ func endOfIteration(sh *shard, _ uint64) {
 
 func (sh *shard) recycle(rq *request) {
 	sh.unwatch(rq) // not expected: answered requests left the list
+	if rq.ready && !rq.dispatched {
+		rq.cn.turnWaits-- // waited for its turn, then timed out or was abandoned
+	}
 	rq.cn, rq.done = nil, false
+	rq.key, rq.val = nil, nil // no reference to a read's bytes
 	rq.ready, rq.dispatched = false, false
 	rq.errCode, rq.errInfo, rq.n = "", "", 0
 	rq.ext = engine.External{}
@@ -119,7 +123,7 @@ func trimRequests(sh *shard, _ uint64) {
 		for rest != nil {
 			next := rest.next
 			rest.next = nil
-			bytes += requestBytes + cap(rest.key) + cap(rest.val) + cap(rest.res)
+			bytes += requestBytes + cap(rest.ownKey) + cap(rest.ownVal) + cap(rest.res)
 			rest.root.ReleaseAtEnd() // a canceled flow may still be ending
 			rest = next
 		}
