@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/internal/goid"
 	"github.com/asyncsteps/asyncsteps/internal/storerel"
@@ -66,32 +67,47 @@ const (
 // a flow of another reactor would run that reactor's flows in the middle
 // of its own reactor's callback, where both loops' state is in use).
 // Its length bounds how many goroutines assist at once; more wait as
-// before.
-var assistants [64]atomic.Uintptr
+// before. nAssisting counts the slots taken: a goroutine inside an assist
+// counted itself before its turn began, so one that finds it 0 is in none
+// and need not look through the slots (the caller of Execute or Wait from
+// ordinary code, one at a time, pays two atomic adds instead of 64 loads).
+var (
+	assistants [64]atomic.Uintptr
+	nAssisting atomic.Int32
+)
 
 // claimAssist registers me as assisting, unless it already is, or is a
-// real loop, or every slot is taken. It returns the slot to free.
+// real loop, or every slot is taken. It returns the slot to free
+// (releaseAssist).
 func claimAssist(me uintptr) (slot int, ok bool) {
-	free := -1
-	for i := range assistants {
-		switch assistants[i].Load() {
-		case me:
-			return 0, false
-		case 0:
-			if free < 0 {
-				free = i
+	if nAssisting.Load() != 0 {
+		for i := range assistants {
+			if assistants[i].Load() == me {
+				return 0, false
 			}
 		}
 	}
-	if free < 0 || isLoop(me) {
+	if isLoop(me) {
 		return 0, false
 	}
-	for i := free; i < len(assistants); i++ {
-		if assistants[i].CompareAndSwap(0, me) {
-			return i, true
+	nAssisting.Add(1)
+	// Start where me hashes to, so that goroutines assisting at once do
+	// not all fight over the first slots.
+	start, _ := hintBit(me)
+	for i := range assistants {
+		j := (start + i) & (len(assistants) - 1)
+		if assistants[j].Load() == 0 && assistants[j].CompareAndSwap(0, me) {
+			return j, true
 		}
 	}
+	nAssisting.Add(-1)
 	return 0, false
+}
+
+// releaseAssist frees the slot claimAssist gave.
+func releaseAssist(slot int) {
+	assistants[slot].Store(0)
+	nAssisting.Add(-1)
 }
 
 // Assist runs, on the calling goroutine, the work a real reactor has ready
@@ -109,11 +125,11 @@ func claimAssist(me uintptr) (slot int, ok bool) {
 // While it runs, the caller is the loop: callbacks see IsSameThread true,
 // Promise.Wait on it still panics, and registrations (Watch, timers) go to
 // the loop's own structures, which the loop reads again when it takes its
-// word back. Only the OS thread differs, so a callback that depends on the
-// loop's pinned thread (thread-local state, CPU affinity) must not be run
-// by an assist: such a program waits with Done, not Wait.
+// word back. Only the OS thread differs, so a reactor whose callbacks
+// depend on the loop's pinned thread (thread-local state, CPU affinity) is
+// made with Options.OwnThread, and Assist never runs its turns.
 func (r *Reactor) Assist() bool {
-	if r.loopG.Load() != parkedG {
+	if r.loopG.Load() != parkedG || r.os.ownThread { // parkedG: a real loop, r.os set
 		return false
 	}
 	me := goid.Current()
@@ -121,7 +137,7 @@ func (r *Reactor) Assist() bool {
 	if !ok {
 		return false
 	}
-	defer assistants[slot].Store(0)
+	defer releaseAssist(slot)
 	if !r.loopG.CompareAndSwap(parkedG, me) {
 		return false
 	}
@@ -152,4 +168,32 @@ func (r *Reactor) borrowedTurn() (more bool) {
 		more = true
 	}
 	return more
+}
+
+// PostRun is Post for a goroutine outside the loops that starts work it
+// expects to wait for (engine's Execute from an ordinary goroutine): when
+// the loop is parked, the task goes into the ring without the eventfd
+// write and the caller runs the loop's turn itself (Assist), which takes
+// it, so neither the loop's thread nor, later, the caller sleeps and is
+// woken. Otherwise (the loop is running, the caller is a loop or inside
+// an assist, the reactor is manual or closing, the ring is full) it is
+// Post, and when Assist declines after the push, the caller wakes the
+// loop as Post would have (PostLazy's argument: the loop parked with its
+// sleeping flag set, so the wake finds it). It reports what Post reports.
+//
+// The caller runs at most one turn (maxIterPerTurn iterations): the flows
+// the task starts and whatever else the parked loop had ready, on the
+// caller's goroutine, under the loop word (reactor doc, "Who the loop
+// is"); work the turn leaves wakes the loop.
+func (internals) PostRun(r *Reactor, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
+	if r.loopG.Load() != parkedG || r.os.ownThread || r.closed.Load() || r.overflow.active.Load() {
+		return r.xPost(cb, arg, aux)
+	}
+	if _, ok := r.inbox.TryPushPos(task{cb: cb, arg: arg, aux: aux, kind: taskCall}); !ok {
+		return r.xPost(cb, arg, aux) // full ring, or closed meanwhile: Post's paths
+	}
+	if !r.Assist() {
+		r.wake()
+	}
+	return true
 }
