@@ -172,28 +172,50 @@ func (r *Reactor) borrowedTurn() (more bool) {
 
 // PostRun is Post for a goroutine outside the loops that starts work it
 // expects to wait for (engine's Execute from an ordinary goroutine): when
-// the loop is parked, the task goes into the ring without the eventfd
-// write and the caller runs the loop's turn itself (Assist), which takes
-// it, so neither the loop's thread nor, later, the caller sleeps and is
-// woken. Otherwise (the loop is running, the caller is a loop or inside
-// an assist, the reactor is manual or closing, the ring is full) it is
-// Post, and when Assist declines after the push, the caller wakes the
-// loop as Post would have (PostLazy's argument: the loop parked with its
-// sleeping flag set, so the wake finds it). It reports what Post reports.
+// the loop is parked, the caller takes its word and runs the loop's turn
+// itself, which runs the task, so neither the loop's thread nor, later,
+// the caller sleeps and is woken. Otherwise (the loop is running, the
+// caller is a loop or inside an assist, the reactor is manual or
+// closing) it is Post. It reports what Post reports.
 //
-// The caller runs at most one turn (maxIterPerTurn iterations): the flows
-// the task starts and whatever else the parked loop had ready, on the
-// caller's goroutine, under the loop word (reactor doc, "Who the loop
-// is"); work the turn leaves wakes the loop.
+// Holding the word, the caller queues the task on the loop's local queue
+// when the ring and the overflow list are empty (nothing posted before it
+// is waiting, so each producer's order holds: the loop's own posts are
+// local too), and in the ring behind what is there otherwise: either way
+// the turn runs it, without the ring's atomic push and pop when it can. A
+// full ring gives the word back and is Post's. The turn is at most
+// maxIterPerTurn iterations: the flows the task starts and whatever else
+// the parked loop had ready run on the caller's goroutine as the loop
+// (reactor doc, "Who the loop is"); work the turn leaves wakes the loop.
 func (internals) PostRun(r *Reactor, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
 	if r.loopG.Load() != parkedG || r.os.ownThread || r.closed.Load() || r.overflow.active.Load() {
 		return r.xPost(cb, arg, aux)
 	}
-	if _, ok := r.inbox.TryPushPos(task{cb: cb, arg: arg, aux: aux, kind: taskCall}); !ok {
-		return r.xPost(cb, arg, aux) // full ring, or closed meanwhile: Post's paths
+	me := goid.Current()
+	slot, ok := claimAssist(me)
+	if !ok {
+		return r.xPost(cb, arg, aux)
 	}
-	if !r.Assist() {
-		r.wake()
+	if !r.loopG.CompareAndSwap(parkedG, me) {
+		releaseAssist(slot)
+		return r.xPost(cb, arg, aux)
 	}
-	return true
+	if r.inbox.Empty() && !r.overflow.active.Load() {
+		ok = r.postLocal(cb, arg, aux) // false once closed: nothing queued
+	} else {
+		_, ok = r.inbox.TryPushPos(task{cb: cb, arg: arg, aux: aux, kind: taskCall})
+	}
+	var more bool
+	if ok {
+		more = r.borrowedTurn()
+	}
+	storerel.Uintptr(&r.loopG, parkedG)
+	releaseAssist(slot)
+	if more {
+		r.wakeLoop()
+	}
+	if !ok && !r.closed.Load() {
+		return r.xPost(cb, arg, aux) // the ring was full: Post waits or queues
+	}
+	return ok
 }
