@@ -188,7 +188,21 @@ func (r *Reactor) borrowedTurn() (more bool) {
 // the parked loop had ready run on the caller's goroutine as the loop
 // (reactor doc, "Who the loop is"); work the turn leaves wakes the loop.
 func (internals) PostRun(r *Reactor, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
-	if r.loopG.Load() != parkedG || r.os.ownThread || r.closed.Load() || r.overflow.active.Load() {
+	if r.loopG.Load() != parkedG {
+		return r.xPost(cb, arg, aux)
+	}
+	return r.postRun(cb, arg, aux)
+}
+
+// Parked reports whether r's loop is parked now (a hint: it may wake at
+// once). Inlined, so that a caller whose reactor is not a parked real one
+// (a manual reactor's driver: engine's Simple driven from a goroutine)
+// pays one load and goes to Post without a call of PostRun.
+func (internals) Parked(r *Reactor) bool { return r.loopG.Load() == parkedG }
+
+// postRun is PostRun for a loop found parked.
+func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
+	if r.os.ownThread || r.closed.Load() || r.overflow.active.Load() {
 		return r.xPost(cb, arg, aux)
 	}
 	me := goid.Current()

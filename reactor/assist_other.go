@@ -9,6 +9,9 @@ import "unsafe"
 // does and reports false.
 func (r *Reactor) Assist() bool { return false }
 
+// Parked reports false: there is no real loop to park on this system.
+func (internals) Parked(r *Reactor) bool { return false }
+
 // PostRun is Post (see the Linux build: there is no real loop to assist
 // here).
 func (internals) PostRun(r *Reactor, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
