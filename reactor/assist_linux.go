@@ -216,6 +216,9 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 	}
 	if r.inbox.Empty() && !r.overflow.active.Load() {
 		ok = r.postLocal(cb, arg, aux) // false once closed: nothing queued
+		if ok {
+			r.m.tasks++ // a post from another goroutine (Metrics.TasksRun), which skipped the ring
+		}
 	} else {
 		_, ok = r.inbox.TryPushPos(task{cb: cb, arg: arg, aux: aux, kind: taskCall})
 	}
