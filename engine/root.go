@@ -372,6 +372,13 @@ func (rt *root) discardBuilt(f *Steps) {
 // Execute starts the root's flow on its reactor (spec 2.2.3). Safe from any
 // goroutine; roots start in the order of their Execute calls. A root whose
 // flow has ended may be given new steps and executed again.
+//
+// Called from a goroutine outside the loops while the reactor's loop is
+// parked (asleep with nothing to do), Execute runs that loop's turn itself
+// before it returns, as the loop (CONTRACT.md, "Where a flow runs"): the
+// flow's first steps, up to its first wait, may have run by then, and no
+// thread was woken. A reactor made with reactor.Options.OwnThread never
+// lends its turns.
 func (as *Steps) Execute() {
 	checkReleased(as, "Execute")
 	if as == nil {
@@ -406,7 +413,17 @@ func (as *Steps) Execute() {
 		e.prepareStart(rt)
 		return
 	}
-	if !reactor.X.Post(rt.e.r, startRoot, unsafe.Pointer(rt), g) {
+	// Off the loop: when the loop is parked, the caller runs its turn,
+	// which starts the flow (reactor.X.PostRun), rather than waking the
+	// loop's thread for it and then, often, being woken by it. Parked is
+	// tested here, inlined, so that other reactors pay one load over Post.
+	var ok bool
+	if r := rt.e.r; reactor.X.Parked(r) {
+		ok = reactor.X.PostRun(r, startRoot, unsafe.Pointer(rt), g)
+	} else {
+		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g)
+	}
+	if !ok {
 		// The reactor is closed: the flow can never run.
 		rt.state.ErrorInfo = "reactor closed"
 		rt.state.LastException = &Error{Code: InternalError, Info: "reactor closed"}
@@ -1062,8 +1079,9 @@ func (p *Promise) Done() <-chan struct{} {
 // ready work itself, up to four turns, as the loop (reactor.Assist); while
 // the loop runs, it looks for the end for about 10 µs before it sleeps. A
 // short flow then ends without a thread wake-up on either side. Steps that
-// need the loop's own OS thread (thread-local state, its CPU pinning)
-// are waited for with Done, which never runs anything.
+// need the loop's own OS thread (thread-local state, its CPU pinning) run
+// on a reactor made with reactor.Options.OwnThread, which nobody assists;
+// Done never runs anything.
 func (p *Promise) Wait() (*Args, error) {
 	if !p.ended() {
 		if p.r != nil && p.r.IsLoopGoroutine() {

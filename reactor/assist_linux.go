@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"sync/atomic"
 	"time"
+	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/internal/goid"
 	"github.com/asyncsteps/asyncsteps/internal/storerel"
@@ -66,32 +67,47 @@ const (
 // a flow of another reactor would run that reactor's flows in the middle
 // of its own reactor's callback, where both loops' state is in use).
 // Its length bounds how many goroutines assist at once; more wait as
-// before.
-var assistants [64]atomic.Uintptr
+// before. nAssisting counts the slots taken: a goroutine inside an assist
+// counted itself before its turn began, so one that finds it 0 is in none
+// and need not look through the slots (the caller of Execute or Wait from
+// ordinary code, one at a time, pays two atomic adds instead of 64 loads).
+var (
+	assistants [64]atomic.Uintptr
+	nAssisting atomic.Int32
+)
 
 // claimAssist registers me as assisting, unless it already is, or is a
-// real loop, or every slot is taken. It returns the slot to free.
+// real loop, or every slot is taken. It returns the slot to free
+// (releaseAssist).
 func claimAssist(me uintptr) (slot int, ok bool) {
-	free := -1
-	for i := range assistants {
-		switch assistants[i].Load() {
-		case me:
-			return 0, false
-		case 0:
-			if free < 0 {
-				free = i
+	if nAssisting.Load() != 0 {
+		for i := range assistants {
+			if assistants[i].Load() == me {
+				return 0, false
 			}
 		}
 	}
-	if free < 0 || isLoop(me) {
+	if isLoop(me) {
 		return 0, false
 	}
-	for i := free; i < len(assistants); i++ {
-		if assistants[i].CompareAndSwap(0, me) {
-			return i, true
+	nAssisting.Add(1)
+	// Start where me hashes to, so that goroutines assisting at once do
+	// not all fight over the first slots.
+	start, _ := hintBit(me)
+	for i := range assistants {
+		j := (start + i) & (len(assistants) - 1)
+		if assistants[j].Load() == 0 && assistants[j].CompareAndSwap(0, me) {
+			return j, true
 		}
 	}
+	nAssisting.Add(-1)
 	return 0, false
+}
+
+// releaseAssist frees the slot claimAssist gave.
+func releaseAssist(slot int) {
+	assistants[slot].Store(0)
+	nAssisting.Add(-1)
 }
 
 // Assist runs, on the calling goroutine, the work a real reactor has ready
@@ -109,11 +125,11 @@ func claimAssist(me uintptr) (slot int, ok bool) {
 // While it runs, the caller is the loop: callbacks see IsSameThread true,
 // Promise.Wait on it still panics, and registrations (Watch, timers) go to
 // the loop's own structures, which the loop reads again when it takes its
-// word back. Only the OS thread differs, so a callback that depends on the
-// loop's pinned thread (thread-local state, CPU affinity) must not be run
-// by an assist: such a program waits with Done, not Wait.
+// word back. Only the OS thread differs, so a reactor whose callbacks
+// depend on the loop's pinned thread (thread-local state, CPU affinity) is
+// made with Options.OwnThread, and Assist never runs its turns.
 func (r *Reactor) Assist() bool {
-	if r.loopG.Load() != parkedG {
+	if r.loopG.Load() != parkedG || r.os.ownThread { // parkedG: a real loop, r.os set
 		return false
 	}
 	me := goid.Current()
@@ -121,7 +137,7 @@ func (r *Reactor) Assist() bool {
 	if !ok {
 		return false
 	}
-	defer assistants[slot].Store(0)
+	defer releaseAssist(slot)
 	if !r.loopG.CompareAndSwap(parkedG, me) {
 		return false
 	}
@@ -152,4 +168,71 @@ func (r *Reactor) borrowedTurn() (more bool) {
 		more = true
 	}
 	return more
+}
+
+// PostRun is Post for a goroutine outside the loops that starts work it
+// expects to wait for (engine's Execute from an ordinary goroutine): when
+// the loop is parked, the caller takes its word and runs the loop's turn
+// itself, which runs the task, so neither the loop's thread nor, later,
+// the caller sleeps and is woken. Otherwise (the loop is running, the
+// caller is a loop or inside an assist, the reactor is manual or
+// closing) it is Post. It reports what Post reports.
+//
+// Holding the word, the caller queues the task on the loop's local queue
+// when the ring and the overflow list are empty (nothing posted before it
+// is waiting, so each producer's order holds: the loop's own posts are
+// local too), and in the ring behind what is there otherwise: either way
+// the turn runs it, without the ring's atomic push and pop when it can. A
+// full ring gives the word back and is Post's. The turn is at most
+// maxIterPerTurn iterations: the flows the task starts and whatever else
+// the parked loop had ready run on the caller's goroutine as the loop
+// (reactor doc, "Who the loop is"); work the turn leaves wakes the loop.
+func (internals) PostRun(r *Reactor, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
+	if r.loopG.Load() != parkedG {
+		return r.xPost(cb, arg, aux)
+	}
+	return r.postRun(cb, arg, aux)
+}
+
+// Parked reports whether r's loop is parked now (a hint: it may wake at
+// once). Inlined, so that a caller whose reactor is not a parked real one
+// (a manual reactor's driver: engine's Simple driven from a goroutine)
+// pays one load and goes to Post without a call of PostRun.
+func (internals) Parked(r *Reactor) bool { return r.loopG.Load() == parkedG }
+
+// postRun is PostRun for a loop found parked.
+func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
+	if r.os.ownThread || r.closed.Load() || r.overflow.active.Load() {
+		return r.xPost(cb, arg, aux)
+	}
+	me := goid.Current()
+	slot, ok := claimAssist(me)
+	if !ok {
+		return r.xPost(cb, arg, aux)
+	}
+	if !r.loopG.CompareAndSwap(parkedG, me) {
+		releaseAssist(slot)
+		return r.xPost(cb, arg, aux)
+	}
+	if r.inbox.Empty() && !r.overflow.active.Load() {
+		ok = r.postLocal(cb, arg, aux) // false once closed: nothing queued
+		if ok {
+			r.m.tasks++ // a post from another goroutine (Metrics.TasksRun), which skipped the ring
+		}
+	} else {
+		_, ok = r.inbox.TryPushPos(task{cb: cb, arg: arg, aux: aux, kind: taskCall})
+	}
+	var more bool
+	if ok {
+		more = r.borrowedTurn()
+	}
+	storerel.Uintptr(&r.loopG, parkedG)
+	releaseAssist(slot)
+	if more {
+		r.wakeLoop()
+	}
+	if !ok && !r.closed.Load() {
+		return r.xPost(cb, arg, aux) // the ring was full: Post waits or queues
+	}
+	return ok
 }

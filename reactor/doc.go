@@ -44,27 +44,33 @@
 // caller's goroutine identity with it, so they are truthful wherever a
 // callback runs. A real loop holds its word while it runs, and lends it
 // while it is parked in epoll_wait after a turn that found nothing to do
-// (the word is then parkedG, no goroutine's identity). A goroutine that
-// is about to wait for this reactor's work (engine's Promise.Wait) may
-// then take it with a CompareAndSwap and run one turn itself (Assist):
-// the posted work runs without a wake-up of the loop's thread, and the
-// waiter, which would otherwise be woken by the loop in its turn, does not
-// sleep at all. Safe because everything a turn touches is loop-owned and
-// handed over by the word's acquire and release (the ring, the wheel, the
-// local queue, the watches, the engine's queues); the assist re-arms the
-// timerfd when the wheel's next deadline moved, so the parked loop wakes
-// for a timer the assist made; a descriptor it watches is registered in
-// the same epoll instance the loop waits on; work it leaves, and work
-// posted meanwhile, wakes the loop as always (the sleeping flag is
-// untouched). The loop takes its word back after epoll_wait returns,
-// waiting out an assist (one turn at most), and drops that batch of
-// events if an assist ran meanwhile: they may name a watch the assist
-// removed, and, level-triggered, what is still ready is reported again.
-// Only the OS thread differs: callbacks that need the loop's own (pinned)
-// thread must not be waited for with Wait. Loops, and callbacks inside an
-// assist, never assist (another reactor's turn would run inside their
-// callback). The gnet Polling fallback never parks, so it is never
-// assisted.
+// (the word is then parkedG, no goroutine's identity). A goroutine that is
+// about to wait for this reactor's work (engine's Promise.Wait) may then
+// take it with a CompareAndSwap and run one turn itself (Assist): the
+// posted work runs without a wake-up of the loop's thread, and the waiter,
+// which would otherwise be woken by the loop in its turn, does not sleep
+// at all. A goroutine outside the loops that executes a flow (engine's
+// Execute, through X.PostRun) does the same: its start task goes into the
+// ring without a wake-up and it runs the turn that takes it, so a program
+// that starts a flow and waits on its own channel (not a Promise) pays
+// neither wake-up either; Execute then returns once that turn is over,
+// which is why steps must not block on their executor. Safe because
+// everything a turn touches is loop-owned and handed over by the word's
+// acquire and release (the ring, the wheel, the local queue, the watches,
+// the engine's queues); the assist re-arms the timerfd when the wheel's
+// next deadline moved, so the parked loop wakes for a timer the assist
+// made; a descriptor it watches is registered in the same epoll instance
+// the loop waits on; work it leaves, and work posted meanwhile, wakes the
+// loop as always (the sleeping flag is untouched). The loop takes its word
+// back after epoll_wait returns, waiting out an assist (one turn at most),
+// and drops that batch of events if an assist ran meanwhile: they may name
+// a watch the assist removed, and, level-triggered, what is still ready is
+// reported again. Only the OS thread differs: a reactor whose callbacks
+// need the loop's own (pinned) thread is made with Options.OwnThread, and
+// then nobody runs its turns in its place (no assist, no PostRun, no
+// hand-off from another loop). Loops, and callbacks inside an assist,
+// never assist (another reactor's turn would run inside their callback).
+// The gnet Polling fallback never parks, so it is never assisted.
 //
 // Loops hand off to each other the same way: a loop whose callback posts
 // to a parked reactor (a Mutex handed to a flow waiting there) does not

@@ -36,7 +36,11 @@ const maxOwedPerPay = 8
 // instead of waking r; it reports false when the caller is not a real
 // loop (then it kicks). Called with r's kick duty taken (sleeping cleared).
 func owe(r *Reactor) bool {
-	v, ok := loops.Load(goid.Current())
+	g := goid.Current()
+	if r.os.ownThread || !mayBeLoop(g) {
+		return false
+	}
+	v, ok := loops.Load(g)
 	if !ok {
 		return false
 	}

@@ -39,10 +39,11 @@ import (
 //     re-armed when that deadline changes: an idle reactor sleeps without
 //     spinning and without a periodic tick.
 type osLoop struct {
-	poller   *netpoll.Poller
-	efd, tfd int
-	cpu      int
-	unlocked bool // Options.Unlocked (and not pinned): Run does not lock its thread
+	poller    *netpoll.Poller
+	efd, tfd  int
+	cpu       int
+	unlocked  bool // Options.Unlocked (and not pinned): Run does not lock its thread
+	ownThread bool // Options.OwnThread: no goroutine runs this loop's turns in its place
 
 	epochMono int64 // CLOCK_MONOTONIC at epoch, in ns: the timerfd's origin
 	armedAt   int64 // absolute deadline tfd is armed for; 0 = disarmed
@@ -85,7 +86,7 @@ func New(opts Options) (*Reactor, error) {
 		cpu = opts.CPU
 	}
 	r := newReactor(opts, false)
-	l := &osLoop{efd: -1, tfd: -1, cpu: cpu, unlocked: opts.Unlocked, spinCap: int32(max(1, runtime.GOMAXPROCS(0)/2))}
+	l := &osLoop{efd: -1, tfd: -1, cpu: cpu, unlocked: opts.Unlocked, ownThread: opts.OwnThread, spinCap: int32(max(1, runtime.GOMAXPROCS(0)/2))}
 	var err error
 	fail := func(what string, e error) (*Reactor, error) {
 		l.closeFDs()
@@ -225,6 +226,7 @@ func (r *Reactor) Run() error {
 	for !r.loopG.CompareAndSwap(0, me) {
 		runtime.Gosched()
 	}
+	markLoop(me)
 	loops.Store(me, r)
 	defer loops.Delete(me)
 	var err error

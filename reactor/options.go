@@ -58,6 +58,16 @@ type Options struct {
 	// from a callback; the loop then goes on. nil prints it to standard
 	// error. NewGroup gives it to every reactor of the group.
 	PanicHandler func(v any)
+	// OwnThread keeps every callback of a real reactor on its loop's own
+	// goroutine (and so, unless Unlocked, its own OS thread, the pinned one
+	// with Pin). By default a goroutine may run the loop's turn in its
+	// place while the loop is parked: Promise.Wait and Batch.Wait for its
+	// flows, Execute from a goroutine outside the loops, another loop that
+	// posted to it (reactor doc, "Who the loop is"), which saves a thread
+	// wake-up on each side. Set it for callbacks that depend on the
+	// thread itself (thread-local state of a C library, CPU-local data);
+	// each call from outside then wakes the loop and waits for it.
+	OwnThread bool
 }
 
 // check reports the first setting New cannot honour.

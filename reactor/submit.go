@@ -113,7 +113,37 @@ type overflowList struct {
 // is full.
 var loops sync.Map // goid -> struct{}
 
+// loopHint has a bit, picked by a hash of the identity, set for every
+// goroutine that ever ran a real loop (markLoop, before it joins loops;
+// never cleared). isLoop and owe look in loops only where the caller's bit
+// is set, so that a goroutine that never was a loop (every caller of
+// Execute or Wait from ordinary Go code) pays one load, not a map lookup.
+// A goroutine only ever asks about itself, after its own markLoop: no
+// ordering beyond program order is needed. A bit shared with another
+// identity, or left by a loop that ended, costs the lookup, nothing more.
+var loopHint [64]atomic.Uint64
+
+func hintBit(g uintptr) (word int, bit uint64) {
+	h := uint64(g) * 0x9E3779B97F4A7C15 // Fibonacci hashing: the high bits mix all of g
+	return int(h >> 58), 1 << (h >> 52 & 63)
+}
+
+// markLoop sets g's bit in loopHint; a loop calls it before loops.Store.
+func markLoop(g uintptr) {
+	w, b := hintBit(g)
+	loopHint[w].Or(b)
+}
+
+// mayBeLoop reports false when g has never run a real loop.
+func mayBeLoop(g uintptr) bool {
+	w, b := hintBit(g)
+	return loopHint[w].Load()&b != 0
+}
+
 func isLoop(g uintptr) bool {
+	if !mayBeLoop(g) {
+		return false
+	}
 	_, ok := loops.Load(g)
 	return ok
 }

@@ -1,0 +1,261 @@
+//go:build linux
+
+package reactor
+
+import (
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/internal/goid"
+	"golang.org/x/sys/unix"
+)
+
+// PostRun from an ordinary goroutine to a parked loop runs the task before
+// it returns, on the caller, as the loop; a timer it arms fires on time
+// and a descriptor it watches reports, once the loop has its word back.
+func TestPostRunRunsOnTheCallerWhenParked(t *testing.T) {
+	r := startLoop(t, Options{CPU: -1})
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[1])
+	type seen struct {
+		g           uintptr
+		same, loopG bool
+	}
+	ran := make(chan seen, 1)
+	fired := make(chan seen, 1)
+	readable := make(chan seen, 1)
+	var armedAt time.Time
+	onRead := func(unsafe.Pointer, int, Event) {
+		var buf [8]byte
+		_, _ = unix.Read(p[0], buf[:])
+		_ = r.Unwatch(p[0])
+		_ = unix.Close(p[0])
+		readable <- seen{goid.Current(), r.IsSameThread(), r.IsLoopGoroutine()}
+	}
+	task := func(unsafe.Pointer, uint64) {
+		armedAt = time.Now()
+		r.xAfter(20*time.Millisecond, func(unsafe.Pointer, uint64) {
+			fired <- seen{goid.Current(), r.IsSameThread(), r.IsLoopGoroutine()}
+		}, nil, 0)
+		if err := r.xWatch(p[0], InterestRead, onRead, nil); err != nil {
+			t.Error(err)
+		}
+		ran <- seen{goid.Current(), r.IsSameThread(), r.IsLoopGoroutine()}
+	}
+	waitParked(t, r)
+	if !X.PostRun(r, task, nil, 0) {
+		t.Fatal("PostRun refused on an open reactor")
+	}
+	me := goid.Current()
+	select {
+	case s := <-ran:
+		if s.g != me || !s.same || !s.loopG {
+			t.Fatalf("task: on the caller %v, IsSameThread %v, IsLoopGoroutine %v; want all true", s.g == me, s.same, s.loopG)
+		}
+	default:
+		t.Fatal("PostRun to a parked loop returned without running the task")
+	}
+	if r.IsSameThread() || r.IsLoopGoroutine() {
+		t.Fatal("after PostRun the caller still counts as the loop")
+	}
+	if s := <-fired; !s.same || !s.loopG || s.g == me {
+		t.Fatalf("timer: IsSameThread %v, IsLoopGoroutine %v, on the caller %v", s.same, s.loopG, s.g == me)
+	}
+	if time.Since(armedAt) < 20*time.Millisecond {
+		t.Fatal("the timer fired early")
+	}
+	if _, err := unix.Write(p[1], []byte{1}); err != nil {
+		t.Fatal(err)
+	}
+	if s := <-readable; !s.same || !s.loopG {
+		t.Fatal("the I/O callback did not run as the loop")
+	}
+}
+
+// PostRun runs nothing on the caller where it must not: from a loop's
+// callback (to another reactor), from inside an assist, on a loop that is
+// running, on a manual reactor. The task still runs, once, on its loop.
+func TestPostRunRefusals(t *testing.T) {
+	m := NewManual()
+	got := make(chan uintptr, 1)
+	if !X.PostRun(m, func(unsafe.Pointer, uint64) { got <- goid.Current() }, nil, 0) {
+		t.Fatal("PostRun refused on a manual reactor")
+	}
+	select {
+	case <-got:
+		t.Fatal("PostRun ran a manual reactor's task on the caller")
+	default:
+	}
+	m.RunUntilIdle()
+	<-got
+
+	a := startLoop(t, Options{CPU: -1})
+	b := startLoop(t, Options{CPU: -1})
+	where := make(chan uintptr, 1)
+	onB := func(unsafe.Pointer, uint64) { where <- goid.Current() }
+	waitParked(t, b)
+	inside := make(chan bool, 1)
+	a.xPost(func(unsafe.Pointer, uint64) {
+		X.PostRun(b, onB, nil, 0)
+		select {
+		case <-where:
+			inside <- true // b's turn ran inside a's callback
+		default:
+			inside <- false
+		}
+	}, nil, 0)
+	if <-inside {
+		t.Fatal("PostRun from a loop's callback ran another reactor's turn inside it")
+	}
+	<-where // and it ran after all (b's loop, or a's hand-off after the callback)
+	nested := make(chan bool, 1)
+	waitParked(t, a)
+	waitParked(t, b)
+	me := goid.Current()
+	pushQuiet(t, a, func(unsafe.Pointer, uint64) {
+		X.PostRun(b, func(unsafe.Pointer, uint64) { where <- goid.Current() }, nil, 0)
+		select {
+		case <-where:
+			nested <- true // ran inside this assist's callback
+		default:
+			nested <- false
+		}
+	})
+	if !a.Assist() {
+		t.Fatal("Assist did not run a parked loop's turn")
+	}
+	if <-nested {
+		t.Fatal("PostRun inside an assist ran another reactor's turn inside the callback")
+	}
+	if g := <-where; g == me {
+		t.Fatal("the nested post ran on the assisting goroutine")
+	}
+	busy := make(chan struct{})
+	release := make(chan struct{})
+	a.xPost(func(unsafe.Pointer, uint64) { close(busy); <-release }, nil, 0)
+	<-busy
+	X.PostRun(a, func(unsafe.Pointer, uint64) { where <- goid.Current() }, nil, 0)
+	close(release)
+	if g := <-where; g == me {
+		t.Fatal("PostRun ran a running loop's task on the caller")
+	}
+}
+
+// Close racing goroutines that PostRun (and so run the loop's turns):
+// every accepted task runs exactly once, Run returns nil, nothing hangs.
+func TestPostRunRacingClose(t *testing.T) {
+	for round := 0; round < 20; round++ {
+		r, err := New(Options{CPU: -1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := make(chan error, 1)
+		go func() { ran <- r.Run() }()
+		var accepted, done atomic.Int64
+		count := func(unsafe.Pointer, uint64) { done.Add(1) }
+		var wg sync.WaitGroup
+		stop := make(chan struct{})
+		for range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
+					}
+					if X.PostRun(r, count, nil, 0) {
+						accepted.Add(1)
+					}
+				}
+			}()
+		}
+		time.Sleep(time.Duration(round%5) * time.Millisecond)
+		_ = r.Close()
+		close(stop)
+		wg.Wait()
+		if err := <-ran; err != nil {
+			t.Fatal(err)
+		}
+		if a, d := accepted.Load(), done.Load(); a != d {
+			t.Fatalf("round %d: %d posts accepted, %d ran", round, a, d)
+		}
+	}
+}
+
+// Many goroutines calling PostRun on one reactor at once: callbacks run
+// one at a time under the loop word, each exactly once.
+func TestPostRunManyGoroutinesOneAtATime(t *testing.T) {
+	r := startLoop(t, Options{CPU: -1})
+	const goroutines, each = 16, 2000
+	var inside, overlaps atomic.Int32
+	var n, onCaller atomic.Int64
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			me := goid.Current()
+			cb := func(unsafe.Pointer, uint64) {
+				if inside.Add(1) != 1 || !r.IsSameThread() || !r.IsLoopGoroutine() {
+					overlaps.Add(1)
+				}
+				if goid.Current() == me {
+					onCaller.Add(1)
+				}
+				n.Add(1)
+				inside.Add(-1)
+			}
+			for range each {
+				X.PostRun(r, cb, nil, 0)
+			}
+		}()
+	}
+	wg.Wait()
+	done := make(chan struct{})
+	r.xPost(func(unsafe.Pointer, uint64) { close(done) }, nil, 0)
+	<-done
+	if o := overlaps.Load(); o != 0 {
+		t.Fatalf("%d callbacks overlapped or ran off the loop word", o)
+	}
+	if got := n.Load(); got != goroutines*each {
+		t.Fatalf("%d callbacks ran, want %d", got, goroutines*each)
+	}
+	t.Logf("%d of %d tasks ran on their callers", onCaller.Load(), goroutines*each)
+}
+
+// A reactor made with OwnThread runs every callback on its loop's own
+// goroutine: no PostRun, Assist or loop hand-off runs its turn elsewhere.
+func TestOwnThreadKeepsCallbacksOnTheLoop(t *testing.T) {
+	r := startLoop(t, Options{CPU: -1, OwnThread: true})
+	other := startLoop(t, Options{CPU: -1})
+	var loop uintptr
+	onLoop(r, func() { loop = goid.Current() })
+	where := make(chan uintptr, 1)
+	cb := func(unsafe.Pointer, uint64) { where <- goid.Current() }
+	for i := range 20 {
+		waitParked(t, r)
+		switch i % 3 {
+		case 0:
+			X.PostRun(r, cb, nil, 0)
+		case 1:
+			pushQuiet(t, r, cb)
+			if r.Assist() {
+				t.Fatal("Assist ran an OwnThread reactor's turn")
+			}
+			X.Wake(r)
+		case 2:
+			other.xPost(func(unsafe.Pointer, uint64) { r.xPost(cb, nil, 0) }, nil, 0)
+		}
+		if g := <-where; g != loop {
+			t.Fatalf("case %d: a callback ran off the OwnThread loop's goroutine", i%3)
+		}
+	}
+}
