@@ -11,7 +11,9 @@
 #                   and redis-server at 8 when KIT/redis holds them
 # COUNT (default 1) is benchtable's -count, CPUS (default "16 8 2") its
 # -cpus values, SCENARIOS its -scenarios; LOOPS (default "1 2 4 8") the
-# reactor counts of loadbench, DURATION (default 1s) its cell time.
+# reactor counts of loadbench, DURATION (default 1s) its cell time and
+# REQUESTS (default 20,000,000) its bound on a cell's requests (loadbench's
+# own 2,000,000 ends a fast server's cell on many cores before DURATION).
 set -uo pipefail
 kit=$(cd "${1:?usage: devkit-run.sh KIT OUT}" && pwd)
 mkdir -p "${2:?usage: devkit-run.sh KIT OUT}"
@@ -21,6 +23,7 @@ cpuses=${CPUS:-16 8 2}
 scenarios=${SCENARIOS:-reactor/|syncprim/}
 loops=${LOOPS:-1 2 4 8}
 duration=${DURATION:-1s}
+requests=${REQUESTS:-20000000}
 [ -d "$kit/redis/bin" ] && export PATH="$kit/redis/bin:$PATH"
 
 {
@@ -54,9 +57,9 @@ for n in $loops; do
 		servers=stepsd,gnet,net
 		rb="-rb-cells 16x50,16x256 -rb-tests set,get -rb-threads 8 -rb-n 1000000"
 	fi
-	echo "## loadbench -loops $n -servers $servers -duration $duration -memory=false $rb"
+	echo "## loadbench -loops $n -servers $servers -duration $duration -requests $requests -memory=false $rb"
 	# shellcheck disable=SC2086 # $rb is several flags
-	"$kit/loadbench" -loops "$n" -servers "$servers" -duration "$duration" -memory=false $rb 2>&1 | grep -v '^  -P\|^  pipeline=\|: throughput matrix\|: redis-benchmark$'
+	"$kit/loadbench" -loops "$n" -servers "$servers" -duration "$duration" -requests "$requests" -memory=false $rb 2>&1 | grep -v '^  -P\|^  pipeline=\|: throughput matrix\|: redis-benchmark$'
 	echo
 done >"$out/lb.txt" 2>&1
 
