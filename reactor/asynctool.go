@@ -68,6 +68,7 @@ func (r *Reactor) Deferred(d time.Duration, fn func()) Handle {
 			return Handle{}
 		}
 		r.timerSeq++
+		r.work.timers = true
 		return Handle{t: r.wheel.Add(r.deadlineTick(d), timerwheel.Entry{Fn: fn, Aux: r.timerSeq}), pos: r.timerSeq, kind: handleTimer}
 	}
 	// The deadline counts from this call, not from when the loop takes

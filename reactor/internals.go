@@ -73,6 +73,13 @@ func (internals) ExtOrInit(r *Reactor, key *ExtKey, init func() Ext) any {
 	return r.xExtOrInit(key, init)
 }
 
+// PendingFlag returns the flag a layer should give as its Ext.Pending
+// (the engine does): a flag the reactor keeps in its own pending-work
+// word, so that an iteration with nothing to do reads it together with
+// the loop's other sources in one load. Any other flag works too, at the
+// cost of a look of its own on every iteration. Written on the loop only.
+func (internals) PendingFlag(r *Reactor) *bool { return r.xPendingFlag() }
+
 // NewExtKey returns a new key; name is for messages only. Make one per
 // layer, in a package variable.
 func (internals) NewExtKey(name string) *ExtKey { return xNewExtKey(name) }

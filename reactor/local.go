@@ -201,3 +201,41 @@ func (r *Reactor) localValid(h Handle) bool {
 	}
 	return r.offLoop(valid)
 }
+
+// workWord is the loop's pending-work word (issue 24): flags for sources
+// other than the local queue, read as one word by the idle iteration's
+// shortcut (iterate), where it took a look at each source (two loads and a
+// compare apiece). A flag is a "may hold work" hint. The local queue has
+// none: a flag would cost its append and its run more than the look it
+// saves (the queue's look is two loads of the Reactor itself, the wheel's
+// and the engine's went through a pointer each).
+//
+//  1. timers is set by every wheel.Add and cleared only by iterate's full
+//     pass when it finds the wheel empty, so timers false means the wheel
+//     is empty.
+//  2. ext is the flag X.PendingFlag hands to a layer for its Ext.Pending
+//     (the engine's): the layer sets it whenever its run may have work.
+//  3. foreign is set, on the loop, for good once an attachment's run
+//     keeps no flag here (no Pending, another flag, or several
+//     attachments): the shortcut then never skips the full pass, which
+//     asks extMay. Until it is set, the task that sets it waits in the
+//     ring, which the shortcut also looks at (ext.go, markForeign).
+//
+// All three are loop-owned (touched only by whoever holds loopG), so plain
+// accesses suffice; the ring and the overflow list, which other goroutines
+// fill, keep their own atomic looks.
+type workWord struct {
+	_       [0]uint32 // the word's alignment: any reads the flags as one uint32
+	timers  bool
+	ext     bool
+	foreign bool
+	_       bool
+}
+
+// any reports whether any flag is set: one load of the whole word.
+func (w *workWord) any() bool {
+	// Safe: workWord is four bytes aligned to four (its [0]uint32), so
+	// the uint32 covers exactly its bytes; only the loop reads or writes
+	// them.
+	return *(*uint32)(unsafe.Pointer(w)) != 0
+}
