@@ -34,7 +34,7 @@ func (r *Reactor) Immediate(fn func()) Handle {
 		if p-q.head == uint64(len(q.buf)) {
 			q.grow()
 		}
-		s := &q.buf[p&uint64(len(q.buf)-1)]
+		s := q.slot(p)
 		// arg is nil already and aux unused with fn (invariant 4 of
 		// local.go): three stores, not five.
 		s.fn, s.cb, s.canceled = fn, nil, false

@@ -66,6 +66,16 @@ func (q *localQueue) grow() {
 	q.buf = buf
 }
 
+// slot returns the place of the task with sequence p: buf[p mod len]
+// without the bounds check, a compare and a branch of every append and
+// every run (issue 24). Safe: buf's length is a power of two, so
+// p&(len-1) < len, and buf is not nil once a task was appended (grow
+// runs before the first append fills a slot); callers pass a p they
+// appended or are appending.
+func (q *localQueue) slot(p uint64) *localTask {
+	return (*localTask)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(q.buf)), uintptr(p&uint64(len(q.buf)-1))*unsafe.Sizeof(localTask{})))
+}
+
 // at returns the task with sequence p if it is still queued, or nil.
 func (q *localQueue) at(p uint64) *localTask {
 	if p < q.head || p >= q.tail {
@@ -99,7 +109,7 @@ func (r *Reactor) runLocalTo(end uint64) (done bool) {
 	q := &r.local
 	for q.head < end { // < : a nested drive (a callback running RunUntilIdle) may run past end
 		p := q.head
-		slot := &q.buf[p&uint64(len(q.buf)-1)]
+		slot := q.slot(p)
 		fn, cb, arg, aux, canceled := slot.fn, slot.cb, slot.arg, slot.aux, slot.canceled
 		slot.fn, slot.arg = nil, nil // what may keep memory alive (cb is a plain function)
 		q.head++
@@ -151,7 +161,7 @@ func (r *Reactor) postLocal(cb func(unsafe.Pointer, uint64), arg unsafe.Pointer,
 	if p-q.head == uint64(len(q.buf)) {
 		q.grow()
 	}
-	s := &q.buf[p&uint64(len(q.buf)-1)]
+	s := q.slot(p)
 	s.fn, s.cb, s.arg, s.aux, s.canceled = nil, cb, arg, aux, false
 	q.tail = p + 1
 	return true
