@@ -23,8 +23,10 @@ type engine struct {
 	batchEnd             *flow // the last flow of RunReady's batch, while it runs
 	// pending is the reactor's Ext.Pending: true from the moment a flow
 	// is queued until a RunReady finds the queue empty, so an iteration
-	// with only reactor work (an Immediate) skips the runner call. Loop only.
-	pending bool
+	// with only reactor work (an Immediate) skips the runner call. It is
+	// the reactor's own flag (X.PendingFlag), which its idle iteration
+	// reads with its other sources in one load. Loop only.
+	pending *bool
 	// running is set while RunReady runs, so the package's RunReady (runnow.go) called
 	// from something a flow did outside its callbacks does not nest; and
 	// while a cancel handler, a Lock's Leave or OnEnd runs from a cancel,
@@ -175,13 +177,13 @@ func engineOf(r *reactor.Reactor) *engine {
 		return e
 	}
 	return reactor.X.ExtOrInit(r, extKey, func() reactor.Ext {
-		e := &engine{r: r, ar: arena.New()} // the engine's own: frames and Stack memory
+		e := &engine{r: r, ar: arena.New(), pending: reactor.X.PendingFlag(r)} // arena: the engine's own frames and Stack memory
 		return reactor.Ext{
 			Value:   e,
 			Runner:  e, // RunReady: the method itself, not a method value's wrapper
 			Ready:   func() bool { return e.readyHead != nil },
 			Close:   e.closeAll,
-			Pending: &e.pending,
+			Pending: e.pending,
 		}
 	}).(*engine)
 }
@@ -198,7 +200,7 @@ func (e *engine) closeAll() {
 		e.finishRoot(rt, Canceled)
 	}
 	e.readyHead, e.readyTail = nil, nil
-	e.pending = false
+	*e.pending = false
 }
 
 // StatsOf returns the engine's counters for r. Loop only (or while no loop
@@ -219,7 +221,7 @@ func (e *engine) ready(fl *flow, action uint8) {
 		return
 	}
 	fl.queued = true
-	e.pending = true
+	*e.pending = true
 	fl.prevReady = e.readyTail
 	if e.readyTail == nil {
 		e.readyHead = fl
@@ -309,8 +311,9 @@ func (e *engine) RunReady() bool {
 		e.setLabel(nil) // the loop's own work is no flow's
 	}
 	e.running = false
-	e.pending = e.readyHead != nil
-	return e.pending
+	more := e.readyHead != nil
+	*e.pending = more
+	return more
 }
 
 // turnBudget bounds the steps one flow runs before yielding to the rest of

@@ -34,7 +34,7 @@ func (r *Reactor) Immediate(fn func()) Handle {
 		if p-q.head == uint64(len(q.buf)) {
 			q.grow()
 		}
-		s := &q.buf[p&uint64(len(q.buf)-1)]
+		s := q.slot(p)
 		// arg is nil already and aux unused with fn (invariant 4 of
 		// local.go): three stores, not five.
 		s.fn, s.cb, s.canceled = fn, nil, false
@@ -68,6 +68,7 @@ func (r *Reactor) Deferred(d time.Duration, fn func()) Handle {
 			return Handle{}
 		}
 		r.timerSeq++
+		r.work.timers = true
 		return Handle{t: r.wheel.Add(r.deadlineTick(d), timerwheel.Entry{Fn: fn, Aux: r.timerSeq}), pos: r.timerSeq, kind: handleTimer}
 	}
 	// The deadline counts from this call, not from when the loop takes

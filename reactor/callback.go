@@ -19,6 +19,7 @@ func (t Timer) IsZero() bool { return t.h.IsZero() }
 // xAfter schedules cb(arg, aux) on the loop after d, without allocating. Loop only.
 // It is the engine's timer: arg is typically a frame and aux its generation.
 func (r *Reactor) xAfter(d time.Duration, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) Timer {
+	r.work.timers = true
 	return Timer{r.wheel.Add(r.deadlineTick(d), timerwheel.Entry{Cb: cb, Arg: arg, Aux: aux})}
 }
 

@@ -98,7 +98,7 @@ func (r *Reactor) xExtOrInit(key *ExtKey, init func() Ext) any {
 	head := r.ext.Load()
 	if head == nil {
 		r.ext.Store(n)
-		r.extMay.Store(n.mayRun())
+		r.setExtMay(n.mayRun())
 		return x.Value
 	}
 	list := head.all
@@ -108,9 +108,40 @@ func (r *Reactor) xExtOrInit(key *ExtKey, init func() Ext) any {
 	list = append(list[:len(list):len(list)], n) // a new array: the published slot's stays as it was
 	c := r.combined(list)
 	r.ext.Store(c)
-	r.extMay.Store(c.mayRun())
+	r.setExtMay(c.mayRun())
 	return x.Value
 }
+
+// setExtMay publishes the flag the full pass asks before it calls the
+// attachments' run. A flag other than the word's ext (workWord) is one
+// the idle shortcut cannot see: the word's foreign flag is then set, on
+// the loop, so that the shortcut never skips the run again.
+func (r *Reactor) setExtMay(may *bool) {
+	r.extMay.Store(may)
+	if may != &noRun && may != &r.work.ext {
+		r.markForeign()
+	}
+}
+
+// markForeign sets the word's foreign flag on the loop, which owns the
+// word: at once when the caller is the loop, otherwise through a task in
+// the ring (the one allocation, once per reactor at most). Until the task
+// runs the ring is not empty, so the shortcut does not skip the full pass
+// in the meantime either. After Close the push fails: a closed reactor
+// starts no new work for a layer to find.
+func (r *Reactor) markForeign() {
+	if r.IsSameThread() {
+		r.work.foreign = true
+		return
+	}
+	r.push(task{fn: func() { r.work.foreign = true }, kind: taskImmediate})
+}
+
+// xPendingFlag returns the flag a layer should give as its Ext.Pending:
+// the reactor's own, kept in the loop's pending-work word (workWord), so
+// that the idle iteration reads it with the loop's other sources in one
+// load. Loop only, like any Ext.Pending.
+func (r *Reactor) xPendingFlag() *bool { return &r.work.ext }
 
 // noRun and mayRun are the flags Reactor.extMay points at when no
 // attachment keeps one: never written.

@@ -40,3 +40,62 @@ func TestExtKeysAreSeparate(t *testing.T) {
 		t.Fatalf("Close hooks ran a=%d b=%d, want 1 each", closedA, closedB)
 	}
 }
+
+// A layer's run is called on a drive with nothing else to do exactly when
+// its flag says it may have work, whichever flag it keeps: the reactor's
+// own (X.PendingFlag, read with the loop's other sources in one word),
+// one of its own, or none (called on every iteration). The idle shortcut
+// must not skip a run whose flag it cannot see.
+func TestExtPendingFlagKinds(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		flag func(r *reactor.Reactor) *bool // nil: no Pending
+	}{
+		{"reactor's flag", func(r *reactor.Reactor) *bool { return reactor.X.PendingFlag(r) }},
+		{"own flag", func(*reactor.Reactor) *bool { return new(bool) }},
+		{"no flag", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := reactor.NewManual()
+			var pending *bool
+			if tc.flag != nil {
+				pending = tc.flag(r)
+			}
+			ran := 0
+			// Attached from another goroutine, as engine.New may be.
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				reactor.X.ExtOrInit(r, reactor.X.NewExtKey(tc.name), func() reactor.Ext {
+					return reactor.Ext{Value: 1, Pending: pending, Run: func() bool {
+						ran++
+						if pending != nil {
+							*pending = false
+						}
+						return false
+					}}
+				})
+			}()
+			<-done
+			for round := range 3 {
+				ran = 0
+				if pending != nil {
+					*pending = true // the driver is the loop between drives of a manual reactor
+				}
+				r.RunUntilIdle()
+				if ran != 1 {
+					t.Fatalf("round %d: run called %d times on a drive with its flag set, want 1", round, ran)
+				}
+				ran = 0
+				r.RunUntilIdle()
+				if want := 0; pending == nil {
+					if ran < 1 {
+						t.Fatalf("round %d: a run with no flag was not called on an idle drive", round)
+					}
+				} else if ran != want {
+					t.Fatalf("round %d: run called %d times with its flag clear, want %d", round, ran, want)
+				}
+			}
+		})
+	}
+}

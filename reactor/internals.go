@@ -87,6 +87,13 @@ func (internals) TakeParked(r *Reactor) bool { return r.xTakeParked() }
 // to the calling loop: a hand-off).
 func (internals) GiveParked(r *Reactor, woke bool) { r.xGiveParked(woke) }
 
+// PendingFlag returns the flag a layer should give as its Ext.Pending
+// (the engine does): a flag the reactor keeps in its own pending-work
+// word, so that an iteration with nothing to do reads it together with
+// the loop's other sources in one load. Any other flag works too, at the
+// cost of a look of its own on every iteration. Written on the loop only.
+func (internals) PendingFlag(r *Reactor) *bool { return r.xPendingFlag() }
+
 // NewExtKey returns a new key; name is for messages only. Make one per
 // layer, in a package variable.
 func (internals) NewExtKey(name string) *ExtKey { return xNewExtKey(name) }

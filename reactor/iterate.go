@@ -21,22 +21,27 @@ func (r *Reactor) iterate() bool {
 	// Local work first: a goroutine that queued locally on an idle manual
 	// reactor and then, finding it driven, posted through the ring, sees
 	// its tasks run in its order (takeLoop keeps the converse).
-	if !r.local.empty() {
+	//
+	// Then, when nothing (more) is ready, the answer the full pass below
+	// would give, in one look at each source instead of two and no
+	// deadline lookup (the empty iteration's and the turn's cost, issue
+	// 24): the local queue (once: where it was empty before, it still is),
+	// the wheel and the engine's pending flag in one word (workWord), the
+	// ring and the overflow list, which other goroutines fill. Written out
+	// rather than a call of a helper: the call itself was a third of what
+	// the shortcut cost that iteration. A task posted after this look is
+	// found by the next iteration, or, on a real reactor, by the sleep
+	// protocol's re-check after the loop word is published (doc.go), as
+	// after a full pass that found nothing.
+	if r.local.empty() {
+		if !r.work.any() && r.inbox.Empty() && !r.overflow.active.Load() {
+			return false
+		}
+	} else {
 		r.runLocal()
-	}
-	// Nothing (more) to run: the answer the full pass below would give, in
-	// one look at each source instead of two and no deadline lookup (the
-	// empty iteration's and the turn's cost, issue 24). The runner's
-	// pending flag first (through extMay: the slot's run and pending in
-	// one flag), so that an iteration with flows to run pays one test for
-	// the shortcut. Written out rather than a call of a helper: the call
-	// itself was a third of what the shortcut cost that iteration.
-	if !*r.extMay.Load() && r.wheel.Len() == 0 && r.local.empty() && r.inbox.Empty() && !r.overflow.active.Load() {
-		// A task posted after this look is found by the next iteration,
-		// or, on a real reactor, by the sleep protocol's re-check after
-		// the loop word is published (doc.go), as after a full pass that
-		// found nothing.
-		return false
+		if !r.work.any() && r.local.empty() && r.inbox.Empty() && !r.overflow.active.Load() {
+			return false
+		}
 	}
 	if !r.inbox.Empty() { // two loads: cheaper than a pop that finds nothing
 		r.drainInbox()
@@ -48,7 +53,7 @@ func (r *Reactor) iterate() bool {
 	// iteration with only local work pays for neither.
 	var now uint64
 	haveNow := false
-	if r.wheel.Len() > 0 {
+	if r.work.timers && r.wheel.Len() > 0 {
 		now, haveNow = r.currentTick(), true
 		r.fireDue(now)
 	}
@@ -66,8 +71,9 @@ func (r *Reactor) iterate() bool {
 	if more || !r.local.empty() || !r.inbox.Empty() || r.overflow.active.Load() {
 		return true
 	}
-	if r.wheel.Len() == 0 {
-		return false // no timer: no deadline to look up
+	if !r.work.timers || r.wheel.Len() == 0 {
+		r.work.timers = false // workWord: the wheel is empty
+		return false          // no timer: no deadline to look up
 	}
 	if next, ok := r.wheel.NextDeadline(); ok {
 		if !haveNow {

@@ -66,6 +66,16 @@ func (q *localQueue) grow() {
 	q.buf = buf
 }
 
+// slot returns the place of the task with sequence p: buf[p mod len]
+// without the bounds check, a compare and a branch of every append and
+// every run (issue 24). Safe: buf's length is a power of two, so
+// p&(len-1) < len, and buf is not nil once a task was appended (grow
+// runs before the first append fills a slot); callers pass a p they
+// appended or are appending.
+func (q *localQueue) slot(p uint64) *localTask {
+	return (*localTask)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(q.buf)), uintptr(p&uint64(len(q.buf)-1))*unsafe.Sizeof(localTask{})))
+}
+
 // at returns the task with sequence p if it is still queued, or nil.
 func (q *localQueue) at(p uint64) *localTask {
 	if p < q.head || p >= q.tail {
@@ -99,7 +109,7 @@ func (r *Reactor) runLocalTo(end uint64) (done bool) {
 	q := &r.local
 	for q.head < end { // < : a nested drive (a callback running RunUntilIdle) may run past end
 		p := q.head
-		slot := &q.buf[p&uint64(len(q.buf)-1)]
+		slot := q.slot(p)
 		fn, cb, arg, aux, canceled := slot.fn, slot.cb, slot.arg, slot.aux, slot.canceled
 		slot.fn, slot.arg = nil, nil // what may keep memory alive (cb is a plain function)
 		q.head++
@@ -151,7 +161,7 @@ func (r *Reactor) postLocal(cb func(unsafe.Pointer, uint64), arg unsafe.Pointer,
 	if p-q.head == uint64(len(q.buf)) {
 		q.grow()
 	}
-	s := &q.buf[p&uint64(len(q.buf)-1)]
+	s := q.slot(p)
 	s.fn, s.cb, s.arg, s.aux, s.canceled = nil, cb, arg, aux, false
 	q.tail = p + 1
 	return true
@@ -200,4 +210,42 @@ func (r *Reactor) localValid(h Handle) bool {
 		}
 	}
 	return r.offLoop(valid)
+}
+
+// workWord is the loop's pending-work word (issue 24): flags for sources
+// other than the local queue, read as one word by the idle iteration's
+// shortcut (iterate), where it took a look at each source (two loads and a
+// compare apiece). A flag is a "may hold work" hint. The local queue has
+// none: a flag would cost its append and its run more than the look it
+// saves (the queue's look is two loads of the Reactor itself, the wheel's
+// and the engine's went through a pointer each).
+//
+//  1. timers is set by every wheel.Add and cleared only by iterate's full
+//     pass when it finds the wheel empty, so timers false means the wheel
+//     is empty.
+//  2. ext is the flag X.PendingFlag hands to a layer for its Ext.Pending
+//     (the engine's): the layer sets it whenever its run may have work.
+//  3. foreign is set, on the loop, for good once an attachment's run
+//     keeps no flag here (no Pending, another flag, or several
+//     attachments): the shortcut then never skips the full pass, which
+//     asks extMay. Until it is set, the task that sets it waits in the
+//     ring, which the shortcut also looks at (ext.go, markForeign).
+//
+// All three are loop-owned (touched only by whoever holds loopG), so plain
+// accesses suffice; the ring and the overflow list, which other goroutines
+// fill, keep their own atomic looks.
+type workWord struct {
+	_       [0]uint32 // the word's alignment: any reads the flags as one uint32
+	timers  bool
+	ext     bool
+	foreign bool
+	_       bool
+}
+
+// any reports whether any flag is set: one load of the whole word.
+func (w *workWord) any() bool {
+	// Safe: workWord is four bytes aligned to four (its [0]uint32), so
+	// the uint32 covers exactly its bytes; only the loop reads or writes
+	// them.
+	return *(*uint32)(unsafe.Pointer(w)) != 0
 }

@@ -37,10 +37,15 @@ type Reactor struct {
 	epoch  time.Time
 	extMu  sync.Mutex
 	ext    atomic.Pointer[extSlot]
-	// extMay is ext's mayRun flag (ext.go), set with ext: the idle
-	// iteration's one look at the attachments, two loads where the slot's
-	// run and pending fields took four (issue 24). Read on the loop only.
+	// extMay is ext's mayRun flag (ext.go), set with ext: the full
+	// pass's one look at the attachments, two loads where the slot's run
+	// and pending fields took four (issue 24); the idle shortcut reads the
+	// engine's flag in work instead (workWord). Read on the loop only.
 	extMay atomic.Pointer[bool]
+
+	// work says which loop-owned sources may hold work (workWord): the
+	// idle iteration's one look at them. Loop-owned.
+	work workWord
 
 	// virtual is the manual clock, as time since epoch. Written only by the
 	// loop; atomic because Now may be called from any goroutine.

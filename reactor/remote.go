@@ -42,6 +42,7 @@ func (r *Reactor) addRemoteTimer(t task, pos uint64) {
 		return
 	}
 	at := uint64((t.deadline + r.tick - 1) / r.tick)
+	r.work.timers = true
 	h := r.wheel.Add(at, timerwheel.Entry{Cb: fireRemoteTimer, Arg: unsafe.Pointer(r), Aux: pos})
 	if r.remote.timers == nil {
 		r.remote.timers = make(map[uint64]timerwheel.Handle)
