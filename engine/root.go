@@ -869,58 +869,17 @@ func (e *engine) cancelRun(rt *root) {
 func (as *Steps) Release() {
 	checkReleased(as, "Release")
 	if as == nil || as.kind != kRoot {
-		if as.isForeign() {
-			as.foreign().Release()
-			return
-		}
-		misuse(as, "Release: not a root")
+		releaseNotRoot(as)
 		return
 	}
 	rt := rootOf(as)
-	if rt.run.Load()&runActive == 0 && !rt.isReleased() {
-		rt.release() // not running: releaseAfterRun's last case, one call less
+	if rt.run.Load()&runActive != 0 || rt.isReleased() {
+		rt.releaseAfterRun(true)
 		return
 	}
-	rt.releaseAfterRun(true)
-}
-
-// ReleaseAtEnd lets the root's flow run to its end and then gives the
-// root back to its reactor's pool (root only): the fire-and-forget way,
-// New, Add, Execute, ReleaseAtEnd, and nothing more to do. A root that is
-// not executing is released at once. Unlike Release it never cancels.
-// After it the root is the engine's: the caller must not use it again (a
-// Ref stays safe). Safe from any goroutine that holds the root, and on the
-// loop, inside the flow's own steps too.
-func (as *Steps) ReleaseAtEnd() {
-	checkReleased(as, "ReleaseAtEnd")
-	if as == nil || as.kind != kRoot {
-		misuse(as, "ReleaseAtEnd: not a root")
-		return
-	}
-	rootOf(as).releaseAfterRun(false)
-}
-
-// releaseAfterRun releases rt now or, while its flow runs, when the flow
-// ends (canceling it first if cancel): Release and ReleaseAtEnd.
-func (rt *root) releaseAfterRun(cancel bool) {
-	if rt.isReleased() {
-		return
-	}
-	if rt.running() {
-		// Set the flag, then look again: finishRoot clears running, then
-		// takes the flag; whoever takes it releases, so exactly one does.
-		rt.releaseAtEnd.Store(true)
-		if cancel {
-			rt.Steps.Cancel()
-		}
-		if rt.running() || !rt.releaseAtEnd.Swap(false) {
-			return // finishRoot releases it
-		}
-	}
-	rt.release()
-}
-
-func (rt *root) release() {
+	// Not running, not released: back to the pool, in this frame (a call
+	// to a release function and its frame were ~10 instructions of
+	// Simple). release, for releaseAfterRun and finishRoot, calls Release.
 	if rt.Steps.head != nil {
 		rt.discardBuilt(&rt.Steps)
 	}
@@ -963,6 +922,56 @@ func (rt *root) release() {
 	e.rootsLive--
 	e.rootMu.Unlock()
 }
+
+// releaseNotRoot is Release of anything but a root: a foreign object's, or
+// a misuse.
+func releaseNotRoot(as *Steps) {
+	if as.isForeign() {
+		as.foreign().Release()
+		return
+	}
+	misuse(as, "Release: not a root")
+}
+
+// ReleaseAtEnd lets the root's flow run to its end and then gives the
+// root back to its reactor's pool (root only): the fire-and-forget way,
+// New, Add, Execute, ReleaseAtEnd, and nothing more to do. A root that is
+// not executing is released at once. Unlike Release it never cancels.
+// After it the root is the engine's: the caller must not use it again (a
+// Ref stays safe). Safe from any goroutine that holds the root, and on the
+// loop, inside the flow's own steps too.
+func (as *Steps) ReleaseAtEnd() {
+	checkReleased(as, "ReleaseAtEnd")
+	if as == nil || as.kind != kRoot {
+		misuse(as, "ReleaseAtEnd: not a root")
+		return
+	}
+	rootOf(as).releaseAfterRun(false)
+}
+
+// releaseAfterRun releases rt now or, while its flow runs, when the flow
+// ends (canceling it first if cancel): Release and ReleaseAtEnd.
+func (rt *root) releaseAfterRun(cancel bool) {
+	if rt.isReleased() {
+		return
+	}
+	if rt.running() {
+		// Set the flag, then look again: finishRoot clears running, then
+		// takes the flag; whoever takes it releases, so exactly one does.
+		rt.releaseAtEnd.Store(true)
+		if cancel {
+			rt.Steps.Cancel()
+		}
+		if rt.running() || !rt.releaseAtEnd.Swap(false) {
+			return // finishRoot releases it
+		}
+	}
+	rt.release()
+}
+
+// release gives rt, which is not running and not released, back to its
+// reactor's pool: Release's own last case, which does the work.
+func (rt *root) release() { rt.Steps.Release() }
 
 // Promise is the end of a root's flow, to wait for from any goroutine.
 type Promise struct {
