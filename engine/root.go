@@ -402,8 +402,33 @@ func (as *Steps) Execute() {
 	}
 	if e := rt.e; e.r.IsSameThread() {
 		// On the loop: start it from the ready queue, behind the flows
-		// already there, without a reactor task.
-		e.prepareStart(rt)
+		// already there, without a reactor task. prepareStart's short
+		// start, in this frame (its call and frame were ~12 instructions
+		// of Simple). A Cancel from another goroutine may have marked the
+		// run since the CompareAndSwap: the slow start honours it.
+		fl := rt.Steps.fl
+		if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
+			rt.Steps.head == nil || rt.more.Load() != nil || e.build.want.Load() ||
+			rt.run.Load()&runCancel != 0 {
+			e.prepareStartSlow(rt)
+			return
+		}
+		rt.started = true
+		e.m.started++ // metrics.go
+		e.stats.FramesLive += int(rt.built)
+		rt.spareCap = max(rt.spareCap, rt.built) // keepFlow: its frames stay its spares
+		rt.built = 0
+		fl.args.reset()
+		fl.nextRun = e.runHead
+		if e.runHead != nil {
+			e.runHead.prevRun = fl
+		}
+		e.runHead = fl
+		rt.Steps.setStatus(stActive)
+		c := rt.Steps.dequeue()
+		c.fl = fl
+		fl.cur = c
+		e.ready(fl, actExec)
 		return
 	}
 	if !reactor.X.Post(rt.e.r, startRoot, unsafe.Pointer(rt), g) {
@@ -436,9 +461,11 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 // build pool not asking for a refill, and a first step. It does what
 // prepareStartSlow does for such a root, without the tests that all come
 // out false for it (a third of Simple's start). startNamedKept is the same
-// start for a root named and nothing more; change the two together. They
-// are two copies on purpose: letting a name-only extension through here
-// cost every unnamed root 6 instructions (Simple 902 -> 908, callgrind).
+// start for a root named and nothing more, and Execute on the loop has a
+// third copy in its own frame; change the three together. They are copies
+// on purpose: letting a name-only extension through here cost every
+// unnamed root 6 instructions (Simple 902 -> 908, callgrind), and the call
+// from Execute ~12.
 func (e *engine) prepareStart(rt *root) bool {
 	fl := rt.Steps.fl
 	if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
