@@ -61,7 +61,7 @@ type engine struct {
 	region  *trace.Region
 	tracing bool
 
-	rootLocal rootList // roots released on the loop, for New on the loop: no lock
+	rootLocal rootRing // roots released on the loop, for New on the loop: no lock
 
 	bridge unsafe.Pointer // a bridge's per-reactor state (BridgeData)
 

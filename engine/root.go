@@ -202,6 +202,42 @@ func (l *rootList) push(rt *root) {
 	l.n++
 }
 
+// rootRing is the loop's FIFO of released roots (engine.rootLocal), a
+// ring of pointers: a push is a store and an index bump, a pop a load, a
+// clear and a bump, where the linked rootList writes a head, a tail and
+// two links. It holds maxRootLocal roots; its free slots are nil, so that
+// it pins no root it gave out.
+type rootRing struct {
+	buf        [maxRootLocal]*root
+	head, tail uint // pop at head, push at tail: tail-head roots wait
+	low        int  // the fewest roots it held since the last trim (trim.go)
+}
+
+// n is how many roots wait.
+func (l *rootRing) n() int { return int(l.tail - l.head) }
+
+// push appends rt; the caller checked n() < maxRootLocal.
+func (l *rootRing) push(rt *root) {
+	l.buf[l.tail%maxRootLocal] = rt
+	l.tail++
+}
+
+// pop takes the oldest root once more than rootQuarantine wait, else nil.
+func (l *rootRing) pop() *root {
+	n := l.tail - l.head
+	if n <= rootQuarantine {
+		return nil
+	}
+	i := l.head % maxRootLocal
+	rt := l.buf[i]
+	l.buf[i] = nil
+	l.head++
+	if int(n-1) < l.low {
+		l.low = int(n - 1)
+	}
+	return rt
+}
+
 // pop takes the oldest root once more than rootQuarantine wait, else nil.
 func (l *rootList) pop() *root {
 	if l.n <= rootQuarantine {
@@ -936,13 +972,15 @@ func (as *Steps) Release() {
 		e.rootMu.Unlock()
 		return
 	}
-	if e.r.IsSameThread() && e.rootLocal.n < maxRootLocal {
-		e.rootLocal.push(rt)
-		e.stats.RootsLive--
-		if e.rootLocal.n > trimFloor && !e.trim.armed {
-			e.armTrim()
+	if e.r.IsSameThread() {
+		if n := e.rootLocal.n(); n < maxRootLocal {
+			e.rootLocal.push(rt)
+			e.stats.RootsLive--
+			if n >= trimFloor && !e.trim.armed {
+				e.armTrim()
+			}
+			return
 		}
-		return
 	}
 	e.rootMu.Lock()
 	e.rootFree.push(rt)
