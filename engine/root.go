@@ -678,19 +678,44 @@ func (e *engine) detachFlow(rt *root) {
 	}
 }
 
+// unlinkRun takes fl out of the running roots' list (engine.runHead).
+func (e *engine) unlinkRun(fl *flow) {
+	if fl.prevRun != nil {
+		fl.prevRun.nextRun = fl.nextRun
+	} else if e.runHead == fl {
+		e.runHead = fl.nextRun
+	}
+	if fl.nextRun != nil {
+		fl.nextRun.prevRun = fl.prevRun
+	}
+	fl.prevRun, fl.nextRun = nil, nil
+}
+
 // finishRoot ends the root's flow: success when code is "", else failure.
+//
+// Its first part is the common end of a pooled root: a success, the flow
+// kept (keepFlow) and not in the ready queue, no step left queued, no
+// extension (no Promise, so endRunWith's whole work is endRun, detachFlow
+// leaving the flow with the root). It calls nothing but release, last,
+// so that the compiler spills nothing on its way (the general end below
+// saved four registers for its calls: Simple's end paid for them).
 func (e *engine) finishRoot(rt *root, code string) {
 	rt.started = false
-	if fl := rt.Steps.fl; fl != nil {
-		if fl.prevRun != nil {
-			fl.prevRun.nextRun = fl.nextRun
-		} else if e.runHead == fl {
-			e.runHead = fl.nextRun
+	fl := rt.Steps.fl
+	if code == "" && fl != nil && !fl.queued && rt.keepFlow && rt.Steps.head == nil && rt.more.Load() == nil {
+		e.unlinkRun(fl)
+		fl.cur = &rt.Steps
+		fl.action = actNone
+		rt.Steps.setStatus(stIdle)
+		e.m.succeeded++ // flowEnded's first case
+		rt.endRun()
+		if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
+			rt.release()
 		}
-		if fl.nextRun != nil {
-			fl.nextRun.prevRun = fl.prevRun
-		}
-		fl.prevRun, fl.nextRun = nil, nil
+		return
+	}
+	if fl != nil {
+		e.unlinkRun(fl)
 		if fl.queued {
 			e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
 		}
@@ -702,9 +727,8 @@ func (e *engine) finishRoot(rt *root, code string) {
 	}
 	rt.Steps.setStatus(stIdle)
 	if x := rt.more.Load(); x == nil && code == "" && rt.keepFlow {
-		// The common end of a pooled root: a success with no extension
-		// (flowEnded's first case; no Promise, so endRunWith's whole
-		// work is endRun, detachFlow leaving the flow with the root).
+		// The common end of a pooled root (the first part's), after a
+		// queued step was discarded or the flow taken out of the queue.
 		e.m.succeeded++
 		rt.endRun()
 	} else if code == "" && rt.keepFlow && x.nameOnly() {
