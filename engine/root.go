@@ -263,24 +263,30 @@ func New(r *reactor.Reactor) *Steps {
 	if !ok {
 		e = engineOf(r)
 	}
-	var rt *root
 	onLoop := r.IsSameThread()
 	if onLoop {
-		// On the loop: a free list no other goroutine touches.
-		rt = e.rootLocal.pop()
-	}
-	var f *Steps // off the loop: a frame for the first step, if rt has none
-	if rt != nil {
-		e.stats.RootsLive++
-	} else {
-		e.rootMu.Lock()
-		rt = e.rootFree.pop()
-		e.rootsLive++
-		if !onLoop && (rt == nil || rt.spare == nil) {
-			f, _ = e.takeBuild(1)
+		// On the loop: a free list no other goroutine touches. A root
+		// from it is handed out here, in a straight line (the tests
+		// below all come out one way for it).
+		if rt := e.rootLocal.pop(); rt != nil {
+			e.stats.RootsLive++
+			rt.keepFlow = true // see below
+			rt.Steps.setStatus(stIdle)
+			rt.state.reset() // see below
+			storerel.Uint64(&rt.lease, rt.lease.Load()&^leaseReleased)
+			return &rt.Steps
 		}
-		e.rootMu.Unlock()
 	}
+	// From the shared pool (off the loop, or the loop's own list empty),
+	// or a fresh root.
+	var f *Steps // off the loop: a frame for the first step, if rt has none
+	e.rootMu.Lock()
+	rt := e.rootFree.pop()
+	e.rootsLive++
+	if !onLoop && (rt == nil || rt.spare == nil) {
+		f, _ = e.takeBuild(1)
+	}
+	e.rootMu.Unlock()
 	if rt == nil {
 		rt = &root{}
 		rt.Steps.e = e
