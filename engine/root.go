@@ -705,6 +705,8 @@ func (e *engine) unlinkRun(fl *flow) {
 // leaving the flow with the root). It calls nothing but release, last,
 // so that the compiler spills nothing on its way (the general end below
 // saved four registers for its calls: Simple's end paid for them).
+// advanceFast has a copy for the root's last step; change the two
+// together.
 func (e *engine) finishRoot(rt *root, code string) {
 	rt.started = false
 	fl := rt.Steps.fl
