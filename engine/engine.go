@@ -63,7 +63,7 @@ type engine struct {
 	region  *trace.Region
 	tracing bool
 
-	rootLocal rootList // roots released on the loop, for New on the loop: no lock
+	rootLocal rootRing // roots released on the loop, for New on the loop: no lock
 
 	bridge unsafe.Pointer // a bridge's per-reactor state (BridgeData)
 
@@ -495,8 +495,24 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	}
 	if p == fl.top && fl.par == nil && p.flags&(fFinally|fLocked) == 0 {
 		// The root's last step: its flow ends now, as advance would end
-		// it on the next pass of run's loop.
-		e.finishRoot(fl.root, "")
+		// it on the next pass of run's loop. A pooled root's plain end
+		// (finishRoot's first part) in this frame: its call and frame
+		// were ~12 instructions of Simple.
+		rt := fl.root
+		if fl.queued || !rt.keepFlow || rt.Steps.head != nil || rt.more.Load() != nil {
+			e.finishRoot(rt, "")
+			return true
+		}
+		rt.started = false
+		e.unlinkRun(fl)
+		fl.cur = &rt.Steps
+		fl.action = actNone
+		rt.Steps.setStatus(stIdle)
+		e.m.succeeded++ // flowEnded's first case
+		rt.endRun()
+		if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
+			rt.release()
+		}
 		return true
 	}
 	// p's sub-steps are all done: p completes with the last one's values.

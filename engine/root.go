@@ -202,6 +202,42 @@ func (l *rootList) push(rt *root) {
 	l.n++
 }
 
+// rootRing is the loop's FIFO of released roots (engine.rootLocal), a
+// ring of pointers: a push is a store and an index bump, a pop a load, a
+// clear and a bump, where the linked rootList writes a head, a tail and
+// two links. It holds maxRootLocal roots; its free slots are nil, so that
+// it pins no root it gave out.
+type rootRing struct {
+	buf        [maxRootLocal]*root
+	head, tail uint // pop at head, push at tail: tail-head roots wait
+	low        int  // the fewest roots it held since the last trim (trim.go)
+}
+
+// n is how many roots wait.
+func (l *rootRing) n() int { return int(l.tail - l.head) }
+
+// push appends rt; the caller checked n() < maxRootLocal.
+func (l *rootRing) push(rt *root) {
+	l.buf[l.tail%maxRootLocal] = rt
+	l.tail++
+}
+
+// pop takes the oldest root once more than rootQuarantine wait, else nil.
+func (l *rootRing) pop() *root {
+	n := l.tail - l.head
+	if n <= rootQuarantine {
+		return nil
+	}
+	i := l.head % maxRootLocal
+	rt := l.buf[i]
+	l.buf[i] = nil
+	l.head++
+	if int(n-1) < l.low {
+		l.low = int(n - 1)
+	}
+	return rt
+}
+
 // pop takes the oldest root once more than rootQuarantine wait, else nil.
 func (l *rootList) pop() *root {
 	if l.n <= rootQuarantine {
@@ -227,24 +263,30 @@ func New(r *reactor.Reactor) *Steps {
 	if !ok {
 		e = engineOf(r)
 	}
-	var rt *root
 	onLoop := r.IsSameThread()
 	if onLoop {
-		// On the loop: a free list no other goroutine touches.
-		rt = e.rootLocal.pop()
-	}
-	var f *Steps // off the loop: a frame for the first step, if rt has none
-	if rt != nil {
-		e.stats.RootsLive++
-	} else {
-		e.rootMu.Lock()
-		rt = e.rootFree.pop()
-		e.rootsLive++
-		if !onLoop && (rt == nil || rt.spare == nil) {
-			f, _ = e.takeBuild(1)
+		// On the loop: a free list no other goroutine touches. A root
+		// from it is handed out here, in a straight line (the tests
+		// below all come out one way for it).
+		if rt := e.rootLocal.pop(); rt != nil {
+			e.stats.RootsLive++
+			rt.keepFlow = true // see below
+			rt.Steps.setStatus(stIdle)
+			rt.state.reset() // see below
+			storerel.Uint64(&rt.lease, rt.lease.Load()&^leaseReleased)
+			return &rt.Steps
 		}
-		e.rootMu.Unlock()
 	}
+	// From the shared pool (off the loop, or the loop's own list empty),
+	// or a fresh root.
+	var f *Steps // off the loop: a frame for the first step, if rt has none
+	e.rootMu.Lock()
+	rt := e.rootFree.pop()
+	e.rootsLive++
+	if !onLoop && (rt == nil || rt.spare == nil) {
+		f, _ = e.takeBuild(1)
+	}
+	e.rootMu.Unlock()
 	if rt == nil {
 		rt = &root{}
 		rt.Steps.e = e
@@ -409,8 +451,33 @@ func (as *Steps) Execute() {
 	}
 	if e := rt.e; e.r.IsSameThread() {
 		// On the loop: start it from the ready queue, behind the flows
-		// already there, without a reactor task.
-		e.prepareStart(rt)
+		// already there, without a reactor task. prepareStart's short
+		// start, in this frame (its call and frame were ~12 instructions
+		// of Simple). A Cancel from another goroutine may have marked the
+		// run since the CompareAndSwap: the slow start honours it.
+		fl := rt.Steps.fl
+		if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
+			rt.Steps.head == nil || rt.more.Load() != nil || e.build.want.Load() ||
+			rt.run.Load()&runCancel != 0 {
+			e.prepareStartSlow(rt)
+			return
+		}
+		rt.started = true
+		e.m.started++ // metrics.go
+		e.stats.FramesLive += int(rt.built)
+		rt.spareCap = max(rt.spareCap, rt.built) // keepFlow: its frames stay its spares
+		rt.built = 0
+		fl.args.reset()
+		fl.nextRun = e.runHead
+		if e.runHead != nil {
+			e.runHead.prevRun = fl
+		}
+		e.runHead = fl
+		rt.Steps.setStatus(stActive)
+		c := rt.Steps.dequeue()
+		c.fl = fl
+		fl.cur = c
+		e.ready(fl, actExec)
 		return
 	}
 	// Off the loop: when the loop is parked, the caller runs its turn,
@@ -453,9 +520,11 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 // build pool not asking for a refill, and a first step. It does what
 // prepareStartSlow does for such a root, without the tests that all come
 // out false for it (a third of Simple's start). startNamedKept is the same
-// start for a root named and nothing more; change the two together. They
-// are two copies on purpose: letting a name-only extension through here
-// cost every unnamed root 6 instructions (Simple 902 -> 908, callgrind).
+// start for a root named and nothing more, and Execute on the loop has a
+// third copy in its own frame; change the three together. They are copies
+// on purpose: letting a name-only extension through here cost every
+// unnamed root 6 instructions (Simple 902 -> 908, callgrind), and the call
+// from Execute ~12.
 func (e *engine) prepareStart(rt *root) bool {
 	fl := rt.Steps.fl
 	if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
@@ -632,19 +701,46 @@ func (e *engine) detachFlow(rt *root) {
 	}
 }
 
+// unlinkRun takes fl out of the running roots' list (engine.runHead).
+func (e *engine) unlinkRun(fl *flow) {
+	if fl.prevRun != nil {
+		fl.prevRun.nextRun = fl.nextRun
+	} else if e.runHead == fl {
+		e.runHead = fl.nextRun
+	}
+	if fl.nextRun != nil {
+		fl.nextRun.prevRun = fl.prevRun
+	}
+	fl.prevRun, fl.nextRun = nil, nil
+}
+
 // finishRoot ends the root's flow: success when code is "", else failure.
+//
+// Its first part is the common end of a pooled root: a success, the flow
+// kept (keepFlow) and not in the ready queue, no step left queued, no
+// extension (no Promise, so endRunWith's whole work is endRun, detachFlow
+// leaving the flow with the root). It calls nothing but release, last,
+// so that the compiler spills nothing on its way (the general end below
+// saved four registers for its calls: Simple's end paid for them).
+// advanceFast has a copy for the root's last step; change the two
+// together.
 func (e *engine) finishRoot(rt *root, code string) {
 	rt.started = false
-	if fl := rt.Steps.fl; fl != nil {
-		if fl.prevRun != nil {
-			fl.prevRun.nextRun = fl.nextRun
-		} else if e.runHead == fl {
-			e.runHead = fl.nextRun
+	fl := rt.Steps.fl
+	if code == "" && fl != nil && !fl.queued && rt.keepFlow && rt.Steps.head == nil && rt.more.Load() == nil {
+		e.unlinkRun(fl)
+		fl.cur = &rt.Steps
+		fl.action = actNone
+		rt.Steps.setStatus(stIdle)
+		e.m.succeeded++ // flowEnded's first case
+		rt.endRun()
+		if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
+			rt.release()
 		}
-		if fl.nextRun != nil {
-			fl.nextRun.prevRun = fl.prevRun
-		}
-		fl.prevRun, fl.nextRun = nil, nil
+		return
+	}
+	if fl != nil {
+		e.unlinkRun(fl)
 		if fl.queued {
 			e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
 		}
@@ -656,9 +752,8 @@ func (e *engine) finishRoot(rt *root, code string) {
 	}
 	rt.Steps.setStatus(stIdle)
 	if x := rt.more.Load(); x == nil && code == "" && rt.keepFlow {
-		// The common end of a pooled root: a success with no extension
-		// (flowEnded's first case; no Promise, so endRunWith's whole
-		// work is endRun, detachFlow leaving the flow with the root).
+		// The common end of a pooled root (the first part's), after a
+		// queued step was discarded or the flow taken out of the queue.
 		e.m.succeeded++
 		rt.endRun()
 	} else if code == "" && rt.keepFlow && x.nameOnly() {
@@ -886,19 +981,70 @@ func (e *engine) cancelRun(rt *root) {
 func (as *Steps) Release() {
 	checkReleased(as, "Release")
 	if as == nil || as.kind != kRoot {
-		if as.isForeign() {
-			as.foreign().Release()
-			return
-		}
-		misuse(as, "Release: not a root")
+		releaseNotRoot(as)
 		return
 	}
 	rt := rootOf(as)
-	if rt.run.Load()&runActive == 0 && !rt.isReleased() {
-		rt.release() // not running: releaseAfterRun's last case, one call less
+	if rt.run.Load()&runActive != 0 || rt.isReleased() {
+		rt.releaseAfterRun(true)
 		return
 	}
-	rt.releaseAfterRun(true)
+	// Not running, not released: back to the pool, in this frame (a call
+	// to a release function and its frame were ~10 instructions of
+	// Simple). release, for releaseAfterRun and finishRoot, calls Release.
+	if rt.Steps.head != nil {
+		rt.discardBuilt(&rt.Steps)
+	}
+	if rt.bin != nil {
+		bridge.release(rt.bin, rt.e.r.IsSameThread())
+		rt.bin = nil
+	}
+	// One releaser per release (releaseAfterRun's flag), so the bump and
+	// the released bit are a load and one release-only store, not a
+	// locked add. No full fence: nothing after it here must see another
+	// goroutine's store first, and the pool's lock (or the loop's own
+	// list) orders the root's next New.
+	storerel.Uint64(&rt.lease, (rt.lease.Load()|leaseReleased)+leaseOne)
+	if x := rt.more.Load(); x != nil {
+		*x = rootExt{} // no run: no context watch, no trace task
+	}
+	rt.state.reset()
+	if fl := rt.Steps.fl; fl != nil && (fl.owned || !fl.args.empty()) {
+		fl.clearArgs() // the values detachFlow left with the root
+	}
+	e := rt.e
+	if debugReleased {
+		// Never reused: the root stays released for whoever kept it,
+		// and is garbage once nobody does.
+		e.rootMu.Lock()
+		e.rootsLive--
+		e.rootMu.Unlock()
+		return
+	}
+	if e.r.IsSameThread() {
+		if n := e.rootLocal.n(); n < maxRootLocal {
+			e.rootLocal.push(rt)
+			e.stats.RootsLive--
+			if n >= trimFloor && !e.trim.armed {
+				e.armTrim()
+			}
+			return
+		}
+	}
+	e.rootMu.Lock()
+	e.rootFree.push(rt)
+	e.rootsLive--
+	e.rootMu.Unlock()
+}
+
+// releaseNotRoot is Release of anything but a root: a foreign object's, or
+// a misuse.
+func releaseNotRoot(as *Steps) {
+	if as.isForeign() {
+		as.foreign().Release()
+		return
+	}
+	misuse(as, "Release: not a root")
 }
 
 // ReleaseAtEnd lets the root's flow run to its end and then gives the
@@ -937,49 +1083,9 @@ func (rt *root) releaseAfterRun(cancel bool) {
 	rt.release()
 }
 
-func (rt *root) release() {
-	if rt.Steps.head != nil {
-		rt.discardBuilt(&rt.Steps)
-	}
-	if rt.bin != nil {
-		bridge.release(rt.bin, rt.e.r.IsSameThread())
-		rt.bin = nil
-	}
-	// One releaser per release (releaseAfterRun's flag), so the bump and
-	// the released bit are a load and one release-only store, not a
-	// locked add. No full fence: nothing after it here must see another
-	// goroutine's store first, and the pool's lock (or the loop's own
-	// list) orders the root's next New.
-	storerel.Uint64(&rt.lease, (rt.lease.Load()|leaseReleased)+leaseOne)
-	if x := rt.more.Load(); x != nil {
-		*x = rootExt{} // no run: no context watch, no trace task
-	}
-	rt.state.reset()
-	if fl := rt.Steps.fl; fl != nil && (fl.owned || !fl.args.empty()) {
-		fl.clearArgs() // the values detachFlow left with the root
-	}
-	e := rt.e
-	if debugReleased {
-		// Never reused: the root stays released for whoever kept it,
-		// and is garbage once nobody does.
-		e.rootMu.Lock()
-		e.rootsLive--
-		e.rootMu.Unlock()
-		return
-	}
-	if e.r.IsSameThread() && e.rootLocal.n < maxRootLocal {
-		e.rootLocal.push(rt)
-		e.stats.RootsLive--
-		if e.rootLocal.n > trimFloor && !e.trim.armed {
-			e.armTrim()
-		}
-		return
-	}
-	e.rootMu.Lock()
-	e.rootFree.push(rt)
-	e.rootsLive--
-	e.rootMu.Unlock()
-}
+// release gives rt, which is not running and not released, back to its
+// reactor's pool: Release's own last case, which does the work.
+func (rt *root) release() { rt.Steps.Release() }
 
 // Promise is the end of a root's flow, to wait for from any goroutine.
 type Promise struct {

@@ -41,7 +41,11 @@ func (s *State) Keys(fn func(key string)) {
 
 // reset empties the state but keeps the map's and AsyncStack's storage.
 func (s *State) reset() {
-	if len(s.vals) != 0 {
+	// The nil test first: most flows never Set, and len of a nil map is
+	// a test, a zero and a second test (3 instructions more per reset;
+	// New and Release both reset).
+	//lint:ignore S1009 the nil test is the point: it is cheaper than len's
+	if s.vals != nil && len(s.vals) != 0 {
 		clear(s.vals)
 	}
 	s.ErrorInfo, s.LastException, s.User = "", nil, nil

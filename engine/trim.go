@@ -73,7 +73,7 @@ func trimTick(arg unsafe.Pointer, _ uint64) {
 	e.rootMu.Lock()
 	shared := e.rootFree.n
 	e.rootMu.Unlock()
-	if e.stats.FramesFree > trimFloor || e.rootLocal.n > trimFloor || shared > trimFloor || e.stats.RootFlowsFree > trimFloor {
+	if e.stats.FramesFree > trimFloor || e.rootLocal.n() > trimFloor || shared > trimFloor || e.stats.RootFlowsFree > trimFloor {
 		e.armTrim()
 		return
 	}
@@ -125,6 +125,23 @@ func (e *engine) trimPools() {
 	e.ar.Trim() // munmap: the OS has those pages back at once
 	bytes += e.r.TrimTimers()
 	reclaim.Dropped(bytes)
+}
+
+// trim is rootList's trim for the loop's ring.
+func (l *rootRing) trim() (n, bytes int) {
+	k := min(l.low, l.n()-rootQuarantine)
+	for i := 0; i < k; i++ {
+		j := l.head % maxRootLocal
+		rt := l.buf[j]
+		l.buf[j] = nil
+		l.head++
+		bytes += rootBytes + int(rt.spareN)*frameBytes
+		if rt.Steps.fl != nil {
+			bytes += flowBytes
+		}
+	}
+	l.low = l.n()
+	return max(k, 0), bytes
 }
 
 // trim drops the oldest roots that were not needed since the last trim,
