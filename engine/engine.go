@@ -79,7 +79,7 @@ type engine struct {
 // monitoring: a flow that has ended, whatever the way, gives back every frame
 // and branch it took.
 type Stats struct {
-	FramesLive    int // step frames in use (queued, running or waiting), roots excluded
+	FramesLive    int // step frames in use (queued, running or waiting, or kept by a running loop iteration for its next sub-steps), roots excluded
 	FramesCreated int // step frames ever allocated by the loop
 	FlowsLive     int // parallel branches running
 	RootsLive     int // roots handed out by New and not Released (counted on the loop and off it)
@@ -482,10 +482,12 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	}
 	// releasePlain's common case inline (a call and its spills were
 	// a tenth of a sequential step): nothing held, the root keeps the frame.
+	// Once the root's spare list is full, a loop iteration's sub-step stays
+	// with the iteration for its next iteration's Add (keep).
 	if rt := f.fl.root; f.scope.Empty() && f.bin == nil && rt.spareN < rt.spareCap {
 		e.toSpare(rt, f)
 	} else {
-		e.releasePlain(f)
+		e.keepOrRelease(p, f)
 	}
 	if c := p.dequeue(); c != nil {
 		c.fl = fl // a root-level step built before the start has none yet
@@ -557,6 +559,17 @@ func (e *engine) reuseIteration(fl *flow, f, L *Steps) bool {
 	return true
 }
 
+// keepOrRelease gives f, a plain step that ended, to its parent p when p
+// is a loop iteration that may keep it (keep), or releases it. Out of
+// advanceFast so that the rows without loops keep its layout.
+func (e *engine) keepOrRelease(p, f *Steps) {
+	if p.kind == kBody && f.keepable() {
+		p.keep(f)
+	} else {
+		e.releasePlain(f)
+	}
+}
+
 // toSpare resets a frame that holds nothing (no Stack memory, no
 // binding, nothing queued or armed) and gives it to rt, whose spare list
 // has room: releasePlain's common case, inlined where a step ends.
@@ -572,7 +585,8 @@ func (e *engine) toSpare(rt *root, f *Steps) {
 // releasePlain is releaseFrame for a frame advanceFast vetted: no queued
 // sub-steps, no timer (fTimeout), no External (fArmed), so only what a
 // plain step can have touched is undone: its Stack memory, its binding,
-// and the fields every frame sets.
+// and the fields every frame sets. Never a loop iteration (kBody): the
+// frames it keeps (keep) go back through releaseFrame.
 func (e *engine) releasePlain(f *Steps) {
 	if !f.scope.Empty() {
 		e.ar.Release(&f.scope)
@@ -717,21 +731,27 @@ func (e *engine) advance(fl *flow) {
 			return
 		}
 		p := f.parent
-		if p.kind == kLoop && e.reuseIteration(fl, f, p) {
+		if p.kind == kLoop {
+			// f is an iteration of p.
+			if e.reuseIteration(fl, f, p) {
+				return
+			}
+			e.releaseFrame(f) // with the frames it keeps (dropKept)
+			p.loop().i++
+			e.loopNext(p)
 			return
 		}
 		if f.head == nil && f.oncancel == nil && f.fl != nil && f.timer.IsZero() && f.ctl.Load()&xMask == xNone {
 			// A step that waited and was completed (its External spent):
 			// nothing queued, armed or timed is left, so releasePlain
-			// undoes all it can hold.
-			e.releasePlain(f)
+			// undoes all it can hold, or the iteration keeps it.
+			if p.kind == kBody && f.kind == kStep && f.keepable() {
+				p.keep(f)
+			} else {
+				e.releasePlain(f)
+			}
 		} else {
 			e.releaseFrame(f)
-		}
-		if p.kind == kLoop {
-			p.loop().i++
-			e.loopNext(p)
-			return
 		}
 		if c := p.dequeue(); c != nil {
 			c.fl = fl // a root-level step built before the start has none yet

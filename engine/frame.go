@@ -2,6 +2,7 @@ package engine
 
 import (
 	"runtime"
+	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/arena"
 	"github.com/asyncsteps/asyncsteps/reactor"
@@ -107,9 +108,72 @@ func (e *engine) grow() *Steps {
 	return next
 }
 
+// A loop iteration (kBody) keeps the frames of its sub-steps that ended
+// holding nothing, for the sub-steps its next iteration adds: a body that
+// adds the same steps each time (the common loop) then takes them back
+// without the free list's counters and without resetting the fields that
+// are the same (parent, fl, kind). The kept frames are a list through next
+// whose head is the body's x (unused by a body frame otherwise). A kept
+// frame is stFree, with flags 0, nothing queued, armed, timed, bound or
+// allocated, no error handler and no AddWith value; it keeps its fn, fl
+// and parent (the body, live, in the flow fl) until it is taken again or
+// the body is destroyed (releaseFrame: dropKept; an iteration never takes
+// releasePlain or toSpare), whatever ends the loop. Every sub-step frame of a body is taken through
+// takeKept first (Add, addFrame), so the list never holds more frames than
+// one iteration added. Kept frames count as live (Stats.FramesLive).
+
+// keepable reports whether f, a step that ended plainly (nothing queued,
+// armed, timed or left to cancel: the caller checked), holds nothing a kept
+// frame may not keep.
+func (f *Steps) keepable() bool {
+	return f.scope.Empty() && f.bin == nil && f.onerr == nil && f.x == nil && f.xfn == nil
+}
+
+// keep gives f, a keepable sub-step of the iteration p that ended, to p.
+func (p *Steps) keep(f *Steps) {
+	f.flags, f.st = 0, stFree
+	f.next = (*Steps)(p.x)
+	p.x = unsafe.Pointer(f)
+}
+
+// takeKept returns a frame kept by the iteration p for a new sub-step of
+// kind, queued, or nil when p keeps none (or is not an iteration).
+func (p *Steps) takeKept(kind uint8) *Steps {
+	if p.kind != kBody || p.x == nil {
+		return nil
+	}
+	c := (*Steps)(p.x)
+	p.x = unsafe.Pointer(c.next)
+	c.next = nil
+	c.kind = kind
+	c.st = stQueued
+	return c
+}
+
+// takeKeptOut is takeKept out of line, for addFrame: a call there costs
+// the steps that are not a loop's body nothing but the kind test.
+//
+//go:noinline
+func (p *Steps) takeKeptOut(kind uint8) *Steps { return p.takeKept(kind) }
+
+// dropKept destroys the frames the iteration f keeps.
+func (e *engine) dropKept(f *Steps) {
+	c := (*Steps)(f.x)
+	f.x = nil
+	for c != nil {
+		n := c.next
+		c.next = nil
+		e.releasePlain(c)
+		c = n
+	}
+}
+
 // releaseFrame destroys a frame: its timer stops, its Stack memory is
 // freed, and it returns to a free list with a new generation. Loop only.
 func (e *engine) releaseFrame(f *Steps) {
+	if f.kind == kBody && f.x != nil {
+		e.dropKept(f)
+	}
 	if f.head != nil {
 		e.discardQueued(f) // never lose queued frames, whatever path ends f
 	}

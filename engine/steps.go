@@ -205,7 +205,12 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 			misuse(as, op+": called after Success")
 			return nil
 		}
-		c := e.newFrame(kind, as, as.fl)
+		var c *Steps
+		if as.kind == kBody && as.x != nil {
+			c = as.takeKeptOut(kind)
+		} else {
+			c = e.newFrame(kind, as, as.fl)
+		}
 		as.enqueue(c)
 		return c
 	case as.kind == kParallel && as.st == stQueued && branchKind(kind):
@@ -240,7 +245,10 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 		// over the other cases and addSlow's checks. The loop is checked
 		// first: e.cur is the loop's, and only the loop may read it.
 		if e := as.e; e.r.IsSameThread() && as == e.cur && as.flags&fSucceeded == 0 {
-			c := e.newFrame(kStep, as, as.fl)
+			c := as.takeKept(kStep)
+			if c == nil {
+				c = e.newFrame(kStep, as, as.fl)
+			}
 			c.fn = f
 			as.enqueue(c)
 			return as

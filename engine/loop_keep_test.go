@@ -1,0 +1,158 @@
+package engine_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// A loop iteration keeps the frames of its ended sub-steps for the next
+// iteration's Add: whatever ends the loop (Break, Continue then Break, an
+// error, a cancel, a timeout, a count run out), every kept frame is given
+// back, and a stale External of an earlier iteration completes nothing.
+func TestLoopKeptFramesReleasedAtEveryEnd(t *testing.T) {
+	ends := []struct {
+		name string
+		// body is the loop's body for iteration i; it adds its steps. x is
+		// where a parked step leaves its External.
+		body func(as *engine.Steps, i int, x *engine.External)
+		end  func(r *reactor.Reactor, root *engine.Steps, x engine.External)
+		want string // the root's outcome: "" for success, an error code, "running" when neither handler ran
+	}{
+		{"Break", func(as *engine.Steps, i int, x *engine.External) {
+			as.Add(func(as *engine.Steps) { *x = as.External() })
+			as.Add(func(as *engine.Steps) {
+				if i == 5 {
+					as.Break()
+				}
+			})
+		}, nil, ""},
+		{"Continue", func(as *engine.Steps, i int, x *engine.External) {
+			as.Add(func(as *engine.Steps) { *x = as.External() })
+			as.Add(func(as *engine.Steps) {
+				if i%2 == 0 {
+					as.Continue()
+				}
+				if i == 5 {
+					as.Break()
+				}
+			})
+			as.Add(func(as *engine.Steps) {})
+		}, nil, ""},
+		{"error", func(as *engine.Steps, i int, x *engine.External) {
+			as.Add(func(as *engine.Steps) { *x = as.External() })
+			as.Add(func(as *engine.Steps) {
+				if i == 5 {
+					as.Error("Boom")
+				}
+			})
+		}, nil, "Boom"},
+		{"cancel", func(as *engine.Steps, i int, x *engine.External) {
+			as.Add(func(as *engine.Steps) { *x = as.External() })
+			as.Add(func(as *engine.Steps) {})
+		}, func(r *reactor.Reactor, root *engine.Steps, x engine.External) { root.Cancel() }, "running"}, // no error handler runs
+		{"timeout", func(as *engine.Steps, i int, x *engine.External) {
+			as.Add(func(as *engine.Steps) { *x = as.External() })
+			as.Add(func(as *engine.Steps) {})
+		}, func(r *reactor.Reactor, root *engine.Steps, x engine.External) { r.Advance(2 * time.Second) }, engine.Timeout},
+		{"error in the parked step", func(as *engine.Steps, i int, x *engine.External) {
+			as.Add(func(as *engine.Steps) { *x = as.External() })
+			as.Add(func(as *engine.Steps) {})
+		}, func(r *reactor.Reactor, root *engine.Steps, x engine.External) { x.Error("Late") }, "Late"},
+	}
+	for _, tt := range ends {
+		t.Run(tt.name, func(t *testing.T) {
+			r := reactor.NewManual()
+			root := engine.New(r)
+			var x, stale engine.External
+			i := 0
+			outcome := "running"
+			root.Add(func(as *engine.Steps) {
+				if tt.name == "timeout" {
+					as.SetTimeout(time.Second)
+				}
+				as.Loop(func(as *engine.Steps) {
+					tt.body(as, i, &x)
+					i++
+				})
+			}, func(as *engine.Steps, code string) { outcome = code })
+			root.Add(func(as *engine.Steps) { outcome = "" })
+			root.Execute()
+			r.RunUntilIdle()
+			for k := 0; k < 6 && outcome == "running"; k++ {
+				if k == 1 {
+					stale = x
+				}
+				if k == 3 && tt.end != nil {
+					break
+				}
+				if !x.Success(engine.Int(int64(k))) {
+					t.Fatalf("iteration %d: its External did not complete it", k)
+				}
+				r.RunUntilIdle()
+				if k >= 1 && stale.Success() {
+					t.Fatalf("iteration %d: the External of iteration 1 completed a later step", k)
+				}
+			}
+			if tt.end != nil {
+				tt.end(r, root, x)
+				r.RunUntilIdle()
+			}
+			if outcome != tt.want {
+				t.Fatalf("outcome %q, want %q", outcome, tt.want)
+			}
+			if st := engine.StatsOf(r); st.FramesLive != 0 {
+				t.Fatalf("FramesLive %d after the loop ended, want 0", st.FramesLive)
+			}
+			root.Release()
+		})
+	}
+}
+
+// The frames an iteration keeps never outnumber the sub-steps one
+// iteration added, however the bodies vary: Add, Add with an error
+// handler, AddWith (whose frame is not kept), a nested loop.
+func TestLoopKeptFramesBounded(t *testing.T) {
+	r := reactor.NewManual()
+	root := engine.New(r)
+	var live []int
+	v := 7
+	root.Loop(func(as *engine.Steps) {
+		i := len(live)
+		live = append(live, engine.StatsOf(r).FramesLive)
+		if i == 40 {
+			as.Break()
+			return
+		}
+		for k := 0; k < i%4; k++ {
+			switch (i + k) % 4 {
+			case 0:
+				as.Add(func(as *engine.Steps) {})
+			case 1:
+				as.Add(func(as *engine.Steps) {}, func(as *engine.Steps, code string) {})
+			case 2:
+				engine.AddWith(as, func(as *engine.Steps, v *int) {}, &v)
+			case 3:
+				as.Repeat(2, func(as *engine.Steps, i int) { as.Add(func(as *engine.Steps) {}) })
+			}
+		}
+	})
+	root.Execute()
+	r.RunUntilIdle()
+	if len(live) != 41 {
+		t.Fatalf("%d iterations ran, want 41", len(live))
+	}
+	// At an iteration's start: the loop, the iteration and at most the
+	// three sub-steps the largest iteration added.
+	for i, n := range live {
+		if n > 2+3 {
+			t.Fatalf("iteration %d started with %d live frames, want at most 5: %v", i, n, live)
+		}
+	}
+	if st := engine.StatsOf(r); st.FramesLive != 0 {
+		t.Fatalf("FramesLive %d after the loop ended, want 0", st.FramesLive)
+	}
+	root.Release()
+}
