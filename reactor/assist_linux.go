@@ -159,6 +159,11 @@ func (r *Reactor) borrowedTurn() (more bool) {
 	if r.closed.Load() {
 		return false
 	}
+	// The loop read its clock when it last woke, perhaps long ago: the
+	// first CoarseNow of this turn reads it again (refreshNow), so it lags
+	// by at most this turn, as on the loop. A flag, not a clock read here:
+	// most turns never ask (engine's per-name flow time does).
+	r.m.nowStale = true
 	for i := 0; i < maxIterPerTurn; i++ {
 		if more = r.iterate(); !more || r.closed.Load() {
 			break
@@ -235,4 +240,11 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 		return r.xPost(cb, arg, aux) // the ring was full: Post waits or queues
 	}
 	return ok
+}
+
+// refreshNow reads the clock for CoarseNow in a turn run in the parked
+// loop's place (borrowedTurn). Loop word only.
+func (r *Reactor) refreshNow() {
+	r.m.now = nanotime()
+	r.m.nowStale = false
 }

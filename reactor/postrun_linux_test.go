@@ -258,3 +258,31 @@ func TestOwnThreadKeepsCallbacksOnTheLoop(t *testing.T) {
 		}
 	}
 }
+
+// A turn run in the parked loop's place (PostRun, Assist, a hand-off)
+// reads the clock, as the loop does when it wakes: CoarseNow in its
+// callbacks lags the true time by at most that turn, not by however long
+// the loop was parked (engine's per-name flow time reads it).
+func TestBorrowedTurnCoarseNowIsFresh(t *testing.T) {
+	r := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	got := make(chan int64, 1)
+	cb := func(unsafe.Pointer, uint64) { got <- r.CoarseNow() }
+	for i := range 6 {
+		waitParked(t, r)
+		before := nanotime()
+		switch i % 2 {
+		case 0:
+			X.PostRun(r, cb, nil, 0)
+		case 1:
+			pushQuiet(t, r, cb)
+			if !r.Assist() {
+				X.Wake(r) // someone else took the turn: not what this case checks
+				<-got
+				continue
+			}
+		}
+		if now := <-got; now < before {
+			t.Fatalf("case %d: CoarseNow in a borrowed turn is %v behind the clock read before it", i%2, time.Duration(before-now))
+		}
+	}
+}
