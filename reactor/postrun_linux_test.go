@@ -286,3 +286,50 @@ func TestBorrowedTurnCoarseNowIsFresh(t *testing.T) {
 		}
 	}
 }
+
+// A PanicHandler that panics (a program that wants a panicking callback
+// to be fatal) ends a loop's goroutine, and so the process. In a turn run
+// in the parked loop's place the panic reaches the goroutine that ran it
+// (Execute's or Wait's caller), which may recover it (net/http recovers a
+// handler's panic): the loop must then have its word back, and go on, not
+// stay parked for good behind a word nobody holds.
+func TestBorrowedTurnPanicGivesTheWordBack(t *testing.T) {
+	r := startLoop(t, Options{CPU: -1, Spin: NoSpin, PanicHandler: func(v any) { panic(v) }})
+	boom := func(unsafe.Pointer, uint64) { panic("boom") }
+	run := func(how int) (recovered any) {
+		defer func() { recovered = recover() }()
+		switch how {
+		case 0:
+			X.PostRun(r, boom, nil, 0)
+		case 1:
+			pushQuiet(t, r, boom)
+			if !r.Assist() {
+				return "no assist"
+			}
+		}
+		return nil
+	}
+	for how := range 2 {
+		waitParked(t, r)
+		if got := run(how); got != "boom" {
+			if got == "no assist" {
+				X.Wake(r)
+				t.Skip("the loop woke before the assist; nothing checked")
+			}
+			t.Fatalf("case %d: the callback's panic did not reach the caller: %v", how, got)
+		}
+		ran := make(chan struct{})
+		if !r.xPost(func(unsafe.Pointer, uint64) { close(ran) }, nil, 0) {
+			t.Fatalf("case %d: Post refused", how)
+		}
+		select {
+		case <-ran:
+		case <-time.After(10 * time.Second): // a hang guard, not a timing
+			r.loopG.Store(parkedG) // let the cleanup's Close end the loop
+			t.Fatalf("case %d: the loop never ran again after a borrowed turn panicked", how)
+		}
+	}
+	if n := nAssisting.Load(); n != 0 {
+		t.Fatalf("%d assist slots left taken", n)
+	}
+}
