@@ -71,7 +71,16 @@
 //
 // # Threads
 //
-// Every callback runs on its flow's reactor loop. From any thread: the
+// Every callback runs on its flow's reactor loop: on the thread that holds
+// the loop's word, which is not always the loop's own (engine's CONTRACT,
+// "Where a flow runs"). In particular execute, called from a thread outside
+// the loops while the loop is parked, runs the loop's turn on the calling
+// thread before it returns: the root's first steps (and whatever else that
+// loop had ready) may run inside the execute call, on the caller's thread,
+// with is_same_thread true. So a thread must not hold, across execute, a
+// lock that a step takes, and must not count on execute returning before
+// the first step runs; a reactor whose callbacks need the loop's own
+// thread is made with reactor.Options.OwnThread. From any thread: the
 // sched_* entries, is_same_thread, execute and cancel of a root, and
 // success or handle_error of a step that waits (waitExternal, setTimeout,
 // setCancel) once its callback has returned. A root is built (add, ...)

@@ -137,16 +137,39 @@ func (r *Reactor) Assist() bool {
 	if !ok {
 		return false
 	}
-	defer releaseAssist(slot)
 	if !r.loopG.CompareAndSwap(parkedG, me) {
+		releaseAssist(slot)
 		return false
 	}
+	held := true
+	defer func() {
+		if held {
+			r.abandonTurn(slot)
+		}
+	}()
 	more := r.borrowedTurn()
 	storerel.Uintptr(&r.loopG, parkedG)
+	releaseAssist(slot)
+	held = false
 	if more {
 		r.wakeLoop()
 	}
 	return true
+}
+
+// abandonTurn is the end of a turn run in the parked loop's place (Assist,
+// PostRun) that a panic left: one that passed through every recover of
+// the turn, which only a PanicHandler that panics itself raises (a program
+// that makes a callback's panic fatal). On a loop it would end the
+// process; here it goes on to the goroutine that ran the turn, which may
+// recover it (net/http recovers a handler's panic). So the word goes back,
+// as a turn's end would give it, the slot is freed, and the loop is woken
+// for whatever the turn left (it re-arms the timerfd itself): the reactor
+// goes on, instead of its loop waiting in unpark for good.
+func (r *Reactor) abandonTurn(slot int) {
+	storerel.Uintptr(&r.loopG, parkedG)
+	releaseAssist(slot)
+	r.wakeLoop()
 }
 
 // borrowedTurn is the turn that a goroutine holding a parked loop's word
@@ -159,6 +182,11 @@ func (r *Reactor) borrowedTurn() (more bool) {
 	if r.closed.Load() {
 		return false
 	}
+	// The loop read its clock when it last woke, perhaps long ago: the
+	// first CoarseNow of this turn reads it again (refreshNow), so it lags
+	// by at most this turn, as on the loop. A flag, not a clock read here:
+	// most turns never ask (engine's per-name flow time does).
+	r.m.nowStale = true
 	for i := 0; i < maxIterPerTurn; i++ {
 		if more = r.iterate(); !more || r.closed.Load() {
 			break
@@ -214,6 +242,12 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 		releaseAssist(slot)
 		return r.xPost(cb, arg, aux)
 	}
+	held := true
+	defer func() {
+		if held {
+			r.abandonTurn(slot) // a PanicHandler's panic (Assist)
+		}
+	}()
 	if r.inbox.Empty() && !r.overflow.active.Load() {
 		ok = r.postLocal(cb, arg, aux) // false once closed: nothing queued
 		if ok {
@@ -228,6 +262,7 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 	}
 	storerel.Uintptr(&r.loopG, parkedG)
 	releaseAssist(slot)
+	held = false
 	if more {
 		r.wakeLoop()
 	}
@@ -235,4 +270,11 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 		return r.xPost(cb, arg, aux) // the ring was full: Post waits or queues
 	}
 	return ok
+}
+
+// refreshNow reads the clock for CoarseNow in a turn run in the parked
+// loop's place (borrowedTurn). Loop word only.
+func (r *Reactor) refreshNow() {
+	r.m.now = nanotime()
+	r.m.nowStale = false
 }

@@ -26,11 +26,14 @@ import (
 // borrow is not counted as an assist.
 
 // xTakeParked takes r's loop word for the caller if r is a real reactor
-// whose loop is parked and that is not closing; the caller must give it
-// back with xGiveParked, after touching only loop-owned state, running no
-// callback.
+// whose loop is parked, that is not closing and that was not made with
+// Options.OwnThread; the caller must give it back with xGiveParked, after
+// touching only loop-owned state, running no callback of its own. (What it
+// changes may still run a hook: the engine's Bridge.Drop of a flow's owned
+// values, which an OwnThread reactor keeps on its thread, as every other
+// callback.)
 func (r *Reactor) xTakeParked() bool {
-	if r.loopG.Load() != parkedG || r.closed.Load() {
+	if r.loopG.Load() != parkedG || r.closed.Load() || r.os.ownThread { // parkedG: a real loop, r.os set
 		return false
 	}
 	return r.loopG.CompareAndSwap(parkedG, goid.Current())

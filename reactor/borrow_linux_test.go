@@ -55,6 +55,22 @@ func TestTakeParkedRefusals(t *testing.T) {
 	}
 }
 
+// An OwnThread reactor lends its word to nobody, a borrow included: what a
+// borrower does under it (engine's External applied there, a Bridge.Drop
+// of the flow's owned values among it) runs on the borrower's thread, which
+// such a reactor is made to rule out (Options.OwnThread). owe refuses it a
+// hand-off for the same reason.
+func TestTakeParkedRefusesOwnThread(t *testing.T) {
+	r := startLoop(t, Options{CPU: -1, OwnThread: true})
+	for range 20 {
+		waitParked(t, r)
+		if X.TakeParked(r) {
+			X.GiveParked(r, false)
+			t.Fatal("TakeParked took an OwnThread reactor's word")
+		}
+	}
+}
+
 // Work left ready under a borrowed word runs: woken by the eventfd when a
 // plain goroutine borrowed it, and, when a loop's callback borrowed it, on
 // that loop's goroutine right after the callback (a hand-off, as for a

@@ -74,8 +74,8 @@ func (internals) ExtOrInit(r *Reactor, key *ExtKey, init func() Ext) any {
 }
 
 // TakeParked takes the loop word of r, a real reactor whose loop is parked
-// (blocked in epoll_wait with nothing to do), for the calling goroutine,
-// and reports whether it did. The caller is then r's loop (IsSameThread)
+// (blocked in epoll_wait with nothing to do) and that was not made with
+// Options.OwnThread, for the calling goroutine, and reports whether it did. The caller is then r's loop (IsSameThread)
 // and may change r's loop-owned state, an attached layer's included,
 // without running any callback, and must give the word back at once with
 // GiveParked. It is how the engine makes a flow waiting on a parked

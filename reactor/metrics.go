@@ -30,18 +30,24 @@ type loopCounters struct {
 	ringHigh                           int
 	pollNanos, runNanos                int64
 	now                                int64 // CoarseNow
+	nowStale                           bool  // now is from before a turn run in the parked loop's place (borrowedTurn)
 }
 
 // CoarseNow is the loop's coarse clock, in nanoseconds from an arbitrary
 // origin (only differences mean anything): read from the monotonic clock
 // once each time the loop wakes from epoll_wait, so reading it costs a load,
 // and it lags the true time by at most the loop's current round (its I/O
-// callbacks and turn). A manual reactor's is its virtual clock. Loop only.
+// callbacks and turn); in a turn run in the parked loop's place (Assist,
+// Execute from a goroutine, a hand-off) its first read of the turn reads
+// the clock. A manual reactor's is its virtual clock. Loop only.
 // For measuring things that last many rounds, such as a flow's life
 // (engine's per-name flow time), without a clock read per flow.
 func (r *Reactor) CoarseNow() int64 {
 	if r.manual {
 		return r.virtual.Load()
+	}
+	if r.m.nowStale {
+		r.refreshNow()
 	}
 	return r.m.now
 }

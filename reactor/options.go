@@ -64,7 +64,8 @@ type Options struct {
 	// place while the loop is parked: Promise.Wait and Batch.Wait for its
 	// flows, Execute from a goroutine outside the loops, another loop that
 	// posted to it (reactor doc, "Who the loop is"), which saves a thread
-	// wake-up on each side. Set it for callbacks that depend on the
+	// wake-up on each side, and a goroutine may borrow the parked loop's
+	// word to apply a result (X.TakeParked: engine's External). Set it for callbacks that depend on the
 	// thread itself (thread-local state of a C library, CPU-local data);
 	// each call from outside then wakes the loop and waits for it.
 	OwnThread bool
