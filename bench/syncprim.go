@@ -25,10 +25,20 @@ type syncFlows struct {
 	g     *reactor.Group
 	w     *syncWork
 	roots [SyncWorkers]*engine.Steps
-	start [SyncWorkers]engine.ExecFunc // flow i's first step: adds its loop
+	gate  [SyncWorkers]engine.ExecFunc // flow i's first step: waits for the round's start
+	start [SyncWorkers]engine.ExecFunc // flow i's second step: adds its loop
 	done  engine.ExecFunc              // every flow's last step
 	ended func()                       // done's callback: the flow has ended
 	wg    sync.WaitGroup
+
+	// The start gate: every flow waits on its External (ext) until all of
+	// them wait (atGate), then round lets them all go. Without it the first
+	// flow executed could run alone, uncontended, in its caller's turn (a
+	// goroutine that executes on a parked loop runs the loop's turn
+	// itself) while the next flows were not yet started: cheap entries
+	// that are not contention, and one flow far ahead of the others.
+	ext    [SyncWorkers]engine.External
+	atGate sync.WaitGroup
 }
 
 // newSyncFlows starts a group of CPUs reactors (StartGroup) and builds the flows around
@@ -58,6 +68,10 @@ func newSyncFlows(w *syncWork, spin time.Duration, mk func(owner *reactor.Reacto
 		// built off the loop keeps its state on the heap, one allocation
 		// per round.
 		f.start[i] = func(as *engine.Steps) { as.Loop(body) }
+		f.gate[i] = func(as *engine.Steps) {
+			f.ext[i] = as.External()
+			f.atGate.Done()
+		}
 		f.roots[i] = engine.New(g.Next())
 	}
 	return f, nil
@@ -67,10 +81,16 @@ func newSyncFlows(w *syncWork, spin time.Duration, mk func(owner *reactor.Reacto
 func (f *syncFlows) round(n int) {
 	f.w.reset(n)
 	f.wg.Add(SyncWorkers)
+	f.atGate.Add(SyncWorkers)
 	for i, root := range f.roots {
+		root.Add(f.gate[i])
 		root.Add(f.start[i])
 		root.Add(f.done)
 		root.Execute()
+	}
+	f.atGate.Wait()
+	for i := range f.ext {
+		f.ext[i].Pass()
 	}
 	f.wg.Wait()
 }
