@@ -163,3 +163,84 @@ func TestReview2RealLoopKeptFramesExternalsFromGoroutines(t *testing.T) {
 		t.Fatalf("FramesLive %d FlowsLive %d RootsLive %d after every flow ended, want 0", st.FramesLive, st.FlowsLive, st.RootsLive)
 	}
 }
+
+// Roots on a real reactor run a loop in two parallel branches, each
+// iteration parked on an External, and are canceled from another goroutine
+// (through a Ref, which must not reach the root's next owner) mid-loop,
+// then released and made again from the loop's pool: every kept frame,
+// branch and root is given back, a Ref of a released root cancels
+// nothing, and no External of a canceled run completes anything.
+func TestReview2RealCanceledLoopsInBranchesReuseRoots(t *testing.T) {
+	r := reactortest.Start(t, reactor.Options{CPU: -1})
+	const rounds = 60
+	xs := make(chan engine.External, 4)
+	var stale []engine.Ref
+	var staleX []engine.External
+	for round := 0; round < rounds; round++ {
+		var root *engine.Steps
+		var p *engine.Promise
+		made := make(chan struct{})
+		r.Immediate(func() { // New and Execute on the loop: the loop's ring of roots
+			defer close(made)
+			root = engine.New(r)
+			par := root.Parallel()
+			for b := 0; b < 2; b++ {
+				par.Loop(func(as *engine.Steps) {
+					as.Add(func(as *engine.Steps) { xs <- as.External() })
+					as.Add(func(as *engine.Steps) {})
+				})
+			}
+			p = root.Promise() // executes it
+		})
+		<-made
+		ref := root.Ref()
+		// A few iterations of each branch, then the cancel.
+		for k := 0; k < 6; k++ {
+			var x engine.External
+			select {
+			case x = <-xs:
+			case <-time.After(reactortest.Hang):
+				t.Fatalf("round %d: no branch parked", round)
+			}
+			if k < 4 {
+				if !x.Success() {
+					t.Fatalf("round %d: an External was refused", round)
+				}
+			} else {
+				staleX = append(staleX, x)
+			}
+		}
+		for _, old := range stale {
+			if old.Cancel() {
+				t.Fatalf("round %d: a Ref of a released root canceled a run", round)
+			}
+		}
+		if !ref.Cancel() {
+			t.Fatalf("round %d: the Ref of the running root did not cancel it", round)
+		}
+		if _, err := realWait(t, p, "canceled"); err == nil {
+			t.Fatalf("round %d: a canceled root succeeded", round)
+		}
+		for _, x := range staleX {
+			if x.Success() {
+				t.Fatalf("round %d: an External of a canceled run completed", round)
+			}
+		}
+		staleX = staleX[:0]
+		// Drain what a branch parked after the cancel was asked.
+		for len(xs) > 0 {
+			if x := <-xs; x.Success() {
+				t.Fatalf("round %d: an External of a canceled run completed", round)
+			}
+		}
+		released := make(chan struct{})
+		r.Immediate(func() { root.Release(); close(released) })
+		<-released
+		stale = append(stale, ref)
+	}
+	var st engine.Stats
+	onRealLoop(t, r, func() { st = engine.StatsOf(r) })
+	if st.FramesLive != 0 || st.FlowsLive != 0 || st.RootsLive != 0 {
+		t.Fatalf("FramesLive %d FlowsLive %d RootsLive %d after every root was released, want 0", st.FramesLive, st.FlowsLive, st.RootsLive)
+	}
+}
