@@ -144,7 +144,9 @@ bench: redis-deps
 # devkit: a self-contained kit for measuring on a bigger machine without Go
 # (scripts/devkit.sh): static benchtable and loadbench and the go.mod stubs
 # benchtable looks for, in the git-ignored .devkit/ (DEVKIT=dir elsewhere).
-# The reactor and syncprim rows at 16, 8 and 2 CPUs, from .devkit/bench:
+# scripts/devkit-run.sh .devkit OUT runs every many-core table there (the
+# reactor and syncprim rows, the idle group, loadbench at 1-8 reactors);
+# by hand, the reactor and syncprim rows at 16, 8 and 2 CPUs, from .devkit/bench:
 #   ../benchtable -scenarios 'reactor/|syncprim/' -cpus 16 -count 3 -o -
 #   ../benchtable -scenarios 'reactor/|syncprim/' -cpus 8 -count 3 -o -
 #   ../benchtable -scenarios 'reactor/|syncprim/' -cpus 2 -count 3 -o -
