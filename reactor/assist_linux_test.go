@@ -169,15 +169,34 @@ func TestAssistRefusals(t *testing.T) {
 // Close racing goroutines that post and assist: every post accepted runs
 // exactly once, Close returns, Run returns nil, and nothing hangs.
 func TestAssistRacingClose(t *testing.T) {
+	racingClose(t, Options{CPU: -1}, func(r *Reactor, task func(unsafe.Pointer, uint64)) bool {
+		ok := r.xPost(task, nil, 0)
+		r.Assist()
+		return ok
+	})
+}
+
+// racingClose runs 20 rounds in which 4 goroutines offer tasks to a fresh
+// reactor (made with o) through offer while Close races them: every task
+// offer reports accepted runs exactly once, never two at once, Close
+// returns and Run returns nil.
+func racingClose(t *testing.T, o Options, offer func(r *Reactor, task func(unsafe.Pointer, uint64)) bool) {
+	t.Helper()
 	for round := 0; round < 20; round++ {
-		r, err := New(Options{CPU: -1})
+		r, err := New(o)
 		if err != nil {
 			t.Fatal(err)
 		}
 		ran := make(chan error, 1)
 		go func() { ran <- r.Run() }()
-		var accepted, done atomic.Int64
-		count := func(unsafe.Pointer, uint64) { done.Add(1) }
+		var accepted, done, inside atomic.Int64
+		task := func(unsafe.Pointer, uint64) {
+			if inside.Add(1) != 1 {
+				t.Error("two callbacks at once")
+			}
+			done.Add(1)
+			inside.Add(-1)
+		}
 		var wg sync.WaitGroup
 		stop := make(chan struct{})
 		for range 4 {
@@ -190,14 +209,13 @@ func TestAssistRacingClose(t *testing.T) {
 						return
 					default:
 					}
-					if r.xPost(count, nil, 0) {
+					if offer(r, task) {
 						accepted.Add(1)
 					}
-					r.Assist()
 				}
 			}()
 		}
-		time.Sleep(time.Duration(round%5) * time.Millisecond)
+		time.Sleep(time.Duration(round%5) * time.Millisecond) // Close at varying points of the race
 		_ = r.Close()
 		close(stop)
 		wg.Wait()
@@ -205,7 +223,7 @@ func TestAssistRacingClose(t *testing.T) {
 			t.Fatal(err)
 		}
 		if a, d := accepted.Load(), done.Load(); a != d {
-			t.Fatalf("round %d: %d posts accepted, %d ran", round, a, d)
+			t.Fatalf("round %d: %d tasks accepted, %d ran", round, a, d)
 		}
 	}
 }

@@ -3,8 +3,6 @@
 package reactor
 
 import (
-	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -160,52 +158,12 @@ func (r *Reactor) wakeupsOnLoop() uint64 {
 // reactor closes: each task accepted runs exactly once, never two at once,
 // and Run returns nil.
 func TestTakeParkedRacingClose(t *testing.T) {
-	for round := 0; round < 20; round++ {
-		r, err := New(Options{CPU: -1, Spin: NoSpin})
-		if err != nil {
-			t.Fatal(err)
+	racingClose(t, Options{CPU: -1, Spin: NoSpin}, func(r *Reactor, task func(unsafe.Pointer, uint64)) bool {
+		if !X.TakeParked(r) {
+			return false
 		}
-		ran := make(chan error, 1)
-		go func() { ran <- r.Run() }()
-		var accepted, done, inside atomic.Int64
-		count := func(unsafe.Pointer, uint64) {
-			if inside.Add(1) != 1 {
-				t.Error("two callbacks at once")
-			}
-			done.Add(1)
-			inside.Add(-1)
-		}
-		var wg sync.WaitGroup
-		stop := make(chan struct{})
-		for range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					if X.TakeParked(r) {
-						ok := r.postLocal(count, nil, 0)
-						if ok {
-							accepted.Add(1)
-						}
-						X.GiveParked(r, ok)
-					}
-				}
-			}()
-		}
-		time.Sleep(time.Duration(round%5) * time.Millisecond)
-		_ = r.Close()
-		close(stop)
-		wg.Wait()
-		if err := <-ran; err != nil {
-			t.Fatal(err)
-		}
-		if a, d := accepted.Load(), done.Load(); a != d {
-			t.Fatalf("round %d: %d tasks left, %d ran", round, a, d)
-		}
-	}
+		ok := r.postLocal(task, nil, 0)
+		X.GiveParked(r, ok)
+		return ok
+	})
 }

@@ -149,44 +149,9 @@ func TestPostRunRefusals(t *testing.T) {
 // Close racing goroutines that PostRun (and so run the loop's turns):
 // every accepted task runs exactly once, Run returns nil, nothing hangs.
 func TestPostRunRacingClose(t *testing.T) {
-	for round := 0; round < 20; round++ {
-		r, err := New(Options{CPU: -1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		ran := make(chan error, 1)
-		go func() { ran <- r.Run() }()
-		var accepted, done atomic.Int64
-		count := func(unsafe.Pointer, uint64) { done.Add(1) }
-		var wg sync.WaitGroup
-		stop := make(chan struct{})
-		for range 4 {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					if X.PostRun(r, count, nil, 0) {
-						accepted.Add(1)
-					}
-				}
-			}()
-		}
-		time.Sleep(time.Duration(round%5) * time.Millisecond)
-		_ = r.Close()
-		close(stop)
-		wg.Wait()
-		if err := <-ran; err != nil {
-			t.Fatal(err)
-		}
-		if a, d := accepted.Load(), done.Load(); a != d {
-			t.Fatalf("round %d: %d posts accepted, %d ran", round, a, d)
-		}
-	}
+	racingClose(t, Options{CPU: -1}, func(r *Reactor, task func(unsafe.Pointer, uint64)) bool {
+		return X.PostRun(r, task, nil, 0)
+	})
 }
 
 // Many goroutines calling PostRun on one reactor at once: callbacks run
