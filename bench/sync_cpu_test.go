@@ -29,6 +29,20 @@ func processCPU() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
+// roundCPU warms round up, then times a round of b.N entries and reports
+// the process's CPU time per entry and w's fairness.
+func roundCPU(b *testing.B, w *syncWork, round func(n int)) {
+	round(syncWarm)
+	settle(round)
+	c0 := processCPU()
+	b.ResetTimer()
+	round(b.N)
+	b.StopTimer()
+	c1 := processCPU()
+	b.ReportMetric(float64(c1-c0)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(w.fairness(), MetricFairness)
+}
+
 // mutexContendedCPU is MutexContended on reactors with Options.Spin =
 // spin, over reactors real reactors (8 flows: with 8 reactors each has
 // its own, and every hand-over goes to another reactor).
@@ -41,15 +55,7 @@ func mutexContendedCPU(b *testing.B, spin time.Duration, reactors int) {
 	if err != nil {
 		b.Skipf("no real reactor here: %v", err)
 	}
-	f.round(syncWarm)
-	settle(f.round)
-	c0 := processCPU()
-	b.ResetTimer()
-	f.round(b.N)
-	b.StopTimer()
-	c1 := processCPU()
-	b.ReportMetric(float64(c1-c0)/float64(b.N), "cpu-ns/op")
-	b.ReportMetric(w.fairness(), "max/min-entries")
+	roundCPU(b, w, f.round)
 	rs := f.g.Reactors()
 	if err := f.close(); err != nil {
 		b.Fatal(err)
@@ -80,13 +86,5 @@ func BenchmarkChanSemCPU(b *testing.B) {
 		<-sem
 	})
 	defer ws.stop()
-	ws.round(syncWarm)
-	settle(ws.round)
-	c0 := processCPU()
-	b.ResetTimer()
-	ws.round(b.N)
-	b.StopTimer()
-	c1 := processCPU()
-	b.ReportMetric(float64(c1-c0)/float64(b.N), "cpu-ns/op")
-	b.ReportMetric(w.fairness(), "max/min-entries")
+	roundCPU(b, w, ws.round)
 }
