@@ -110,15 +110,18 @@
 //   - Lock.Wait, called by the slow func, makes its step wait for the
 //     External it returns; when the object passes it, the step runs again
 //     as the entered section (f as its callback, leave when it ends), so a
-//     queued flow too costs no extra step: syncprim's Mutex queues so.
+//     queued flow too costs no extra step. WaitBound is Lock.Wait with
+//     the step rebound to a waiter the object owns and its cancel handler
+//     set, in one call, so the wait needs no Stack record: syncprim's
+//     Mutex queues so.
 //   - AddWith(as, f, v) adds a step that calls f(as, v): f a top-level
 //     function, v the object's per-call state. Bound[T](as) finds v again
 //     from the step's cancel or error handler (T is not checked: it must be
 //     AddWith's); Rebind replaces it for the running step (per-run state,
 //     while the value given to AddWith stays shared by copies of the step).
 //   - Stack[T](as) is zeroed memory that lives as long as as's step: where
-//     a Sync object keeps the per-run state it Rebinds (syncprim's Mutex,
-//     Throttle and Limiter do).
+//     a Sync object keeps the per-run state it Rebinds (syncprim's
+//     Throttle and Limiter do, and the Mutex for a reentrance).
 //   - Hold, Holds and Unhold record which objects a flow is inside, for
 //     reentrance: a nested Sync on an object the flow holds passes through.
 //     Parallel branches are flows of their own and inherit nothing.

@@ -269,6 +269,31 @@ func (l *Lock[T]) Wait(as *Steps, f ExecFunc) External {
 	return External{f: as, gen: g}
 }
 
+// WaitBound is l.Wait(as, f) that also rebinds the waiting step to v (as
+// Rebind: Bound returns v in its cancel handler) and sets its cancel
+// handler (as SetCancel), in one call: the queued path of a Sync object
+// that keeps its waiter outside the step (a node the object owns) and so
+// needs no Stack record, made with one check of the running step instead
+// of three. v and oncancel are dropped with the rest of the wait when the
+// External passes (see Lock.Wait); v must not be nil (a misuse, as
+// Wait's), oncancel may be. On a foreign accessor it is a misuse: Lock's
+// Slow never runs there (AddLocked goes through the other engine's Sync).
+func WaitBound[T, V any](as *Steps, l *Lock[T], f ExecFunc, v *V, oncancel CancelFunc) External {
+	if v == nil {
+		misuse(as, "WaitBound: nil binding")
+		return External{}
+	}
+	x := l.Wait(as, f)
+	if x.f != nil {
+		// Wait checked the step and armed it: what SetCancel and Rebind
+		// would check again holds. SetCancel's own arm is Wait's.
+		as.oncancel = oncancel
+		as.flags &^= fFinally
+		as.x = unsafe.Pointer(v)
+	}
+	return x
+}
+
 // relock turns f, a Lock.Wait step whose External passed, into its entered
 // section (see Lock.Wait): the next exec runs the section's ExecFunc (kept
 // in fn) as the step's callback, with the Lock in x for Leave and Holds.

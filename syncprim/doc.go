@@ -26,9 +26,10 @@
 // A Mutex that W must queue for makes W the section too, once it is let
 // in (engine.Lock.Wait): W waits as itself, the release that hands it the
 // slot passes W's External, and W runs again as the section, f as its
-// callback, leaving when it ends as above. A waiter costs one record of
-// per-call state and no extra step. Throttle and Limiter waiters still
-// wait in a step of their own, before f.
+// callback, leaving when it ends as above. A waiter costs a queue node
+// the Mutex owns and reuses (engine.WaitBound), no per-call state and no
+// extra step. Throttle and Limiter waiters still wait in a step of their
+// own, before f.
 //
 // # Queue lengths
 //

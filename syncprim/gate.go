@@ -49,11 +49,15 @@ const (
 	holding        // holds (Mutex) or was let in (Throttle)
 )
 
-// waiter is one flow queued on an object: part of the per-call state, so it
-// lives as long as the step that called Sync.
+// waiter is one flow queued on an object. A Throttle's or a Limiter's is
+// part of the per-call state, so it lives as long as the step that called
+// Sync; a Mutex's own queued path (mutexSlow) waits on a node the Mutex
+// owns instead (m set; see Mutex.takeNode).
 type waiter struct {
 	ext        engine.External // the wait step's; zero until that step runs
-	prev, next *waiter
+	prev, next *waiter         // next also links a Mutex's free nodes
+	m          *Mutex          // a node's Mutex, set once; nil in a call's waiter
+	owner      *engine.Steps   // a node's waiting step; nil while the node is free
 	state      uint8
 }
 

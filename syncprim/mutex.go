@@ -19,6 +19,10 @@ type Mutex struct {
 	// lock is the uncontended path: a section that finds a free slot and
 	// nobody queued is one step, with no per-call state (engine.AddLocked).
 	lock engine.Lock[Mutex]
+	// free holds up to maxFreeNodes nodes for the next waiters (takeNode),
+	// linked by next. Under gate.mu.
+	free  *waiter
+	nfree int
 	// ready: lock is set up (newMutex, or a zero Mutex's first Sync).
 	// Atomic: a zero Mutex may be first used by flows of several reactors
 	// at once.
@@ -89,37 +93,36 @@ func mutexTry(as *engine.Steps, m *Mutex) bool {
 func mutexLeave(_ *engine.Steps, m *Mutex) { m.release() }
 
 // mutexSlow is the Lock's slow path: the step queues (or passes through a
-// reentrance, or is rejected), with per-run state in its Stack memory.
+// reentrance, or is rejected).
 //
-// The fast path (mutexTry) failed, so the step almost always queues: its
-// state is made as the queued call at once (one Stack record, not a spec
-// and then a call with a copy of it). A call begins with its spec, so the
-// finally of a step that got in after all reads it as a spec.
+// A queued step waits as itself (engine.WaitBound, Lock.Wait): the release
+// that hands it m passes its External, and the step runs again as the
+// entered section, f as its callback and mutexLeave when it ends, as if
+// mutexTry had let it in. No step for the wait, none for the section, no
+// finally, and no per-call record: the step waits on a node m owns
+// (takeNode), bound to the step for its cancel handler. The queued path
+// costs the queue, the node and the External round trip.
 //
-// A queued step waits as itself (Lock.Wait): the release that hands it m
-// passes its External, and the step runs again as the entered section, f
-// as its callback and mutexLeave when it ends, as if mutexTry had let it
-// in. No step for the wait, none for the section, no finally: the queued
-// path costs one Stack record, the queue and the External round trip.
+// The rare paths (a reentrance, a flow let in after all) make the step's
+// call record as mutexEnter's queued path does.
 func mutexSlow(as *engine.Steps, m *Mutex, f engine.ExecFunc) {
-	c := engine.Stack[call](as)
-	c.m, c.f = m, f
-	engine.Rebind(as, c)
 	if as.Holds(m) {
+		c := mutexCall(as, m, f)
 		mutexEnter(as, &c.spec, c) // a reentrance passes through
 		return
 	}
-	wait, ok := m.enqueueWait(as, c)
-	switch {
-	case !ok:
-		as.Error(engine.DefenseRejected, rejectInfo(&c.spec, false))
-	case wait:
+	switch m.enqueueWait(as, f) {
+	case enqWaiting:
 		// Until the section starts: canceled or timed out, the step
-		// leaves the queue (or gives back m if it was let in meanwhile).
-		as.SetCancel(mutexCancelWaiting)
+		// leaves the queue (or gives back m if it was let in
+		// meanwhile): mutexCancelWaiting, set by WaitBound.
+	case enqRejected:
+		as.Error(engine.DefenseRejected, rejectInfo(&spec{m: m}, false))
 	default:
 		// Let in after all (a holder left between mutexTry and the
 		// lock): the section is the step's sub-step, as in mutexEnter.
+		c := mutexCall(as, m, f)
+		c.mw.state = holding
 		as.ForwardArgs()
 		as.SetFinally(mutexCancelQueued)
 		as.Hold(m)
@@ -127,47 +130,106 @@ func mutexSlow(as *engine.Steps, m *Mutex, f engine.ExecFunc) {
 	}
 }
 
-// enqueueWait is gate.enqueue for a Mutex step that waits as itself
-// (Lock.Wait): the waiter's External is made under mu, before the waiter
-// can be found in the queue, so the release that pops it always finds it.
-func (m *Mutex) enqueueWait(as *engine.Steps, c *call) (wait, ok bool) {
-	w := &c.mw
+// mutexCall makes the per-run state of a Mutex step whose section is a
+// sub-step (mutexSlow's rare paths): Stack memory rebound to the step.
+func mutexCall(as *engine.Steps, m *Mutex, f engine.ExecFunc) *call {
+	c := engine.Stack[call](as)
+	c.m, c.f = m, f
+	engine.Rebind(as, c)
+	return c
+}
+
+// enqueueWait's outcomes.
+const (
+	enqWaiting  = iota // queued: the step waits on a node (WaitBound)
+	enqIn              // room after all: the step holds m
+	enqRejected        // the queue is full
+)
+
+// enqueueWait is gate.enqueue for a Mutex step that waits as itself: the
+// waiter's External is made under mu, before its node can be found in the
+// queue, so the release that pops it always finds it.
+func (m *Mutex) enqueueWait(as *engine.Steps, f engine.ExecFunc) int {
 	m.mu.Lock()
 	for {
 		s := m.state.Load()
 		n, q := unpack(s)
 		if n < m.max && q == 0 {
 			if m.state.CompareAndSwap(s, s+1) {
-				w.state = holding
 				m.mu.Unlock()
-				return false, true
+				return enqIn
 			}
 			continue
 		}
 		if m.maxQueue >= 0 && int64(q) >= m.maxQueue {
 			m.rejected.Add(1)
 			m.mu.Unlock()
-			return false, false
+			return enqRejected
 		}
 		if m.state.CompareAndSwap(s, s+oneQueued) {
-			w.ext = m.lock.Wait(as, c.f)
+			w := m.takeNode()
+			w.ext = engine.WaitBound(as, &m.lock, f, w, mutexCancelWaiting)
+			w.owner = as
 			w.state = queued
 			m.q.push(w)
 			m.mu.Unlock()
-			return true, true
+			return enqWaiting
 		}
 	}
 }
 
-// mutexCancelWaiting is the cancel handler of a step that waits in m's
-// queue (mutexSlow): it leaves the queue, or gives m back when the release
-// had already let it in and the cancel came before its section started.
-// Once the section starts the handler is gone and mutexLeave releases.
-func mutexCancelWaiting(as *engine.Steps) {
-	c := engine.Bound[call](as)
-	if c.m.unqueue(&c.mw) == holding {
-		c.m.release()
+// maxFreeNodes bounds the nodes a Mutex keeps for its next waiters: a
+// queue that grew past it in a burst gives the rest back to the GC as it
+// drains.
+const maxFreeNodes = 64
+
+// takeNode returns a free node of m's, or a new one. Under mu.
+//
+// A node is m's, not the waiting step's: the release that pops it frees it
+// at once (freeNode), before the waiter even knows. The step stays bound to
+// it only for its cancel handler, which must tell "still queued" from
+// "handed m": it finds its node queued and owned by its own step in the
+// first case, and free or another step's in the second. The step is the
+// identity: it cannot wait twice at once, so a node reused meanwhile is
+// always another step's.
+func (m *Mutex) takeNode() *waiter {
+	w := m.free
+	if w == nil {
+		return &waiter{m: m}
 	}
+	m.free, w.next = w.next, nil
+	m.nfree--
+	return w
+}
+
+// freeNode gives back a node m owns that has left the queue. Under mu.
+func (m *Mutex) freeNode(w *waiter) {
+	w.ext, w.owner, w.state = engine.External{}, nil, idle
+	if m.nfree < maxFreeNodes {
+		w.next = m.free
+		m.free = w
+		m.nfree++
+	}
+}
+
+// mutexCancelWaiting is the cancel handler of a step that waits in m's
+// queue on a node (mutexSlow, bound by WaitBound): it leaves the queue, or
+// gives m back when the release had already handed it m and the cancel
+// came before its section started. Once the section starts the handler is
+// gone and mutexLeave releases.
+func mutexCancelWaiting(as *engine.Steps) {
+	w := engine.Bound[waiter](as)
+	m := w.m // a node's m never changes
+	m.mu.Lock()
+	if w.owner == as && w.state == queued {
+		m.q.remove(w)
+		m.state.Add(^uint64(oneQueued - 1)) // queued--
+		m.freeNode(w)
+		m.mu.Unlock()
+		return
+	}
+	m.mu.Unlock()
+	m.release() // handed m (the node was popped and freed): give it on
 }
 
 // mutexEnter enters m for the running step, or queues it. c is the step's
@@ -245,8 +307,12 @@ func (m *Mutex) release() {
 		m.mu.Unlock()
 		return
 	}
-	next.state = holding
 	ext := next.ext
+	if next.m != nil {
+		m.freeNode(next) // a waiter of mutexSlow: see takeNode
+	} else {
+		next.state = holding // a Limiter's: its step reads it (gate.wait, unqueue)
+	}
 	m.state.Add(^uint64(oneQueued - 1)) // queued--, holders unchanged: handed over
 	m.mu.Unlock()
 	resume(ext)
