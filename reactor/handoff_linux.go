@@ -3,6 +3,8 @@
 package reactor
 
 import (
+	"sync/atomic"
+
 	"github.com/asyncsteps/asyncsteps/internal/goid"
 	"github.com/asyncsteps/asyncsteps/internal/storerel"
 )
@@ -40,12 +42,8 @@ func owe(r *Reactor) bool {
 	if r.os.ownThread || !mayBeLoop(g) {
 		return false
 	}
-	v, ok := loops.Load(g)
-	if !ok {
-		return false
-	}
-	me := v.(*Reactor)
-	if me == r || !me.os.fastPath {
+	me := loopOf(g)
+	if me == nil || me == r || !me.os.fastPath {
 		return false
 	}
 	for _, o := range me.owed {
@@ -55,6 +53,32 @@ func owe(r *Reactor) bool {
 	}
 	me.owed = append(me.owed, r)
 	return true
+}
+
+// loopSlots finds the reactor whose loop a goroutine runs without the
+// loops map (an interface hash and a trie walk, a few percent of a
+// contended Mutex section across reactors, whose every other hand-over
+// asks owe). A slot, picked by a hash of a goroutine's identity, holds the
+// first running loop whose identity hashes there, with that identity
+// (osLoop.loopID) to check; a loop whose slot was taken is found in loops.
+// A goroutine only asks about itself (goroutine identities are never
+// reused), and a loop clears its slot before Run returns.
+var loopSlots [256]atomic.Pointer[Reactor]
+
+func loopSlot(g uintptr) *atomic.Pointer[Reactor] {
+	return &loopSlots[uint64(g)*0x9E3779B97F4A7C15>>56]
+}
+
+// loopOf returns the reactor whose loop the calling goroutine, g, runs, or
+// nil when it runs none.
+func loopOf(g uintptr) *Reactor {
+	if r := loopSlot(g).Load(); r != nil && r.os.loopID == g {
+		return r
+	}
+	if v, ok := loops.Load(g); ok {
+		return v.(*Reactor)
+	}
+	return nil
 }
 
 // payOwed runs the turn of each reactor this loop owes one, or wakes it.

@@ -44,6 +44,10 @@ type osLoop struct {
 	cpu       int
 	unlocked  bool // Options.Unlocked (and not pinned): Run does not lock its thread
 	ownThread bool // Options.OwnThread: no goroutine runs this loop's turns in its place
+	// loopID is the identity of the goroutine that runs the loop (Run),
+	// set once before it is published in loopSlots: not loopG, which a
+	// hand-off or an assist lends to other goroutines.
+	loopID uintptr
 
 	epochMono int64 // CLOCK_MONOTONIC at epoch, in ns: the timerfd's origin
 	armedAt   int64 // absolute deadline tfd is armed for; 0 = disarmed
@@ -227,8 +231,16 @@ func (r *Reactor) Run() error {
 		runtime.Gosched()
 	}
 	markLoop(me)
+	l.loopID = me
+	slot := loopSlot(me)
+	inSlot := slot.CompareAndSwap(nil, r) // publishes loopID
 	loops.Store(me, r)
-	defer loops.Delete(me)
+	defer func() {
+		loops.Delete(me)
+		if inSlot {
+			slot.Store(nil)
+		}
+	}()
 	var err error
 	if epfd := pollerFD(l.poller, l.efd); epfd >= 0 && !forcePolling {
 		l.fastPath = true

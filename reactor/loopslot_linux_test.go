@@ -1,0 +1,60 @@
+//go:build linux
+
+package reactor
+
+import (
+	"testing"
+
+	"github.com/asyncsteps/asyncsteps/internal/goid"
+)
+
+// loopOf (owe's lookup) finds a loop from its own callbacks through its
+// slot, or through the loops map when another loop holds the slot, finds
+// nothing for other goroutines, and a closed loop leaves its slot free.
+func TestLoopOf(t *testing.T) {
+	if loopOf(goid.Current()) != nil {
+		t.Fatal("loopOf found a loop for the test goroutine")
+	}
+	r, err := New(Options{CPU: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- r.Run() }()
+	var g uintptr
+	var direct, viaMap *Reactor
+	var inSlot bool
+	onLoop(r, func() {
+		g = goid.Current()
+		direct = loopOf(g)
+		// Another loop in the slot: loopOf falls back to the map.
+		slot := loopSlot(g)
+		if inSlot = slot.Load() == r; inSlot {
+			other := &Reactor{os: &osLoop{loopID: g + 1}}
+			slot.Store(other)
+			viaMap = loopOf(g)
+			slot.Store(r)
+		}
+	})
+	if direct != r {
+		t.Fatalf("loopOf on the loop: %p, want %p", direct, r)
+	}
+	if inSlot && viaMap != r {
+		t.Fatalf("loopOf with the slot taken: %p, want %p", viaMap, r)
+	}
+	if !inSlot {
+		t.Log("the loop's slot was taken by another test's loop: the map path only")
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if s := loopSlot(g).Load(); s == r {
+		t.Fatal("a closed loop left its slot set")
+	}
+	if loopOf(g) != nil {
+		t.Fatal("loopOf found a closed loop")
+	}
+}
