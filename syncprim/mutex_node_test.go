@@ -8,7 +8,9 @@ package syncprim
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/asyncsteps/asyncsteps/engine"
 	"github.com/asyncsteps/asyncsteps/reactor"
@@ -117,5 +119,67 @@ func TestFreeNodesBounded(t *testing.T) {
 	}
 	if k != maxFreeNodes {
 		t.Fatalf("%d nodes on the free list, nfree %d", k, m.nfree)
+	}
+}
+
+// TestMutexWaitersAcrossCloseEnd: flows of two real reactors queue on one
+// Mutex on nodes it owns while the group closes under them. Every flow
+// ends, the section is never entered twice at once, and the Mutex ends
+// empty: a waiter ended by the shutdown leaves the queue, or passes on a
+// slot it was handed, whichever reactor closed first.
+func TestMutexWaitersAcrossCloseEnd(t *testing.T) {
+	for round := range 5 {
+		g, err := reactor.NewGroup(2, reactor.Options{CPU: -1})
+		if err != nil {
+			t.Skipf("no real reactor here: %v", err)
+		}
+		g.Start()
+		m := NewMutex(1, 0)
+		var inside, entries atomic.Int64
+		const flows = 64
+		ps := make([]*engine.Promise, flows)
+		roots := make([]*engine.Steps, flows)
+		for i := range roots {
+			wait := func(as *engine.Steps) {
+				ext := as.External()
+				if i%2 == 0 {
+					go ext.Success()
+				} else {
+					as.Reactor().Immediate(func() { ext.Success() })
+				}
+			}
+			leave := func(*engine.Steps) { inside.Add(-1) }
+			section := func(as *engine.Steps) {
+				if inside.Add(1) != 1 {
+					t.Error("two flows inside the Mutex")
+				}
+				entries.Add(1)
+				as.SetCancel(leave)
+				as.Add(wait)
+				as.Add(leave)
+			}
+			root := engine.New(g.Next())
+			root.Loop(func(as *engine.Steps) { as.Sync(m, section, nil) })
+			roots[i], ps[i] = root, root.Promise()
+		}
+		for entries.Load() < int64(50*(round+1)) {
+			time.Sleep(100 * time.Microsecond)
+		}
+		if err := g.Close(); err != nil {
+			t.Fatalf("close: %v", err)
+		}
+		for i, p := range ps {
+			select {
+			case <-p.Done():
+			case <-time.After(30 * time.Second):
+				t.Fatalf("round %d: flow %d still running after Close", round, i)
+			}
+		}
+		if !eventually(func() bool { return m.Stats() == Stats{} }) {
+			t.Fatalf("round %d: %+v after Close, want zero", round, m.Stats())
+		}
+		for _, root := range roots {
+			root.Release()
+		}
 	}
 }
