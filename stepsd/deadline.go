@@ -89,7 +89,7 @@ func sweep(sh *shard, _ uint64) {
 		sh.unwatch(rq)
 		cn := rq.cn
 		rq.errCode, rq.errInfo = engine.Timeout, ""
-		rq.root.Cancel() // posted; the request is reused only once its flow has ended
+		rq.fl.root.Cancel() // posted; the request is reused only once its flow has let go of it (newRequest). It is its flow's only unfinished request (runNow)
 		rq.answered()
 		if cn.cursor == rq {
 			cn.dispatchKeyed(nil, nil) // it timed out before its turn: the next may go
