@@ -153,7 +153,8 @@ func (h *handler) OnClose(c *netio.Conn, _ error) {
 func abandon(cn *conn, _ uint64) {
 	for rq := cn.head; rq != nil; rq = rq.next {
 		if !rq.done {
-			rq.done, rq.canceled = true, true
+			rq.done = true
+			cn.sh.cmds[rq.cmd].canceled++
 			cn.undone--
 			cn.sh.unwatch(rq)
 		}
@@ -237,9 +238,9 @@ func (cn *conn) start(req *Request, framed bool, fl *flow, now int64) *request {
 	}
 	cn.inflight++
 	cn.undone++
-	c := cmdIndex(rq.op, rq.bad)
-	cn.sh.cmds[c].started++
-	fl.add(rq, cmdNames[c])
+	rq.cmd = uint8(cmdIndex(rq.op, rq.bad))
+	cn.sh.cmds[rq.cmd].started++
+	fl.add(rq, cmdNames[rq.cmd])
 	return rq
 }
 
@@ -279,15 +280,8 @@ func (cn *conn) flush() {
 	out := sh.out[:0]
 	now := sh.r.CoarseNow()
 	for rq := cn.head; rq != nil && rq.done; rq = cn.head {
-		c := &sh.cmds[cmdIndex(rq.op, rq.bad)]
-		switch {
-		case rq.canceled:
-			c.canceled++
-		case rq.errCode != "":
-			c.failed++
-		default:
-			c.succeeded++
-		}
+		c := &sh.cmds[rq.cmd]
+		c.ended++ // and failed or canceled where they are (rare): readCommands works out succeeded
 		c.nanos += now - rq.at
 		if !cn.closed {
 			switch {

@@ -149,7 +149,7 @@ func (fl *flow) splitRest() {
 		next := rq.next
 		fl.n-- // p is left: fl.n stays above 0
 		nf := fl.sh.newFlow()
-		nf.add(rq, cmdNames[cmdIndex(rq.op, rq.bad)])
+		nf.add(rq, cmdNames[rq.cmd])
 		nf.execute()
 		if rq == last {
 			break
@@ -173,8 +173,7 @@ func badStep(as *engine.Steps) {
 		strayStep(as)
 		return
 	}
-	rq.errCode, rq.errInfo = engine.InvalidRequest, rq.bad
-	rq.answered()
+	rq.answerError(engine.InvalidRequest, rq.bad)
 	if rq.cn.cursor == rq {
 		rq.cn.dispatchKeyed(nil, nil)
 	}

@@ -115,8 +115,9 @@ func cmdIndex(op Op, bad string) int {
 
 // cmdCounts are one command's counters on one shard. Loop-owned.
 type cmdCounts struct {
-	started, succeeded, failed, canceled uint64
-	nanos                                int64
+	started, ended   uint64 // read; reply written or abandoned (flush)
+	failed, canceled uint64 // of ended: an error reply (answerError), abandoned (abandon)
+	nanos            int64
 }
 
 // CommandMetrics counts the requests of one command on one reactor.
@@ -162,7 +163,7 @@ func (s *Server) readCommands(ctx context.Context) (cmds [][]CommandMetrics, ok 
 			}
 			cmds[i] = append(cmds[i], CommandMetrics{
 				Command: cmdNames[c].String(), Started: x.started,
-				Succeeded: x.succeeded, Failed: x.failed, Canceled: x.canceled,
+				Succeeded: x.ended - x.failed - x.canceled, Failed: x.failed, Canceled: x.canceled,
 				Time: time.Duration(x.nanos),
 			})
 		}

@@ -17,6 +17,7 @@ type request struct {
 	next *request // in cn's queue or the shard's free list
 
 	op  Op
+	cmd uint8  // cmdIndex(op, bad): its counters in shard.cmds and its flow's name
 	at  int64  // arrival, on the reactor's coarse clock (Metrics.Commands)
 	bad string // parse error: answered InvalidRequest
 	key []byte // the key (DEL's first; a refused command's name)
@@ -33,7 +34,6 @@ type request struct {
 
 	errCode, errInfo string
 	done             bool // the reply is known
-	canceled         bool // abandoned unanswered: its connection is gone
 
 	ext        engine.External // the waiting step of a SLEEP or of a key command waiting for its turn
 	timer      reactor.Timer   // SLEEP's
@@ -65,8 +65,7 @@ func serveError(as *engine.Steps, code string) {
 	// whose cancel is on its way): the reply stands, and the request may
 	// be back in the pool (cn nil).
 	if rq != nil && rq.cn != nil && !rq.done {
-		rq.errCode, rq.errInfo = code, as.State().ErrorInfo
-		rq.answered()
+		rq.answerError(code, as.State().ErrorInfo)
 		if rq.cn.cursor == rq {
 			rq.cn.dispatchKeyed(nil, nil) // it failed before its turn: the next may go
 		}
@@ -167,6 +166,13 @@ func cancelSleep(as *engine.Steps) {
 	rq := requestOf(as)
 	rq.sh.r.Stop(rq.timer)
 	rq.timer = reactor.Timer{}
+}
+
+// answerError answers rq with an error reply, counted failed.
+func (rq *request) answerError(code, info string) {
+	rq.errCode, rq.errInfo = code, info
+	rq.sh.cmds[rq.cmd].failed++
+	rq.answered()
 }
 
 // answered notes that rq's reply is known; the flow ends right after, with

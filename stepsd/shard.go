@@ -96,7 +96,7 @@ func (sh *shard) recycle(rq *request) {
 			sh.recycleFlow(fl)
 		}
 	}
-	rq.cn, rq.done, rq.canceled = nil, false, false
+	rq.cn, rq.done = nil, false
 	rq.key, rq.val = nil, nil // no reference to a read's bytes
 	rq.ready, rq.dispatched = false, false
 	rq.errCode, rq.errInfo, rq.n = "", "", 0
