@@ -76,7 +76,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	}
 	if fl != nil {
 		fl.execute()
-		cn.runNow(first, fl)
+		cn.runNow(first, fl, now)
 	}
 	return n
 }
@@ -98,7 +98,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 //
 // The requests from first on that are still unanswered then wait: they go
 // on the shard's deadline list.
-func (cn *conn) runNow(first *request, fl *flow) {
+func (cn *conn) runNow(first *request, fl *flow, now int64) {
 	sh := cn.sh
 	sh.inline = cn
 	if engine.RunReady(sh.r); fl.next != nil || !fl.last.done {
@@ -118,7 +118,7 @@ func (cn *conn) runNow(first *request, fl *flow) {
 		sh.watch(first)
 	}
 	if cn.head != nil && cn.head.done {
-		cn.flush()
+		cn.flush(now) // the read's loop round: its coarse clock has not moved
 	}
 }
 
@@ -159,7 +159,7 @@ func abandon(cn *conn, _ uint64) {
 			cn.sh.unwatch(rq)
 		}
 	}
-	cn.flush()
+	cn.flush(cn.sh.r.CoarseNow())
 }
 
 // closeAfterReplies stops reading; the connection closes, with msg as an
@@ -274,11 +274,11 @@ const outChunk = 64 << 10
 
 // flush writes the replies at the head of the queue that are known. Their
 // requests go back to the pool at once: a flow answers as its last act, and
-// newRequest reuses a request only once its flow has ended.
-func (cn *conn) flush() {
+// newRequest reuses a request only once its flow has let go of it. now is
+// the reactor's coarse clock (reactor.CoarseNow), for the requests' life.
+func (cn *conn) flush(now int64) {
 	sh := cn.sh
 	out := sh.out[:0]
-	now := sh.r.CoarseNow()
 	for rq := cn.head; rq != nil && rq.done; rq = cn.head {
 		c := &sh.cmds[rq.cmd]
 		c.ended++ // and failed or canceled where they are (rare): readCommands works out succeeded

@@ -78,10 +78,11 @@ func (sh *shard) schedule() {
 func endOfIteration(sh *shard, _ uint64) {
 	sh.posted = false
 	d := sh.dirty
+	now := sh.r.CoarseNow()
 	for i, cn := range d {
 		d[i] = nil
 		cn.dirty = false
-		cn.flush()
+		cn.flush(now)
 	}
 	sh.dirty = d[:0]
 }
