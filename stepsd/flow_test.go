@@ -224,3 +224,25 @@ func checkNoStrays(t *testing.T, s *Server) {
 		}
 	}
 }
+
+// TestReadPastTheTurnBudget: a read of more requests than the engine runs
+// steps of one flow in a turn (4,096) is split where the budget stopped
+// it, and every request is answered, in order.
+func TestReadPastTheTurnBudget(t *testing.T) {
+	const n = 6000
+	s := start(t, Config{Reactors: 1, MaxPipeline: 2 * n})
+	c := dial(t, s)
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "ECHO %d\r\n", i)
+	}
+	go func() { _, _ = c.c.Write([]byte(b.String())) }()
+	for i := 0; i < n; i++ {
+		got, err := c.read()
+		if err != nil || got != fmt.Sprint(i) {
+			t.Fatalf("reply %d: %q, %v", i, got, err)
+		}
+	}
+	checkNoStrays(t, s)
+	t.Logf("%d flows for %d requests", s.Metrics(context.Background()).Reactors[0].FlowsStarted, n)
+}
