@@ -39,6 +39,8 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	s := (*Server)(h)
 	n := 0
 	var first *request // the first request this read started
+	var fl *flow       // the read's flow: its requests' steps, in order
+	var now int64      // the read's arrival, on the reactor's coarse clock
 	for !cn.closing {
 		if cn.inflight >= s.cfg.MaxPipeline || cn.held >= s.cfg.MaxRequest {
 			cn.paused = true
@@ -60,7 +62,11 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		if req.Op == OpNone {
 			continue
 		}
-		rq := cn.start(&req, framed)
+		if fl == nil {
+			fl = cn.sh.newFlow()
+			now = cn.sh.r.CoarseNow()
+		}
+		rq := cn.start(&req, framed, fl, now)
 		if first == nil {
 			first = rq
 		}
@@ -68,25 +74,40 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 			cn.closeAfterReplies("")
 		}
 	}
-	if first != nil {
-		cn.runNow(first)
+	if fl != nil {
+		fl.execute()
+		cn.runNow(first, fl, now)
 	}
 	return n
 }
 
-// runNow runs the flows this read started, now rather than later in the
-// loop's iteration, and writes the replies they produced in one write,
-// before the loop reads the next connection: the client has its replies
-// (and sends its next requests) while the server serves the others, as a
-// plain event-loop handler does. Flows that wait (SLEEP, a full Limiter)
+// runNow runs the read's flow fl, now rather than later in the loop's
+// iteration, and writes the replies it produced in one write, before the
+// loop reads the next connection: the client has its replies (and sends
+// its next requests) while the server serves the others, as a plain
+// event-loop handler does. Requests that wait (SLEEP, a full Limiter)
 // answer later through the shard's end-of-iteration flush, as before.
+//
+// When the flow stops at a request that waits with requests of the read
+// still to run, each of those goes on in a flow of its own (split), at
+// once: a request never waits behind another one of its read that has not
+// finished, except for its reply (replies leave in order) and, for a key
+// command, its turn (key commands apply in order); and every request that
+// waits is alone in its flow, so canceling that flow (Timeout, a reset)
+// cancels it alone.
 //
 // The requests from first on that are still unanswered then wait: they go
 // on the shard's deadline list.
-func (cn *conn) runNow(first *request) {
+func (cn *conn) runNow(first *request, fl *flow, now int64) {
 	sh := cn.sh
 	sh.inline = cn
-	engine.RunReady(sh.r)
+	if engine.RunReady(sh.r); fl.next != nil || !fl.last.done {
+		// fl waits at a request (or, past the engine's turn budget of
+		// 4,096 steps, is queued to go on later): the requests behind
+		// it go on in flows of their own.
+		fl.splitRest()
+		engine.RunReady(sh.r)
+	}
 	sh.inline = nil
 	if cn.undone > 0 {
 		// Not every request of this read is answered: flush will leave
@@ -97,7 +118,7 @@ func (cn *conn) runNow(first *request) {
 		sh.watch(first)
 	}
 	if cn.head != nil && cn.head.done {
-		cn.flush()
+		cn.flush(now) // the read's loop round: its coarse clock has not moved
 	}
 }
 
@@ -121,7 +142,7 @@ func (h *handler) OnClose(c *netio.Conn, _ error) {
 	}
 	for rq := cn.head; rq != nil; rq = rq.next {
 		if !rq.done {
-			rq.root.Cancel() // posted: runs before abandon below
+			rq.fl.root.Cancel() // posted: runs before abandon below. Its flow's only unfinished request (runNow, split)
 		}
 	}
 	reactor.PostTo(cn.sh.r, abandon, cn, 0)
@@ -133,11 +154,12 @@ func abandon(cn *conn, _ uint64) {
 	for rq := cn.head; rq != nil; rq = rq.next {
 		if !rq.done {
 			rq.done = true
+			cn.sh.cmds[rq.cmd].canceled++
 			cn.undone--
 			cn.sh.unwatch(rq)
 		}
 	}
-	cn.flush()
+	cn.flush(cn.sh.r.CoarseNow())
 }
 
 // closeAfterReplies stops reading; the connection closes, with msg as an
@@ -164,17 +186,19 @@ func (cn *conn) maybeClose() {
 	}
 }
 
-// start starts the flow of req. When framed (a multi-bulk request), its
-// key and text stay in the read's bytes (borrowed): most requests are
-// answered and written before OnData returns (runNow), and only those
-// still in the queue then copy them (own). An inline request's words may
-// be in the parser's scratch and a connection command's reply is composed
-// in the parser (both reused by the next Parse): those are copied at once.
-// A DEL's further keys are encoded into the request's own buffer.
-func (cn *conn) start(req *Request, framed bool) *request {
+// start queues req on the connection as a request of the read's flow fl.
+// When framed (a multi-bulk request), its key and text stay in the read's
+// bytes (borrowed): most requests are answered and written before OnData
+// returns (runNow), and only those still in the queue then copy them
+// (own). An inline request's words may be in the parser's scratch and a
+// connection command's reply is composed in the parser (both reused by
+// the next Parse): those are copied at once. A DEL's further keys are
+// encoded into the request's own buffer.
+func (cn *conn) start(req *Request, framed bool, fl *flow, now int64) *request {
 	rq := cn.sh.newRequest()
 	rq.cn = cn
 	rq.op, rq.bad, rq.ms = req.Op, req.Bad, req.Ms
+	rq.at = now
 	rq.borrowed = true
 	rq.val = nil
 	switch {
@@ -214,22 +238,9 @@ func (cn *conn) start(req *Request, framed bool) *request {
 	}
 	cn.inflight++
 	cn.undone++
-	if name := flowName(rq.op, rq.bad); rq.name != name {
-		rq.root.SetFlowName(name) // kept by the root from run to run
-		rq.name = name
-	}
-	if rq.bad != "" {
-		rq.root.Add(serveStep, serveError)
-	} else {
-		// The Limiter's section is the flow's one step: no step of its
-		// own around it (profiles/notes/2026-11-27-stepsd-round3.md).
-		// Limiter.Sync is what Steps.Sync would call; called directly,
-		// a request skips the accessor's checks (a pooled root of ours,
-		// never released, never foreign, one ErrorFunc) and the call
-		// through the engine.Sync interface.
-		cn.sh.lim.Sync(rq.root, execStep, serveError)
-	}
-	rq.root.Execute()
+	rq.cmd = uint8(cmdIndex(rq.op, rq.bad))
+	cn.sh.cmds[rq.cmd].started++
+	fl.add(rq, cmdNames[rq.cmd])
 	return rq
 }
 
@@ -251,7 +262,7 @@ func (cn *conn) dispatchKeyed(as *engine.Steps, self *request) {
 		rq.answered()
 		if rq != self {
 			cn.turnWaits-- // it waited (execStep counted it)
-			rq.ext.Success()
+			rq.resume()
 		}
 	}
 	cn.cursor = rq
@@ -263,11 +274,15 @@ const outChunk = 64 << 10
 
 // flush writes the replies at the head of the queue that are known. Their
 // requests go back to the pool at once: a flow answers as its last act, and
-// newRequest reuses a request only once its flow has ended.
-func (cn *conn) flush() {
+// newRequest reuses a request only once its flow has let go of it. now is
+// the reactor's coarse clock (reactor.CoarseNow), for the requests' life.
+func (cn *conn) flush(now int64) {
 	sh := cn.sh
 	out := sh.out[:0]
 	for rq := cn.head; rq != nil && rq.done; rq = cn.head {
+		c := &sh.cmds[rq.cmd]
+		c.ended++ // and failed or canceled where they are (rare): readCommands works out succeeded
+		c.nanos += now - rq.at
 		if !cn.closed {
 			switch {
 			case rq.bad != "" && rq.errCode == engine.InvalidRequest:

@@ -88,9 +88,8 @@ func sweep(sh *shard, _ uint64) {
 	for rq := sh.whead; rq != nil && rq.deadline <= now; rq = sh.whead {
 		sh.unwatch(rq)
 		cn := rq.cn
-		rq.errCode, rq.errInfo = engine.Timeout, ""
-		rq.root.Cancel() // posted; the request is reused only once its flow has ended
-		rq.answered()
+		rq.fl.root.Cancel() // posted; the request is reused only once its flow has let go of it (newRequest). It is its flow's only unfinished request (runNow)
+		rq.answerError(engine.Timeout, "")
 		if cn.cursor == rq {
 			cn.dispatchKeyed(nil, nil) // it timed out before its turn: the next may go
 		}

@@ -1,5 +1,6 @@
-// Package stepsd is a Redis-protocol (RESP2) key-value server that runs one
-// AsyncSteps flow per request on per-core reactors; cmd/stepsd is its
+// Package stepsd is a Redis-protocol (RESP2) key-value server that runs
+// AsyncSteps flows on per-core reactors, one per read of a connection and
+// a Limiter section per request; cmd/stepsd is its
 // command. It is the worked example of embedding the engine in a network
 // server: Redis clients in every language, redis-cli, redis-benchmark and
 // twemproxy drive it.
@@ -22,8 +23,8 @@
 // map, HELLO 3 "-NOPROTO" (clients then go on in RESP2), CLIENT
 // SETNAME/SETINFO +OK, COMMAND and COMMAND DOCS an empty array, CONFIG GET
 // save/appendonly the values of a server without persistence, SELECT 0
-// +OK, INFO a short server section. A failure of the request's flow
-// answers an error with its FutoIn code: "-Timeout ..." (over
+// +OK, INFO a short server section. A request that fails is answered an
+// error with its FutoIn code: "-Timeout ..." (over
 // Config.Timeout), "-DefenseRejected ..." (the Limiter is full). A request
 // refused as Redis would refuse it answers "-ERR ..." (unknown command,
 // wrong number of arguments: FutoIn's InvalidRequest, with Redis's code so
@@ -35,12 +36,24 @@
 //
 // # How a request runs
 //
-//   - Connections are spread over the reactors (netio). A request's flow
-//     runs on its connection's reactor: one step, the Limiter's section
-//     (one Limiter per reactor with its share of the bounds, or one shared:
-//     Config, "The Limiter"), with the command inside it, which records the reply as the
-//     flow's last act. Flows, their requests and their buffers are pooled
-//     per reactor: a request allocates nothing once warm
+//   - Connections are spread over the reactors (netio). The requests of
+//     one read run as one flow on the connection's reactor, one after
+//     another in arrival order: a flow's start, run and end, which cost
+//     about as much as the rest of a request, are paid once per read of a
+//     pipeline. Each request is still its own: its step is the Limiter's
+//     section (one Limiter per reactor with its share of the bounds, or
+//     one shared: Config, "The Limiter") with the command inside it, which
+//     records the request's reply; an error (-DefenseRejected, -ERR ...)
+//     answers that request alone, and the flow goes on to the next.
+//   - A request that waits (in the Limiter's queue, a SLEEP, a key command
+//     waiting for an earlier one) holds back no later request of its read:
+//     each of those goes on at once in a flow of its own, as it would with
+//     a flow per request. So under overload every request of a read
+//     enters the Limiter as itself and is queued or refused with
+//     DefenseRejected as it would be alone, and a request that waits is
+//     alone in its flow: its Timeout or its connection's reset cancels it
+//     and nothing else. Flows, requests and their buffers are pooled per
+//     reactor: a request allocates nothing once warm
 //     (TestRequestPathDoesNotAllocate).
 //   - Config.Timeout costs nothing to a request answered within its read:
 //     only the requests still waiting when their read's flows have run (in
@@ -57,8 +70,8 @@
 //     it, even when the Limiter is contended.
 //   - A Timeout reply says the answer did not come in time, not that the
 //     command was not applied.
-//   - Replies leave in request order. The flows a read starts run at once
-//     (engine.RunReady), and the replies of those that finish leave in one
+//   - Replies leave in request order. A read's flow runs at once
+//     (engine.RunReady), and the replies of the requests that finish leave in one
 //     write(2) before the reactor reads its next connection, as in a plain
 //     event-loop server; replies that come later (SLEEP, a queued
 //     Limiter) leave from one end-of-iteration task per reactor.
@@ -90,10 +103,14 @@
 //     (TestMemoryReturnsAfterBurst: 20,000 SLEEPs, back to 1.2x in 5 s).
 //   - Shutdown stops accepting and reading, lets requests in flight finish
 //     or time out, writes their replies, then closes.
-//   - Each request's flow is named after its command (SET, GET, DEL, ECHO,
-//     PING, SLEEP, QUIT; CONNECTION for the commands answered with a fixed
-//     reply; INVALID for a refused one): CPU profile samples carry the
-//     label flow=<command>, and Server.Metrics counts requests and their
-//     summed life by command, beside every reactor's counters and the
-//     Limiter's (cmd/stepsd serves them with -admin).
+//   - A read's flow is named after its requests' command (SET, GET, DEL,
+//     ECHO, PING, SLEEP, QUIT; CONNECTION for the commands answered with a
+//     fixed reply; INVALID for a refused one), or PIPELINE when they are
+//     not all one command (a request in a flow of its own: its command).
+//     CPU profile samples carry the label flow=<name>, and the engine's
+//     counters by flow name count reads. Server.Metrics counts requests by
+//     command (Metrics.Commands: started, answered, answered with an
+//     error, abandoned, and their summed life from read to reply), beside
+//     every reactor's counters and the Limiter's (cmd/stepsd serves them
+//     with -admin).
 package stepsd

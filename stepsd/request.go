@@ -7,20 +7,21 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// request is one request's flow and everything it needs, pooled per shard.
-// Its root is reused for request after request: the flow's steps find the
-// request through State().User.
+// request is one request and everything it needs, pooled per shard. It
+// runs as a step of a flow (flow.go): its read's, or one split off; the
+// flow's steps find it as the flow's cur.
 type request struct {
-	root *engine.Steps
+	fl   *flow  // the flow that runs it
 	sh   *shard // where the flow runs (the connection's shard)
 	cn   *conn
 	next *request // in cn's queue or the shard's free list
 
-	op   Op
-	name *engine.Name // the flow name its root has (SetFlowName only when it changes)
-	bad  string       // parse error: the flow fails with InvalidRequest
-	key  []byte       // the key (DEL's first; a refused command's name)
-	val  []byte       // SET's value, ECHO's text, OpConst's reply; DEL's other keys, each after its uvarint length
+	op  Op
+	cmd uint8  // cmdIndex(op, bad): its counters in shard.cmds and its flow's name
+	at  int64  // arrival, on the reactor's coarse clock (Metrics.Commands)
+	bad string // parse error: answered InvalidRequest
+	key []byte // the key (DEL's first; a refused command's name)
+	val []byte // SET's value, ECHO's text, OpConst's reply; DEL's other keys, each after its uvarint length
 	// borrowed: key and val (but a DEL's val) are the read's bytes, valid
 	// until OnData returns; own copies them into ownKey and ownVal, the
 	// buffers the request keeps from run to run.
@@ -45,34 +46,43 @@ type request struct {
 	wprev, wnext *request
 }
 
-func requestOf(as *engine.Steps) *request { return as.State().User.(*request) }
+// requestOf is the request whose step as is (or is inside of), once
+// execStep has taken it.
+func requestOf(as *engine.Steps) *request { return flowOf(as).cur }
 
-// serveStep is the step of a request the parser refused: it fails with
-// InvalidRequest, which serveError answers. A valid request's flow is its
-// Limiter section alone (conn.start); either way its Timeout is kept by
-// the shard's deadline list (deadline.go), for requests that wait.
-func serveStep(as *engine.Steps) {
-	as.Error(engine.InvalidRequest, requestOf(as).bad)
-}
-
-// serveError turns a failure into the reply, which ends the flow.
+// serveError turns a failure into its request's reply, and recovers: the
+// flow goes on to its next request, whose reply is its own. A section
+// refused at its entry (DefenseRejected) never ran execStep: its request
+// is the flow's next. A split flow's last request ends the flow instead
+// (errSplit goes on to the root).
 func serveError(as *engine.Steps, code string) {
-	rq := requestOf(as)
-	// Answered already (a SLEEP whose timer fired as its timeout did): the
-	// reply stands, and the request may be back in the pool (cn nil).
-	if rq.cn != nil && !rq.done {
-		rq.errCode, rq.errInfo = code, as.State().ErrorInfo
-		rq.answered()
+	fl := flowOf(as)
+	rq := fl.cur
+	if (rq == nil || rq.done) && fl.next != nil {
+		rq = fl.take()
+	}
+	// Answered already (errSplit, or a request timed out by the sweep,
+	// whose cancel is on its way): the reply stands, and the request may
+	// be back in the pool (cn nil).
+	if rq != nil && rq.cn != nil && !rq.done {
+		rq.answerError(code, as.State().ErrorInfo)
 		if rq.cn.cursor == rq {
 			rq.cn.dispatchKeyed(nil, nil) // it failed before its turn: the next may go
 		}
+	}
+	if fl.stop && fl.next == nil {
+		return // the error ends the flow: its steps left have no request
 	}
 	as.Success()
 }
 
 // execStep does the request's work, inside the Limiter.
 func execStep(as *engine.Steps) {
-	rq := requestOf(as)
+	rq := flowOf(as).take()
+	if rq == nil {
+		strayStep(as)
+		return
+	}
 	switch rq.op {
 	case OpEcho, OpPing, OpConst, OpQuit:
 		rq.answered()
@@ -80,6 +90,7 @@ func execStep(as *engine.Steps) {
 		rq.ext = as.External()
 		as.SetCancel(cancelSleep)
 		rq.timer = reactor.AfterTo(rq.sh.r, time.Duration(rq.ms)*time.Millisecond, sleepDone, rq, 0)
+		return
 	default:
 		// Key commands apply in the connection's order: this one goes
 		// when every earlier one of its connection has gone. That is
@@ -93,15 +104,29 @@ func execStep(as *engine.Steps) {
 			cn.cursor = rq.next
 			rq.sh.s.keys.apply(rq)
 			rq.answered()
-			return
+			break
 		}
 		rq.ready = true
 		cn.dispatchKeyed(as, rq)
 		if !rq.dispatched {
 			cn.turnWaits++
 			rq.ext = as.External() // its turn comes in dispatchKeyed
+			return
 		}
 	}
+	if rq.fl.stop && rq.stopAfter() {
+		as.Error(errSplit)
+	}
+}
+
+// resume ends the wait of rq's step (a SLEEP, or a key command whose turn
+// came), answered: the flow goes on, or, split, ends.
+func (rq *request) resume() {
+	if rq.stopAfter() {
+		rq.ext.Error(errSplit)
+		return
+	}
+	rq.ext.Success()
 }
 
 // own makes rq's key and val its own copies, if they are the read's bytes.
@@ -132,7 +157,7 @@ func sleepDone(rq *request, _ uint64) {
 		return // timed out in the same timer round (sweep): its cancel is posted
 	}
 	rq.answered()
-	rq.ext.Success()
+	rq.resume()
 }
 
 // cancelSleep stops the timer of a SLEEP that timed out, so it cannot fire
@@ -141,6 +166,13 @@ func cancelSleep(as *engine.Steps) {
 	rq := requestOf(as)
 	rq.sh.r.Stop(rq.timer)
 	rq.timer = reactor.Timer{}
+}
+
+// answerError answers rq with an error reply, counted failed.
+func (rq *request) answerError(code, info string) {
+	rq.errCode, rq.errInfo = code, info
+	rq.sh.cmds[rq.cmd].failed++
+	rq.answered()
 }
 
 // answered notes that rq's reply is known; the flow ends right after, with

@@ -19,6 +19,12 @@ type shard struct {
 	idx  int
 	lim  *syncprim.Limiter // this shard's requests' Limiter (newLimiters)
 	free *request          // recycled requests
+	// freeFlows: flows whose requests are all recycled (flow.go), with
+	// freeFlowN and freeFlowLow as freeN and freeLow.
+	freeFlows              *flow
+	freeFlowN, freeFlowLow int
+	cmds                   [numCmds]cmdCounts // per command: Metrics.Commands
+	strays                 int                // steps run with no request left (strayStep): never expected
 	// freeN counts free; freeLow is its low-water mark since the last
 	// trim: requests nobody took for a whole trimEvery go back to the GC
 	// (trimRequests), so a burst does not keep its peak forever.
@@ -43,8 +49,12 @@ func (s *Server) shardOn(r *reactor.Reactor) *shard {
 	return nil
 }
 
+// newRequest takes a pooled request, or makes one. A recycled request may
+// still be its flow's current one while that flow ends (a canceled
+// SLEEP's cancel handler reads it): it is taken only once its flow has let
+// go of it.
 func (sh *shard) newRequest() *request {
-	if rq := sh.free; rq != nil && !rq.root.Executing() {
+	if rq := sh.free; rq != nil && (rq.fl.cur != rq || !rq.fl.root.Executing()) {
 		sh.free = rq.next
 		rq.next = nil
 		if sh.freeN--; sh.freeN < sh.freeLow {
@@ -52,9 +62,7 @@ func (sh *shard) newRequest() *request {
 		}
 		return rq
 	}
-	rq := &request{sh: sh, root: engine.New(sh.r)}
-	rq.root.State().User = rq
-	return rq
+	return &request{sh: sh}
 }
 
 // schedule posts the shard's end-of-iteration task, once per iteration.
@@ -70,10 +78,11 @@ func (sh *shard) schedule() {
 func endOfIteration(sh *shard, _ uint64) {
 	sh.posted = false
 	d := sh.dirty
+	now := sh.r.CoarseNow()
 	for i, cn := range d {
 		d[i] = nil
 		cn.dirty = false
-		cn.flush()
+		cn.flush(now)
 	}
 	sh.dirty = d[:0]
 }
@@ -82,6 +91,11 @@ func (sh *shard) recycle(rq *request) {
 	sh.unwatch(rq) // not expected: answered requests left the list
 	if rq.ready && !rq.dispatched {
 		rq.cn.turnWaits-- // waited for its turn, then timed out or was abandoned
+	}
+	if fl := rq.fl; fl != nil {
+		if fl.n--; fl.n == 0 {
+			sh.recycleFlow(fl)
+		}
 	}
 	rq.cn, rq.done = nil, false
 	rq.key, rq.val = nil, nil // no reference to a read's bytes
@@ -100,8 +114,9 @@ const trimEvery = time.Second
 const requestBytes = int(unsafe.Sizeof(request{}))
 
 // trimRequests runs on the shard's loop every trimEvery: it drops the
-// requests that stayed in the free list since the last trim (the list is
-// LIFO: they are at its end), releasing their roots to the engine, whose
+// requests and flows that stayed in the free lists since the last trim
+// (the lists are LIFO: they are at their ends), releasing the flows' roots
+// to the engine, whose
 // own pools shrink the same way, and tells reclaim what it gave up, so an
 // idle server's memory goes back to the OS within seconds of a burst
 // instead of at the runtime's forced GCs. A shard whose pool stayed in use
@@ -124,12 +139,37 @@ func trimRequests(sh *shard, _ uint64) {
 			next := rest.next
 			rest.next = nil
 			bytes += requestBytes + cap(rest.ownKey) + cap(rest.ownVal) + cap(rest.res)
-			rest.root.ReleaseAtEnd() // a canceled flow may still be ending
+			rest.fl = nil
 			rest = next
 		}
 		sh.freeN = keep
 		reclaim.Dropped(bytes)
 	}
 	sh.freeLow = sh.freeN
+	if k := sh.freeFlowLow; k > 0 {
+		keep := sh.freeFlowN - k
+		var rest *flow
+		if keep == 0 {
+			rest, sh.freeFlows = sh.freeFlows, nil
+		} else {
+			fl := sh.freeFlows
+			for i := 1; i < keep; i++ {
+				fl = fl.free
+			}
+			rest, fl.free = fl.free, nil
+		}
+		for rest != nil {
+			next := rest.free
+			rest.free = nil
+			rest.root.ReleaseAtEnd() // a canceled flow may still be ending
+			rest = next
+		}
+		sh.freeFlowN = keep
+		reclaim.Dropped(k * flowBytes)
+	}
+	sh.freeFlowLow = sh.freeFlowN
 	reactor.AfterTo(sh.r, trimEvery, trimRequests, sh, 0)
 }
+
+// flowBytes is a pooled flow's size, for reclaim (its root is the engine's).
+const flowBytes = int(unsafe.Sizeof(flow{}))

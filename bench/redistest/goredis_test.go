@@ -248,3 +248,41 @@ func waitFor(t *testing.T, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// A pipeline under overload is shed request by request, as separate
+// commands are: with the only slot held and a queue of one, the first
+// command of a pipeline waits in the queue and is served, the ones behind
+// it are refused with DefenseRejected at once, each with its own error
+// (stepsd runs a read's requests as one flow, and splits it where one
+// waits).
+func TestGoRedisPipelineShedPerCommand(t *testing.T) {
+	s := startStepsd(t, stepsd.Config{Concurrent: 1, Queue: 1})
+	busy := client(t, s.Addr().String(), nil)
+	other := client(t, s.Addr().String(), nil)
+	ctx := ctx(t)
+	if err := other.Ping(ctx).Err(); err != nil { // connected before the slot is taken
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- busy.Do(ctx, "SLEEP", 300).Err() }()
+	waitFor(t, func() bool { m := s.Metrics(ctx); return m.Concurrency.Holders == 1 })
+	p := other.Pipeline()
+	first := p.Echo(ctx, "first")
+	second := p.Echo(ctx, "second")
+	third := p.Set(ctx, "k", "v", 0)
+	_, _ = p.Exec(ctx)
+	if got, err := first.Result(); err != nil || got != "first" {
+		t.Errorf("queued first command: %q, %v; want first", got, err)
+	}
+	for _, err := range []error{second.Err(), third.Err()} {
+		if err == nil || !strings.HasPrefix(err.Error(), "DefenseRejected") {
+			t.Errorf("command behind the queued one: %v, want DefenseRejected", err)
+		}
+	}
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err := other.Get(ctx, "k").Err(); !errors.Is(err, redis.Nil) {
+		t.Errorf("GET of the refused SET's key: %v, want nil", err)
+	}
+}

@@ -89,7 +89,8 @@ func TestAdminMetrics(t *testing.T) {
 		`asyncsteps_reactor_seconds_total{reactor="0",state="poll"} `,
 		`stepsd_requests_ended_total{reactor="`,
 		`flow="GET",result="succeeded"} 2` + "\n",
-		`flow="INVALID",result="succeeded"} 1` + "\n",
+		`flow="INVALID",result="failed"} 1` + "\n", // -ERR unknown command
+		`flow="SET",result="succeeded"} 1` + "\n",
 		`stepsd_limiter_rejected_total{part="concurrency"} 0` + "\n",
 		"stepsd_limiters 2\n", // two reactors, the default bounds: one Limiter each
 		"stepsd_connections 1\n",

@@ -1,5 +1,6 @@
 // Command stepsd is a Redis-protocol (RESP2) key-value server that runs
-// one AsyncSteps flow per request on per-core reactors. Redis clients,
+// one AsyncSteps flow per read of a connection, a Limiter section per
+// request, on per-core reactors (package stepsd). Redis clients,
 // redis-cli, redis-benchmark and twemproxy drive it; nc and telnet send
 // inline commands, as to Redis.
 //
@@ -22,9 +23,9 @@
 // With -admin 127.0.0.1:7071 it also serves, on that separate loopback
 // port, Prometheus metrics (/metrics: per reactor, per command, the
 // Limiter, connections refused and closed by each limit) and
-// net/http/pprof (/debug/pprof/). Each request's flow is named
-// after its command, so the CPU profile of a loaded server splits by
-// command:
+// net/http/pprof (/debug/pprof/). A read's flow is named after its
+// requests' command (PIPELINE when they differ), so the CPU profile of a
+// loaded server splits by command:
 //
 //	go tool pprof -tags http://127.0.0.1:7071/debug/pprof/profile?seconds=10
 //	go tool pprof -tagfocus=flow=GET -top http://127.0.0.1:7071/debug/pprof/profile?seconds=10

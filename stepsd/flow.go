@@ -1,0 +1,202 @@
+package stepsd
+
+import (
+	"github.com/asyncsteps/asyncsteps/engine"
+)
+
+// flow is one root flow and the requests it runs, one after another in
+// arrival order: all the requests of one read, or one request split off
+// (split) when the read's flow had to wait. Pooled per shard with its
+// root; loop-owned.
+//
+// Why a flow per read and not per request: a root's start, run and end
+// cost about 640 instructions (profiles/notes/2026-11-27-stepsd-round4.md),
+// paid once per read of a pipeline instead of once per request. Each
+// request keeps its own step, the Limiter's section, its own reply and its
+// own error (serveError answers it and recovers, so the flow goes on to
+// the next): a flow per read changes what the engine sees, not what a
+// client does. What keeps that true is split: a flow never holds a request
+// that has not reached the Limiter behind one that waits.
+//
+// The requests' steps are added to the root when the flow starts, one
+// frame per request, with nothing around them. A step finds its request
+// through the flow: execStep takes next when its section is entered (once,
+// at once or after the Limiter's queue), serveError takes it when the
+// section was refused at its entry, and cur is the request whose section
+// ran last.
+type flow struct {
+	root *engine.Steps
+	sh   *shard
+	cur  *request // the request whose step ran last
+	next *request // the next request whose step runs; nil when none is left
+	last *request // its last request: the requests from next to last are consecutive in the connection's queue
+	n    int      // requests of this flow not yet given back to the pool
+	// stop: the flow was split; its steps after last's have no request
+	// and must never run (they would enter the Limiter): the flow ends
+	// with errSplit once last is answered (stopAfter).
+	stop  bool
+	name  *engine.Name // its requests' command, or PIPELINE
+	named *engine.Name // the name its root carries (SetFlowName only when it changes)
+	free  *flow        // in the shard's free list
+}
+
+// errSplit ends a split flow after its last request (flow.stop): the error
+// goes past that request's serveError to the root, which skips the steps
+// left for the requests split off. The engine counts such a flow failed
+// (engine.Metrics.FlowsFailed); its requests are answered as any other.
+const errSplit = "stepsd.SplitRead"
+
+// pipelineName names a flow whose requests are not all of one command.
+var pipelineName = engine.NewName("PIPELINE")
+
+// newFlow takes a pooled flow whose root has ended, or makes one.
+func (sh *shard) newFlow() *flow {
+	if fl := sh.freeFlows; fl != nil && !fl.root.Executing() {
+		sh.freeFlows = fl.free
+		fl.free = nil
+		if sh.freeFlowN--; sh.freeFlowN < sh.freeFlowLow {
+			sh.freeFlowLow = sh.freeFlowN
+		}
+		fl.cur, fl.next, fl.last, fl.stop = nil, nil, nil, false
+		return fl
+	}
+	fl := &flow{sh: sh, root: engine.New(sh.r)}
+	fl.root.State().User = fl
+	return fl
+}
+
+// add appends rq to fl: its step runs after those of fl's earlier
+// requests. fl must not have started yet.
+func (fl *flow) add(rq *request, name *engine.Name) {
+	if fl.next == nil {
+		fl.next = rq
+		fl.name = name
+	} else if fl.name != name {
+		fl.name = pipelineName
+	}
+	fl.last = rq
+	rq.fl = fl
+	fl.n++
+	if rq.bad != "" {
+		fl.root.Add(badStep, serveError)
+		return
+	}
+	// The Limiter's section is the request's one step: no step of its
+	// own around it (profiles/notes/2026-11-27-stepsd-round3.md).
+	// Limiter.Sync is what Steps.Sync would call; called directly, a
+	// request skips the accessor's checks (a pooled root of ours, never
+	// released, never foreign, one ErrorFunc) and the call through the
+	// engine.Sync interface.
+	fl.sh.lim.Sync(fl.root, execStep, serveError)
+}
+
+// execute names fl's root after its requests' command (PIPELINE when they
+// differ), so CPU profiles split by command as with a flow per request,
+// and starts it.
+func (fl *flow) execute() {
+	if fl.named != fl.name {
+		fl.root.SetFlowName(fl.name) // kept by the root from run to run
+		fl.named = fl.name
+	}
+	fl.root.Execute()
+}
+
+// take moves on to the flow's next request, whose step starts; nil if it
+// has none (never expected: see strayStep).
+func (fl *flow) take() *request {
+	rq := fl.next
+	if rq == nil {
+		return nil
+	}
+	if rq == fl.last {
+		fl.next = nil
+	} else {
+		fl.next = rq.next
+	}
+	fl.cur = rq
+	return rq
+}
+
+// flowOf is the flow whose step as is (or is inside of).
+func flowOf(as *engine.Steps) *flow { return as.State().User.(*flow) }
+
+// splitRest gives each request of fl behind the one it waits at a flow of
+// its own, and starts them, in order. runNow calls it once fl has run as
+// far as it could: if a request waits (in the Limiter's queue, a SLEEP, a
+// key command waiting for its turn) with requests behind it, those then do
+// not wait behind it, and each enters the Limiter (or is answered) at
+// once, as it did with a flow per request: under overload a read's later
+// requests are queued or refused with DefenseRejected as themselves,
+// never held back unseen by the Limiter. fl then stops after the request
+// it waits at (flow.stop).
+//
+// One flow each, not one flow for the rest: that flow might wait in its
+// turn and be split again, and a read of n SLEEPs would add n²/2 steps.
+func (fl *flow) splitRest() {
+	p := fl.cur // the request fl waits at: the one whose section runs, or the next, queued
+	if p == nil || p.done {
+		p = fl.next
+	}
+	if p == nil || p == fl.last {
+		return // no request behind it
+	}
+	rq, last := p.next, fl.last
+	fl.last, fl.stop = p, true
+	if fl.next != p {
+		fl.next = nil // p's section runs: no step of fl takes another request
+	}
+	for {
+		next := rq.next
+		fl.n-- // p is left: fl.n stays above 0
+		nf := fl.sh.newFlow()
+		nf.add(rq, cmdNames[rq.cmd])
+		nf.execute()
+		if rq == last {
+			break
+		}
+		rq = next
+	}
+}
+
+// stopAfter reports whether rq, just answered, ends its flow: the flow was
+// split and rq was its last request. Its step then fails with errSplit.
+func (rq *request) stopAfter() bool {
+	fl := rq.fl
+	return fl.stop && fl.next == nil && fl.cur == rq
+}
+
+// badStep answers a request the parser refused: InvalidRequest, without
+// the Limiter, as before.
+func badStep(as *engine.Steps) {
+	rq := flowOf(as).take()
+	if rq == nil {
+		strayStep(as)
+		return
+	}
+	rq.answerError(engine.InvalidRequest, rq.bad)
+	if rq.cn.cursor == rq {
+		rq.cn.dispatchKeyed(nil, nil)
+	}
+	if rq.stopAfter() {
+		as.Error(errSplit)
+	}
+}
+
+// strayStep is what a step with no request left does: it ends its flow.
+// Only the steps of a split flow after its last request have none, and
+// stopAfter ends the flow before they run; were one to run anyway (a
+// mistake here), it is counted (shard.strays, which the tests check) and
+// ends the flow rather than touch another request.
+func strayStep(as *engine.Steps) {
+	flowOf(as).sh.strays++
+	as.Error(errSplit)
+}
+
+// recycleFlow returns fl to the pool once none of its requests is left.
+// Its root may still be ending (a canceled flow): newFlow takes it only
+// once it no longer executes.
+func (sh *shard) recycleFlow(fl *flow) {
+	fl.free = sh.freeFlows
+	sh.freeFlows = fl
+	sh.freeFlowN++
+}

@@ -1,0 +1,248 @@
+package stepsd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// waitHolders waits until the server's Limiter has n requests inside (a
+// SLEEP holding its slot), so a test knows the Limiter is full without
+// sleeping for it.
+func waitHolders(t *testing.T, s *Server, n int) {
+	t.Helper()
+	for i := 0; ; i++ {
+		if m := s.Metrics(context.Background()); m.Concurrency.Holders == n {
+			return
+		}
+		if i == 2000 {
+			t.Fatalf("the Limiter never held %d requests", n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestReadIsShedLikeItsRequests: the requests of one read enter the
+// Limiter one by one, as with a flow per request. With the only slot held
+// and a queue of one, the first of a pipelined read is queued and the
+// others are refused with DefenseRejected at once, each with its own
+// reply: they do not wait, unseen by the Limiter, behind the queued one.
+func TestReadIsShedLikeItsRequests(t *testing.T) {
+	s := start(t, Config{Concurrent: 1, Queue: 1, Reactors: 1})
+	busy, other := dial(t, s), dial(t, s)
+	busy.send("SLEEP 300")
+	waitHolders(t, s, 1)
+	other.send("ECHO a", "ECHO b", "BOGUS", "ECHO c")
+	var got []string
+	for i := 0; i < 4; i++ {
+		r, err := other.read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, r)
+	}
+	if got[0] != "a" || !strings.HasPrefix(got[1], "-DefenseRejected") ||
+		!strings.HasPrefix(got[2], "-ERR unknown command") || !strings.HasPrefix(got[3], "-DefenseRejected") {
+		t.Fatalf("replies %q; want a (queued), -DefenseRejected, -ERR unknown command, -DefenseRejected", got)
+	}
+	busy.expect("OK")
+	m := s.Metrics(context.Background())
+	if m.Concurrency.Rejected != 2 {
+		t.Errorf("Limiter rejected %d, want 2", m.Concurrency.Rejected)
+	}
+	other.send("ECHO d", "ECHO e") // the slot is free again: both served
+	other.expect("d", "e")
+	checkNoStrays(t, s)
+}
+
+// TestSleepDoesNotHoldBackItsRead: a SET after a SLEEP in the same read is
+// applied at once: another connection reads it before the SLEEP's reply
+// (here its -Timeout) comes; only the SET's reply waits, for the order of
+// replies.
+func TestSleepDoesNotHoldBackItsRead(t *testing.T) {
+	s := start(t, Config{Reactors: 1, Timeout: 2 * time.Second})
+	a, b := dial(t, s), dial(t, s)
+	a.send("SLEEP 60000", "SET k v", "ECHO after")
+	first := make(chan string, 1)
+	go func() {
+		got, err := a.read()
+		first <- fmt.Sprint(got, err)
+	}()
+	for {
+		b.send("GET k")
+		got, err := b.read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got == "v" {
+			break
+		}
+		select {
+		case r := <-first:
+			t.Fatalf("the SLEEP answered (%s) before the SET after it in its read was applied", r)
+		default:
+		}
+	}
+	_ = a.c.SetLinger(0)
+	_ = a.c.Close() // cancels the SLEEP
+	<-first
+	checkNoStrays(t, s)
+}
+
+// TestTimeoutInReadIsPerRequest: a request of a read that times out
+// answers -Timeout alone; its neighbours before and after it in the same
+// read keep their replies.
+func TestTimeoutInReadIsPerRequest(t *testing.T) {
+	s := start(t, Config{Timeout: 100 * time.Millisecond, Reactors: 1})
+	c := dial(t, s)
+	c.send("SET k1 v1", "SLEEP 5000", "GET k1", "ECHO e", "SLEEP 10")
+	got, err := c.read()
+	if err != nil || got != "OK" {
+		t.Fatalf("reply %q, %v; want OK", got, err)
+	}
+	got, err = c.read()
+	if err != nil || !strings.HasPrefix(got, "-Timeout") {
+		t.Fatalf("reply %q, %v; want -Timeout", got, err)
+	}
+	c.expect("v1", "e", "OK")
+	checkNoStrays(t, s)
+}
+
+// TestOneFlowPerRead: a pipelined read runs as one flow (the engine
+// counts flows), while stepsd counts its requests by command.
+func TestOneFlowPerRead(t *testing.T) {
+	s := start(t, Config{Reactors: 1})
+	c := dial(t, s)
+	c.send("PING")
+	c.expect("PONG")
+	ctx := context.Background()
+	before := s.Metrics(ctx).Reactors[0].FlowsStarted
+	var lines, want []string
+	for i := 0; i < 16; i++ {
+		lines = append(lines, fmt.Sprintf("SET k%d v%d", i, i), fmt.Sprintf("GET k%d", i))
+		want = append(want, "OK", fmt.Sprintf("v%d", i))
+	}
+	c.send(lines...) // one write: on loopback, one read (or a few)
+	c.expect(want...)
+	m := s.Metrics(ctx)
+	if n := m.Reactors[0].FlowsStarted - before; n == 0 || n >= 32 {
+		t.Errorf("%d flows for 32 pipelined requests, want fewer than one per request", n)
+	}
+	counts := map[string]CommandMetrics{}
+	for _, x := range m.Commands[0] {
+		counts[x.Command] = x
+	}
+	for cmd, n := range map[string]uint64{"SET": 16, "GET": 16, "PING": 1} {
+		x := counts[cmd]
+		if x.Started != n || x.Succeeded != n || x.Failed != 0 || x.Canceled != 0 {
+			t.Errorf("%s: %+v, want %d started and succeeded", cmd, x, n)
+		}
+	}
+	var named bool
+	for _, x := range m.Reactors[0].ByName {
+		named = named || x.Name == pipelineName.String()
+	}
+	if !named {
+		t.Errorf("no flow named %s for a read of SETs and GETs: %+v", pipelineName, m.Reactors[0].ByName)
+	}
+}
+
+// TestCommandMetricsCountOutcomes: an error reply counts as failed, a
+// request whose connection went away first as canceled.
+func TestCommandMetricsCountOutcomes(t *testing.T) {
+	s := start(t, Config{Reactors: 1})
+	c := dial(t, s)
+	c.send("BOGUS", "ECHO x", "SLEEP 5000")
+	got, _ := c.read()
+	if !strings.HasPrefix(got, "-ERR") {
+		t.Fatalf("reply %q, want -ERR", got)
+	}
+	c.expect("x")
+	_ = c.c.SetLinger(0)
+	_ = c.c.Close() // a reset: the SLEEP is abandoned
+	for i := 0; ; i++ {
+		m := s.Metrics(context.Background())
+		counts := map[string]CommandMetrics{}
+		for _, x := range m.Commands[0] {
+			counts[x.Command] = x
+		}
+		inv, echo, sl := counts[invalidName.String()], counts["ECHO"], counts["SLEEP"]
+		if sl.Canceled == 1 {
+			if inv.Failed != 1 || echo.Succeeded != 1 || sl.Started != 1 || sl.Succeeded+sl.Failed != 0 {
+				t.Fatalf("INVALID %+v, ECHO %+v, SLEEP %+v", inv, echo, sl)
+			}
+			return
+		}
+		if i == 2000 {
+			t.Fatalf("the reset SLEEP is not counted canceled: %+v", counts)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// TestQueuedReadGoesOnInOrder: a read whose first request waits in the
+// Limiter's queue: the requests behind it queue too, each as itself, and
+// once the slot frees they run in order (the GET sees the SET before it),
+// and the read's flow, split, ends after its one request without entering
+// the Limiter again.
+func TestQueuedReadGoesOnInOrder(t *testing.T) {
+	s := start(t, Config{Concurrent: 1, Queue: 10, Reactors: 1})
+	busy, other := dial(t, s), dial(t, s)
+	busy.send("SLEEP 200")
+	waitHolders(t, s, 1)
+	other.send("SET k 1", "GET k", "BOGUS", "SLEEP 1", "ECHO x")
+	busy.expect("OK")
+	got, err := other.read()
+	if err != nil || got != "OK" {
+		t.Fatalf("reply %q, %v; want OK", got, err)
+	}
+	other.expect("1")
+	if got, _ := other.read(); !strings.HasPrefix(got, "-ERR unknown command") {
+		t.Fatalf("reply %q, want -ERR unknown command", got)
+	}
+	other.expect("OK", "x")
+	m := s.Metrics(context.Background())
+	if m.Concurrency.Rejected != 0 || m.Concurrency.Holders != 0 || m.Concurrency.Queued != 0 {
+		t.Errorf("Limiter %+v after every request was answered, want it empty and nothing rejected", m.Concurrency)
+	}
+	other.send("ECHO y") // the connection and the Limiter go on
+	other.expect("y")
+	checkNoStrays(t, s)
+}
+
+// checkNoStrays fails t if a split flow ran a step past its last request
+// (strayStep): that step entered the Limiter for no request.
+func checkNoStrays(t *testing.T, s *Server) {
+	t.Helper()
+	for _, sh := range s.shards {
+		ch := make(chan int, 1)
+		sh.r.Immediate(func() { ch <- sh.strays })
+		if n := <-ch; n != 0 {
+			t.Errorf("reactor %d: %d steps of split flows ran past their last request", sh.idx, n)
+		}
+	}
+}
+
+// TestReadPastTheTurnBudget: a read of more requests than the engine runs
+// steps of one flow in a turn (4,096) is split where the budget stopped
+// it, and every request is answered, in order.
+func TestReadPastTheTurnBudget(t *testing.T) {
+	const n = 6000
+	s := start(t, Config{Reactors: 1, MaxPipeline: 2 * n})
+	c := dial(t, s)
+	var b strings.Builder
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(&b, "ECHO %d\r\n", i)
+	}
+	go func() { _, _ = c.c.Write([]byte(b.String())) }()
+	for i := 0; i < n; i++ {
+		got, err := c.read()
+		if err != nil || got != fmt.Sprint(i) {
+			t.Fatalf("reply %d: %q, %v", i, got, err)
+		}
+	}
+	checkNoStrays(t, s)
+	t.Logf("%d flows for %d requests", s.Metrics(context.Background()).Reactors[0].FlowsStarted, n)
+}
