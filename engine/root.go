@@ -106,6 +106,14 @@ func (x *rootExt) nameOnly() bool {
 		x.onEnd == nil && x.promise == nil && x.batch == nil
 }
 
+// startsPlain reports whether x holds nothing a run's start must act on
+// but its name: what nameOnly asks, less what only the end reads (an
+// OnEnd, a Promise, a Batch). Such a run starts on startNamedKept's short
+// path; a Promise's or a Batch's root is one. Loop only.
+func (x *rootExt) startsPlain() bool {
+	return x.misuse == "" && x.ctx == nil && x.stopCtx == nil && x.trace == nil
+}
+
 // extra returns rt's rootExt, allocating it the first time.
 func (rt *root) extra() *rootExt {
 	x := rt.more.Load()
@@ -553,7 +561,7 @@ func (e *engine) prepareStart(rt *root) bool {
 
 // prepareStartSlow is prepareStart for every other root.
 func (e *engine) prepareStartSlow(rt *root) bool {
-	if x := rt.more.Load(); x != nil && x.nameOnly() {
+	if x := rt.more.Load(); x != nil && x.startsPlain() {
 		if fl := rt.Steps.fl; fl != nil && rt.keepFlow && !fl.owned && len(fl.held) == 0 &&
 			rt.created == 0 && rt.Steps.head != nil && !e.build.want.Load() &&
 			rt.run.Load()&runCancel == 0 {
@@ -617,8 +625,9 @@ func (e *engine) prepareStartSlow(rt *root) bool {
 }
 
 // startNamedKept is prepareStart's short start for a pooled root whose
-// extension holds its name alone (x.nameOnly): a server's request flow
-// named after its command. Apart from the name's count it does what
+// extension holds nothing its start acts on but its name (x.startsPlain):
+// a server's request flow named after its command, a root waited for by a
+// Promise or a Batch. Apart from the name's count it does what
 // prepareStart does; it is kept out of prepareStart so that unnamed roots
 // pay nothing for it (Simple).
 func (e *engine) startNamedKept(rt *root, fl *flow, x *rootExt) bool {
@@ -765,6 +774,15 @@ func (e *engine) finishRoot(rt *root, code string) {
 			e.namedSucceeded(x)
 		}
 		rt.endRun()
+	} else if code == "" && x != nil && x.startsPlain() && x.onEnd == nil {
+		// A success waited for by a Promise or a Batch (beside a name at
+		// most): flowEndedSlow's success, nothing for endExt to do, and
+		// endRunWith's waited end, without the tests that come out so.
+		e.m.succeeded++
+		if x.name != nil {
+			e.namedSucceeded(x)
+		}
+		rt.endRunWaited(x, code)
 	} else {
 		e.flowEnded(rt, code)
 		if x != nil {
