@@ -79,7 +79,13 @@ func (b *Batch) Add(root *Steps) int {
 		b.forget()
 	}
 	i := len(b.entries)
-	b.entries = append(b.entries, batchEntry{})
+	if i < cap(b.entries) {
+		// Every entry past len is zero (forget clears the set it drops):
+		// no second clearing of its 168 bytes here.
+		b.entries = b.entries[:i+1]
+	} else {
+		b.entries = append(b.entries, batchEntry{})
+	}
 	ent := &b.entries[i]
 	if root == nil || root.kind != kRoot {
 		ent.err = &Error{Code: InternalError, Info: "Batch.Add: not a root"}
@@ -98,7 +104,8 @@ func (b *Batch) Len() int {
 	return len(b.entries)
 }
 
-// forget drops the previous set: its roots and results.
+// forget drops the previous set: its roots and results. The entries it
+// clears stay zero until Add reuses them (Add relies on it).
 func (b *Batch) forget() {
 	clear(b.entries)
 	b.entries = b.entries[:0]
