@@ -313,7 +313,9 @@ func startBatchChain(head *root) {
 		x.batchNext = nil
 		b := x.batch
 		if b != nil && !rt.started && rt.execGen() == b.entries[x.batchIdx].g {
-			rt.e.prepareStart(rt)
+			// prepareStartSlow, not prepareStart: a Batch's root has an
+			// extension (x), which prepareStart's first test sends there.
+			rt.e.prepareStartSlow(rt)
 		}
 		rt = next
 	}
