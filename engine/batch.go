@@ -12,7 +12,8 @@ import (
 // needs every result. Where Promise costs each flow an allocation, a post
 // to its reactor's ring and a wake-up check, a Batch posts once per
 // reactor per Execute (the loop takes the whole chain of roots in one
-// task, so a parked loop is woken at most once), keeps every result in
+// task; a parked loop is not woken for it: Execute runs its turn), keeps
+// every result in
 // its own reusable storage, and wakes the waiting goroutine once, when the
 // last flow ends. Once its slices have grown, a Batch allocates nothing.
 //
@@ -78,7 +79,13 @@ func (b *Batch) Add(root *Steps) int {
 		b.forget()
 	}
 	i := len(b.entries)
-	b.entries = append(b.entries, batchEntry{})
+	if i < cap(b.entries) {
+		// Every entry past len is zero (forget clears the set it drops):
+		// no second clearing of its 168 bytes here.
+		b.entries = b.entries[:i+1]
+	} else {
+		b.entries = append(b.entries, batchEntry{})
+	}
 	ent := &b.entries[i]
 	if root == nil || root.kind != kRoot {
 		ent.err = &Error{Code: InternalError, Info: "Batch.Add: not a root"}
@@ -97,7 +104,8 @@ func (b *Batch) Len() int {
 	return len(b.entries)
 }
 
-// forget drops the previous set: its roots and results.
+// forget drops the previous set: its roots and results. The entries it
+// clears stay zero until Add reuses them (Add relies on it).
 func (b *Batch) forget() {
 	clear(b.entries)
 	b.entries = b.entries[:0]
@@ -130,14 +138,23 @@ func (b *Batch) shardOf(r *reactor.Reactor) *batchShard {
 // on a closed reactor, too). Safe from any goroutine that holds the
 // Batch, on a loop too, where its own reactor's roots start behind the
 // flows already ready. Execute twice without a Wait between panics.
+//
+// Called from a goroutine outside the loops, Execute runs the turn of each
+// reactor of the set whose loop is parked itself, as Execute on one root
+// does (CONTRACT.md, "Where a flow runs"): the task that starts that
+// reactor's chain, and the flows' steps up to their first wait, may have
+// run on the caller by the time Execute returns, and no loop thread was
+// woken for them. Loops that are awake get their chains first.
 func (b *Batch) Execute() { b.execute(false) }
 
 // Run is Execute then Wait, for a goroutine that has nothing else to do
 // meanwhile: a reactor whose loop is parked is not woken for the set;
 // Run runs its turn itself (as Wait's assist does) and wakes it only when
-// it could not. The loops' threads then stay asleep for a set they would
-// only have raced the waiter for. Where Run may be called, and what it
-// panics on, are Execute's and Wait's.
+// it could not. It differs from Execute, which runs parked loops' turns
+// too, in that every chain is in its ring before the first turn runs, and
+// a loop that was awake at the post but parked since is not woken either.
+// Where Run may be called, and what it panics on, are Execute's and
+// Wait's.
 func (b *Batch) Run() {
 	b.execute(true)
 	for _, s := range b.shards[:b.used] {
@@ -203,33 +220,67 @@ func (b *Batch) execute(lazy bool) {
 		b.done = make(chan struct{}, 1)
 	}
 	b.left.Store(live)
+	// Two passes: chains for loops that are awake (or that are this
+	// goroutine's own, or Run's lazy posts) go first, so those loops start
+	// on their roots while this goroutine runs the turns of the parked
+	// ones in the second pass.
+	parked := 0
 	for _, s := range b.shards[:b.used] {
 		head := s.head
-		s.head, s.tail = nil, nil
 		if head == nil {
 			continue
 		}
 		if e := head.e; e.r.IsSameThread() {
+			s.head, s.tail = nil, nil
 			startBatchChain(head)
 			continue
 		}
 		var ok bool
-		if lazy && !s.r.Manual() {
+		switch {
+		case lazy && !s.r.Manual():
 			ok = reactor.X.PostLazy(s.r, startBatch, unsafe.Pointer(head), 0)
 			s.lazy = ok
-		} else {
+		case reactor.X.Parked(s.r):
+			parked++
+			continue // the second pass's
+		default:
 			ok = reactor.X.Post(s.r, startBatch, unsafe.Pointer(head), 0)
 		}
+		s.head, s.tail = nil, nil
 		if !ok {
-			// The reactor is closed: none of these flows can ever run.
-			for rt := head; rt != nil; {
-				next := rt.more.Load().batchNext
-				rt.state.ErrorInfo = "reactor closed"
-				rt.state.LastException = &Error{Code: InternalError, Info: "reactor closed"}
-				rt.endRunWith(InternalError)
-				rt = next
-			}
+			endClosedChain(head)
 		}
+	}
+	if parked == 0 {
+		return
+	}
+	// A parked loop is not woken for its chain: this goroutine takes its
+	// word and runs its turn, which starts the chain (reactor.X.PostRun, as
+	// Execute does for one root; Post if the loop woke meanwhile). The
+	// flows' first steps, most of a short flow, run here before Execute
+	// returns, as the loop, and neither the loop's thread nor, later, the
+	// waiter sleeps and is woken for them.
+	for _, s := range b.shards[:b.used] {
+		head := s.head
+		if head == nil {
+			continue
+		}
+		s.head, s.tail = nil, nil
+		if !reactor.X.PostRun(s.r, startBatch, unsafe.Pointer(head), 0) {
+			endClosedChain(head)
+		}
+	}
+}
+
+// endClosedChain ends each root of a chain whose reactor was found closed
+// when it was posted: none of these flows can ever run.
+func endClosedChain(head *root) {
+	for rt := head; rt != nil; {
+		next := rt.more.Load().batchNext
+		rt.state.ErrorInfo = "reactor closed"
+		rt.state.LastException = &Error{Code: InternalError, Info: "reactor closed"}
+		rt.endRunWith(InternalError)
+		rt = next
 	}
 }
 
@@ -262,7 +313,9 @@ func startBatchChain(head *root) {
 		x.batchNext = nil
 		b := x.batch
 		if b != nil && !rt.started && rt.execGen() == b.entries[x.batchIdx].g {
-			rt.e.prepareStart(rt)
+			// prepareStartSlow, not prepareStart: a Batch's root has an
+			// extension (x), which prepareStart's first test sends there.
+			rt.e.prepareStartSlow(rt)
 		}
 		rt = next
 	}

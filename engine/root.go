@@ -2,7 +2,7 @@ package engine
 
 import (
 	"context"
-	"sync"
+	"runtime"
 	"sync/atomic"
 	"unsafe"
 
@@ -104,6 +104,14 @@ type rootExt struct {
 func (x *rootExt) nameOnly() bool {
 	return x.misuse == "" && x.ctx == nil && x.stopCtx == nil && x.trace == nil &&
 		x.onEnd == nil && x.promise == nil && x.batch == nil
+}
+
+// startsPlain reports whether x holds nothing a run's start must act on
+// but its name: what nameOnly asks, less what only the end reads (an
+// OnEnd, a Promise, a Batch). Such a run starts on startNamedKept's short
+// path; a Promise's or a Batch's root is one. Loop only.
+func (x *rootExt) startsPlain() bool {
+	return x.misuse == "" && x.ctx == nil && x.stopCtx == nil && x.trace == nil
 }
 
 // extra returns rt's rootExt, allocating it the first time.
@@ -553,7 +561,7 @@ func (e *engine) prepareStart(rt *root) bool {
 
 // prepareStartSlow is prepareStart for every other root.
 func (e *engine) prepareStartSlow(rt *root) bool {
-	if x := rt.more.Load(); x != nil && x.nameOnly() {
+	if x := rt.more.Load(); x != nil && x.startsPlain() {
 		if fl := rt.Steps.fl; fl != nil && rt.keepFlow && !fl.owned && len(fl.held) == 0 &&
 			rt.created == 0 && rt.Steps.head != nil && !e.build.want.Load() &&
 			rt.run.Load()&runCancel == 0 {
@@ -617,8 +625,9 @@ func (e *engine) prepareStartSlow(rt *root) bool {
 }
 
 // startNamedKept is prepareStart's short start for a pooled root whose
-// extension holds its name alone (x.nameOnly): a server's request flow
-// named after its command. Apart from the name's count it does what
+// extension holds nothing its start acts on but its name (x.startsPlain):
+// a server's request flow named after its command, a root waited for by a
+// Promise or a Batch. Apart from the name's count it does what
 // prepareStart does; it is kept out of prepareStart so that unnamed roots
 // pay nothing for it (Simple).
 func (e *engine) startNamedKept(rt *root, fl *flow, x *rootExt) bool {
@@ -765,6 +774,15 @@ func (e *engine) finishRoot(rt *root, code string) {
 			e.namedSucceeded(x)
 		}
 		rt.endRun()
+	} else if code == "" && x != nil && x.startsPlain() && x.onEnd == nil {
+		// A success waited for by a Promise or a Batch (beside a name at
+		// most): flowEndedSlow's success, nothing for endExt to do, and
+		// endRunWith's waited end, without the tests that come out so.
+		e.m.succeeded++
+		if x.name != nil {
+			e.namedSucceeded(x)
+		}
+		rt.endRunWaited(x, code)
 	} else {
 		e.flowEnded(rt, code)
 		if x != nil {
@@ -1088,16 +1106,18 @@ func (rt *root) releaseAfterRun(cancel bool) {
 func (rt *root) release() { rt.Steps.Release() }
 
 // Promise is the end of a root's flow, to wait for from any goroutine.
+// 160 bytes, one allocation per flow: its state word orders the making of
+// the Done channel, so it holds no mutex (one size class smaller).
 type Promise struct {
 	r *reactor.Reactor // the flow's; nil for a Promise that failed at once
-	// st is promisePending, promiseWatched (Done made the channel, or a
-	// Wait that parks did) or promiseEnded (set after args and err). The
-	// end swaps promiseEnded in and closes done only if it swapped out
-	// promiseWatched, so the common end (nobody parked, no Done) takes
-	// no lock; mu only orders the making of done among its askers.
+	// st is promisePending, promiseMaking (a Done makes the channel),
+	// promiseWatched (Done made it, or a Wait that parks did) or
+	// promiseEnded (set after args and err). The end swaps promiseEnded
+	// in and closes done only if it swapped out promiseWatched, so the
+	// common end (nobody parked, no Done) takes no lock; a Done that finds
+	// the end came while it made the channel closes nothing.
 	st   atomic.Uint32
-	mu   sync.Mutex
-	done chan struct{}
+	done chan struct{} // written in promiseMaking, read from promiseWatched on
 	args Args
 	err  *Error
 }
@@ -1107,6 +1127,7 @@ const (
 	promisePending = iota
 	promiseWatched
 	promiseEnded
+	promiseMaking
 )
 
 // ended reports whether the flow has ended (args and err are written).
@@ -1123,10 +1144,7 @@ var closedChan = func() chan struct{} {
 // Done's channel is closed. Once per Promise.
 func (p *Promise) end() {
 	if p.st.Swap(promiseEnded) == promiseWatched {
-		p.mu.Lock() // done was made before st became promiseWatched
-		ch := p.done
-		p.mu.Unlock()
-		close(ch)
+		close(p.done) // written before st became promiseWatched
 	}
 }
 
@@ -1155,21 +1173,29 @@ func (as *Steps) Promise() *Promise {
 
 // Done is closed when the flow has ended.
 func (p *Promise) Done() <-chan struct{} {
-	if p.ended() {
-		return closedChan
+	for {
+		switch p.st.Load() {
+		case promiseEnded:
+			return closedChan
+		case promiseWatched:
+			return p.done
+		case promisePending:
+			if !p.st.CompareAndSwap(promisePending, promiseMaking) {
+				continue
+			}
+			ch := make(chan struct{})
+			p.done = ch
+			// Watched from here: the end, which swaps promiseEnded in,
+			// closes ch. An end that came while ch was made left st at
+			// promiseEnded and closes nothing.
+			if p.st.CompareAndSwap(promiseMaking, promiseWatched) {
+				return ch
+			}
+			return closedChan
+		default: // promiseMaking: another Done is making the channel
+			runtime.Gosched()
+		}
 	}
-	p.mu.Lock()
-	if p.done == nil {
-		p.done = make(chan struct{})
-	}
-	ch := p.done
-	p.mu.Unlock()
-	// Watched from here: the end, which swaps promiseEnded in, closes ch.
-	// An end that came first leaves st at promiseEnded and closes nothing.
-	if p.st.CompareAndSwap(promisePending, promiseWatched) || p.st.Load() == promiseWatched {
-		return ch
-	}
-	return closedChan
 }
 
 // Wait blocks until the flow ends and returns the values of its last
