@@ -224,8 +224,9 @@ func (b *Batch) execute(lazy bool) {
 			// The reactor is closed: none of these flows can ever run.
 			for rt := head; rt != nil; {
 				next := rt.more.Load().batchNext
-				rt.state.ErrorInfo = "reactor closed"
-				rt.state.LastException = &Error{Code: InternalError, Info: "reactor closed"}
+				st := rt.stateForWrite()
+				st.ErrorInfo = "reactor closed"
+				st.LastException = &Error{Code: InternalError, Info: "reactor closed"}
 				rt.endRunWith(InternalError)
 				rt = next
 			}

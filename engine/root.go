@@ -46,6 +46,20 @@ type root struct {
 	// that overtakes a start posted from another goroutine is honoured by
 	// that start (runCancel).
 	started bool
+	// stateUsed: the root's State was handed out (State, and so Get, Set,
+	// Clone, the C ABI's stateVariable) or written by the engine (an
+	// error, a cancel's panic, a closed reactor) at least once in the
+	// life of the memory. Until then the State is all zero and nobody
+	// holds a pointer to it, so New and Release skip its reset: most
+	// flows never touch their State, and the two resets were ~20
+	// instructions of Simple. Sticky: a *State handed out once may be
+	// written through at any later time (a holder keeps it across runs,
+	// or past Release), so a root that ever gave it out resets it at every
+	// New and Release, as every root did before. Set with a load first, so
+	// that a root that uses its State pays one load per use, not a locked
+	// store; atomic because the holder (State from any goroutine) and the
+	// loop (an error) may both set it.
+	stateUsed atomic.Bool
 	// lease is the root's lease count, shifted left by one, with
 	// leaseReleased from Release until New hands the root out again:
 	// Release bumps the count and sets the bit in one release-only store,
@@ -132,6 +146,16 @@ func (rt *root) name() *Name {
 }
 
 func rootOf(f *Steps) *root { return (*root)(unsafe.Pointer(f)) }
+
+// stateForWrite returns rt's State, marked used (stateUsed): every pointer
+// to it that leaves the root, and every write the engine makes to it,
+// goes through here.
+func (rt *root) stateForWrite() *State {
+	if !rt.stateUsed.Load() {
+		rt.stateUsed.Store(true)
+	}
+	return &rt.state
+}
 
 // The bits of root.run.
 const (
@@ -272,7 +296,9 @@ func New(r *reactor.Reactor) *Steps {
 			e.stats.RootsLive++
 			rt.keepFlow = true // see below
 			rt.Steps.setStatus(stIdle)
-			rt.state.reset() // see below
+			if rt.stateUsed.Load() {
+				rt.state.reset() // see below
+			}
 			storerel.Uint64(&rt.lease, rt.lease.Load()&^leaseReleased)
 			return &rt.Steps
 		}
@@ -303,7 +329,10 @@ func New(r *reactor.Reactor) *Steps {
 	rt.Steps.setStatus(stIdle)
 	// Reset again: a stale holder may have written to the state of the
 	// released root (Set is not refused) while it waited in the pool.
-	rt.state.reset()
+	// Only a root whose State was ever handed out can have been written.
+	if rt.stateUsed.Load() {
+		rt.state.reset()
+	}
 	// A release-only store (a MOV, not an XCHG, on amd64): what must be
 	// seen with it is written before it, and New reads nothing after it
 	// that another goroutine's store must have reached first.
@@ -492,8 +521,9 @@ func (as *Steps) Execute() {
 	}
 	if !ok {
 		// The reactor is closed: the flow can never run.
-		rt.state.ErrorInfo = "reactor closed"
-		rt.state.LastException = &Error{Code: InternalError, Info: "reactor closed"}
+		st := rt.stateForWrite()
+		st.ErrorInfo = "reactor closed"
+		st.LastException = &Error{Code: InternalError, Info: "reactor closed"}
 		rt.endRunWith(InternalError)
 	}
 }
@@ -1008,7 +1038,9 @@ func (as *Steps) Release() {
 	if x := rt.more.Load(); x != nil {
 		*x = rootExt{} // no run: no context watch, no trace task
 	}
-	rt.state.reset()
+	if rt.stateUsed.Load() {
+		rt.state.reset() // so that a pooled root pins nothing put there
+	}
 	if fl := rt.Steps.fl; fl != nil && (fl.owned || !fl.args.empty()) {
 		fl.clearArgs() // the values detachFlow left with the root
 	}
