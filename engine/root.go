@@ -513,9 +513,27 @@ func (as *Steps) Execute() {
 	// which starts the flow (reactor.X.PostRun), rather than waking the
 	// loop's thread for it and then, often, being woken by it. Parked is
 	// tested here, inlined, so that other reactors pay one load over Post.
+	//
+	// An idle manual reactor with nothing queued (its driver's goroutine
+	// between drives: Simple from a goroutine): the caller takes the
+	// loop's word and starts the flow itself, as the posted startRoot
+	// would have first thing in the next iteration (reactor.X.TakeIdle),
+	// without the post, the queue and the task's run (~100 of Simple's
+	// instructions). Only a root whose start runs no user callback: it
+	// has a step to run and no extension (no OnEnd, Promise, context or
+	// misuse to end it with), whatever a Cancel since the CompareAndSwap
+	// makes of it.
 	var ok bool
 	if r := rt.e.r; reactor.X.Parked(r) {
 		ok = reactor.X.PostRun(r, startRoot, unsafe.Pointer(rt), g)
+	} else if reactor.X.TakeIdle(r) {
+		if rt.Steps.head != nil && rt.more.Load() == nil {
+			rt.e.prepareStart(rt)
+			reactor.X.GiveBack(r)
+			return
+		}
+		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g) // queued locally, as the loop
+		reactor.X.GiveBack(r)
 	} else {
 		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g)
 	}
