@@ -1047,12 +1047,6 @@ func (as *Steps) Release() {
 		bridge.release(rt.bin, rt.e.r.IsSameThread())
 		rt.bin = nil
 	}
-	// One releaser per release (releaseAfterRun's flag), so the bump and
-	// the released bit are a load and one release-only store, not a
-	// locked add. No full fence: nothing after it here must see another
-	// goroutine's store first, and the pool's lock (or the loop's own
-	// list) orders the root's next New.
-	storerel.Uint64(&rt.lease, (rt.lease.Load()|leaseReleased)+leaseOne)
 	if x := rt.more.Load(); x != nil {
 		*x = rootExt{} // no run: no context watch, no trace task
 	}
@@ -1062,6 +1056,15 @@ func (as *Steps) Release() {
 	if fl := rt.Steps.fl; fl != nil && (fl.owned || !fl.args.empty()) {
 		fl.clearArgs() // the values detachFlow left with the root
 	}
+	// One releaser per release (releaseAfterRun's flag), so the bump and
+	// the released bit are a load and one release-only store, not a
+	// locked add. No full fence: nothing after it here must see another
+	// goroutine's store first, and the pool's lock (or the loop's own
+	// list) orders the root's next New. After the clears above, which it
+	// publishes: the assembly call it is spills every live register, and
+	// here only rt is live (before them, the clears' values were too:
+	// Simple -5 instructions).
+	storerel.Uint64(&rt.lease, (rt.lease.Load()|leaseReleased)+leaseOne)
 	e := rt.e
 	if debugReleased {
 		// Never reused: the root stays released for whoever kept it,
