@@ -277,8 +277,9 @@ func (b *Batch) execute(lazy bool) {
 func endClosedChain(head *root) {
 	for rt := head; rt != nil; {
 		next := rt.more.Load().batchNext
-		rt.state.ErrorInfo = "reactor closed"
-		rt.state.LastException = &Error{Code: InternalError, Info: "reactor closed"}
+		st := rt.stateForWrite()
+		st.ErrorInfo = "reactor closed"
+		st.LastException = &Error{Code: InternalError, Info: "reactor closed"}
 		rt.endRunWith(InternalError)
 		rt = next
 	}

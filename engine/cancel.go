@@ -52,7 +52,7 @@ func (e *engine) runCancel(f *Steps) {
 	f.flags |= fCancelDone
 	f.oncancel = nil
 	if v, panicked := e.protectCancel(f, h); panicked {
-		f.fl.root.state.LastException = &PanicError{Value: v}
+		f.fl.root.stateForWrite().LastException = &PanicError{Value: v}
 	}
 }
 

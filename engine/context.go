@@ -105,8 +105,9 @@ func (e *engine) endByContext(rt *root) {
 		return
 	}
 	e.cancelBelow(&rt.Steps)
-	rt.state.ErrorInfo = err.Error()
-	rt.state.LastException = err
+	st := rt.stateForWrite()
+	st.ErrorInfo = err.Error()
+	st.LastException = err
 	e.finishRoot(rt, Canceled)
 }
 

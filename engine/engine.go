@@ -194,8 +194,9 @@ func engineOf(r *reactor.Reactor) *engine {
 func (e *engine) closeAll() {
 	for e.runHead != nil {
 		rt := e.runHead.root
-		rt.state.ErrorInfo = "reactor closed"
-		rt.state.LastException = &Error{Code: Canceled, Info: "reactor closed"}
+		st := rt.stateForWrite()
+		st.ErrorInfo = "reactor closed"
+		st.LastException = &Error{Code: Canceled, Info: "reactor closed"}
 		e.cancelBelow(&rt.Steps)
 		e.finishRoot(rt, Canceled)
 	}

@@ -46,6 +46,20 @@ type root struct {
 	// that overtakes a start posted from another goroutine is honoured by
 	// that start (runCancel).
 	started bool
+	// stateUsed: the root's State was handed out (State, and so Get, Set,
+	// Clone, the C ABI's stateVariable) or written by the engine (an
+	// error, a cancel's panic, a closed reactor) at least once in the
+	// life of the memory. Until then the State is all zero and nobody
+	// holds a pointer to it, so New and Release skip its reset: most
+	// flows never touch their State, and the two resets were ~20
+	// instructions of Simple. Sticky: a *State handed out once may be
+	// written through at any later time (a holder keeps it across runs,
+	// or past Release), so a root that ever gave it out resets it at every
+	// New and Release, as every root did before. Set with a load first, so
+	// that a root that uses its State pays one load per use, not a locked
+	// store; atomic because the holder (State from any goroutine) and the
+	// loop (an error) may both set it.
+	stateUsed atomic.Bool
 	// lease is the root's lease count, shifted left by one, with
 	// leaseReleased from Release until New hands the root out again:
 	// Release bumps the count and sets the bit in one release-only store,
@@ -140,6 +154,16 @@ func (rt *root) name() *Name {
 }
 
 func rootOf(f *Steps) *root { return (*root)(unsafe.Pointer(f)) }
+
+// stateForWrite returns rt's State, marked used (stateUsed): every pointer
+// to it that leaves the root, and every write the engine makes to it,
+// goes through here.
+func (rt *root) stateForWrite() *State {
+	if !rt.stateUsed.Load() {
+		rt.stateUsed.Store(true)
+	}
+	return &rt.state
+}
 
 // The bits of root.run.
 const (
@@ -280,7 +304,9 @@ func New(r *reactor.Reactor) *Steps {
 			e.stats.RootsLive++
 			rt.keepFlow = true // see below
 			rt.Steps.setStatus(stIdle)
-			rt.state.reset() // see below
+			if rt.stateUsed.Load() {
+				rt.state.reset() // see below
+			}
 			storerel.Uint64(&rt.lease, rt.lease.Load()&^leaseReleased)
 			return &rt.Steps
 		}
@@ -311,7 +337,10 @@ func New(r *reactor.Reactor) *Steps {
 	rt.Steps.setStatus(stIdle)
 	// Reset again: a stale holder may have written to the state of the
 	// released root (Set is not refused) while it waited in the pool.
-	rt.state.reset()
+	// Only a root whose State was ever handed out can have been written.
+	if rt.stateUsed.Load() {
+		rt.state.reset()
+	}
 	// A release-only store (a MOV, not an XCHG, on amd64): what must be
 	// seen with it is written before it, and New reads nothing after it
 	// that another goroutine's store must have reached first.
@@ -492,16 +521,35 @@ func (as *Steps) Execute() {
 	// which starts the flow (reactor.X.PostRun), rather than waking the
 	// loop's thread for it and then, often, being woken by it. Parked is
 	// tested here, inlined, so that other reactors pay one load over Post.
+	//
+	// An idle manual reactor with nothing queued (its driver's goroutine
+	// between drives: Simple from a goroutine): the caller takes the
+	// loop's word and starts the flow itself, as the posted startRoot
+	// would have first thing in the next iteration (reactor.X.TakeIdle),
+	// without the post, the queue and the task's run (~100 of Simple's
+	// instructions). Only a root whose start runs no user callback: it
+	// has a step to run and no extension (no OnEnd, Promise, context or
+	// misuse to end it with), whatever a Cancel since the CompareAndSwap
+	// makes of it.
 	var ok bool
 	if r := rt.e.r; reactor.X.Parked(r) {
 		ok = reactor.X.PostRun(r, startRoot, unsafe.Pointer(rt), g)
+	} else if reactor.X.TakeIdle(r) {
+		if rt.Steps.head != nil && rt.more.Load() == nil {
+			rt.e.prepareStart(rt)
+			reactor.X.GiveBack(r)
+			return
+		}
+		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g) // queued locally, as the loop
+		reactor.X.GiveBack(r)
 	} else {
 		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g)
 	}
 	if !ok {
 		// The reactor is closed: the flow can never run.
-		rt.state.ErrorInfo = "reactor closed"
-		rt.state.LastException = &Error{Code: InternalError, Info: "reactor closed"}
+		st := rt.stateForWrite()
+		st.ErrorInfo = "reactor closed"
+		st.LastException = &Error{Code: InternalError, Info: "reactor closed"}
 		rt.endRunWith(InternalError)
 	}
 }
@@ -1017,19 +1065,24 @@ func (as *Steps) Release() {
 		bridge.release(rt.bin, rt.e.r.IsSameThread())
 		rt.bin = nil
 	}
+	if x := rt.more.Load(); x != nil {
+		*x = rootExt{} // no run: no context watch, no trace task
+	}
+	if rt.stateUsed.Load() {
+		rt.state.reset() // so that a pooled root pins nothing put there
+	}
+	if fl := rt.Steps.fl; fl != nil && (fl.owned || !fl.args.empty()) {
+		fl.clearArgs() // the values detachFlow left with the root
+	}
 	// One releaser per release (releaseAfterRun's flag), so the bump and
 	// the released bit are a load and one release-only store, not a
 	// locked add. No full fence: nothing after it here must see another
 	// goroutine's store first, and the pool's lock (or the loop's own
-	// list) orders the root's next New.
+	// list) orders the root's next New. After the clears above, which it
+	// publishes: the assembly call it is spills every live register, and
+	// here only rt is live (before them, the clears' values were too:
+	// Simple -5 instructions).
 	storerel.Uint64(&rt.lease, (rt.lease.Load()|leaseReleased)+leaseOne)
-	if x := rt.more.Load(); x != nil {
-		*x = rootExt{} // no run: no context watch, no trace task
-	}
-	rt.state.reset()
-	if fl := rt.Steps.fl; fl != nil && (fl.owned || !fl.args.empty()) {
-		fl.clearArgs() // the values detachFlow left with the root
-	}
 	e := rt.e
 	if debugReleased {
 		// Never reused: the root stays released for whoever kept it,

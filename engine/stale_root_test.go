@@ -271,3 +271,101 @@ func TestStaleRootWritesDoNotReachNextOwnerOfMemory(t *testing.T) {
 	}
 	model.Release()
 }
+
+// reuseMemory releases root and draws roots from r's pool until one is
+// root's memory again (nil if the pool never hands it out in 100 draws).
+func reuseMemory(r *reactor.Reactor, root *engine.Steps) *engine.Steps {
+	root.Release()
+	var held []*engine.Steps
+	defer func() {
+		for _, h := range held {
+			h.Release()
+		}
+	}()
+	for i := 0; i < 100; i++ {
+		next := engine.New(r)
+		if next == root {
+			return next
+		}
+		held = append(held, next)
+		if len(held) > 1 {
+			held[0].Release()
+			held = held[1:]
+		}
+	}
+	return nil
+}
+
+// New and Release skip the State's reset for a root whose State was never
+// handed out (stateUsed); these are the cases where it was, one way or
+// another, and the next owner of the memory must still find it empty.
+func TestStateOfReusedRootIsEmpty(t *testing.T) {
+	engine.SkipIfDebug(t)
+	t.Run("pointer kept from an earlier lease", func(t *testing.T) {
+		// A *State taken in one lease and written through in a later
+		// lease whose owner never asked for its State: a misuse, but
+		// the write must not outlive that lease (Release resets a State
+		// that was ever handed out, whoever holds it now).
+		r := reactor.NewManual()
+		first := engine.New(r)
+		st := first.State()
+		second := reuseMemory(r, first)
+		if second == nil {
+			t.Skip("the pool never handed the memory out again")
+		}
+		st.User = "stale"
+		st.Set("k", 1)
+		third := reuseMemory(r, second)
+		if third == nil {
+			t.Skip("the pool never handed the memory out again")
+		}
+		if third.State().User != nil || third.Get("k") != nil {
+			t.Fatalf("a later owner sees a write made in an earlier lease: %v %v", third.State().User, third.Get("k"))
+		}
+		third.Release()
+	})
+	t.Run("written by the engine only", func(t *testing.T) {
+		// The flow fails: the engine writes ErrorInfo, LastException and
+		// AsyncStack, and nobody asks for the State before Release.
+		r := reactor.NewManual()
+		root := engine.New(r)
+		root.Add(func(as *engine.Steps) { as.Error("Boom", "info") })
+		root.Execute()
+		r.RunUntilIdle()
+		next := reuseMemory(r, root)
+		if next == nil {
+			t.Skip("the pool never handed the memory out again")
+		}
+		if st := next.State(); st.ErrorInfo != "" || st.LastException != nil || len(st.AsyncStack) != 0 {
+			t.Fatalf("the next owner sees the failed flow's state: %q %v %v", st.ErrorInfo, st.LastException, st.AsyncStack)
+		}
+		next.Release()
+	})
+	t.Run("set by a step, on the loop", func(t *testing.T) {
+		r := reactor.NewManual()
+		var next *engine.Steps
+		ran := false
+		r.Immediate(func() {
+			ran = true
+			root := engine.New(r)
+			root.Add(func(as *engine.Steps) { as.Set("k", 1); as.State().User = 2 })
+			root.Execute()
+			r.RunUntilIdle()
+			next = reuseMemory(r, root)
+			if next == nil {
+				return
+			}
+			if next.Get("k") != nil || next.State().User != nil {
+				t.Errorf("the next owner sees the last flow's state: %v %v", next.Get("k"), next.State().User)
+			}
+			next.Release()
+		})
+		r.RunUntilIdle()
+		if !ran {
+			t.Fatal("the loop callback did not run")
+		}
+		if next == nil {
+			t.Skip("the pool never handed the memory out again")
+		}
+	})
+}

@@ -391,7 +391,7 @@ func (as *Steps) SuccessStep(args ...Value) *Steps {
 func (as *Steps) State() *State {
 	checkReleased(as, "State")
 	if rt := as.builtRoot(); rt != nil {
-		return &rt.state
+		return rt.stateForWrite()
 	}
 	if as == nil || as.fl == nil {
 		if as.isForeign() {
@@ -399,7 +399,7 @@ func (as *Steps) State() *State {
 		}
 		return nil
 	}
-	return &as.fl.root.state
+	return as.fl.root.stateForWrite()
 }
 
 // Get returns State().Get(key).

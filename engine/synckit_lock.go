@@ -189,7 +189,7 @@ func (e *engine) leaveLock(f *Steps) {
 		e.cur, e.running = saved, savedRunning
 		if panicked {
 			e.raised = raise{}
-			f.fl.root.state.LastException = &PanicError{Value: recover()}
+			f.fl.root.stateForWrite().LastException = &PanicError{Value: recover()}
 		}
 	}()
 	e.cur = nil

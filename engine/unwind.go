@@ -11,7 +11,7 @@ import (
 // last_exception (err, or an *Error made from code and info) and
 // async_stack, captured at f.
 func (e *engine) setError(f *Steps, code, info string, err error) {
-	st := &f.fl.root.state
+	st := f.fl.root.stateForWrite()
 	st.ErrorInfo = info
 	if err == nil {
 		err = &Error{Code: code, Info: info}
@@ -33,7 +33,7 @@ func (e *engine) recordPanic(f *Steps, v any) {
 	if f == nil {
 		return
 	}
-	st := &f.fl.root.state
+	st := f.fl.root.stateForWrite()
 	st.ErrorInfo = fmt.Sprint(v)
 	st.LastException = &PanicError{Value: v}
 	e.captureStack(f, st)
