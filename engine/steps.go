@@ -36,6 +36,15 @@ type Steps struct {
 	// not been executed.
 	ctl atomic.Uint64
 
+	// The small fields sit beside ctl, so that an External's completion
+	// on the loop (ctl, e, fl, st, flags) reads one cache line of a frame
+	// that a round over many parked flows has evicted, not two (issue 24's
+	// ParallelWaitLoop: a frame is 144 bytes, three lines).
+	n     int32 // parallel: branches still running
+	kind  uint8
+	st    uint8 // status; loop-owned, so no atomic on the step path
+	flags uint16
+
 	e      *engine // fixed for the life of the memory
 	fl     *flow   // the flow this step runs in
 	parent *Steps  // the step whose execution added this one, the root, or the parallel step of a branch
@@ -53,10 +62,6 @@ type Steps struct {
 	x        unsafe.Pointer // per-kind: *loopState, *Args of SuccessStep, first branch *flow of a running parallel, AddWith's *T, a foreign accessor's *foreignSteps
 	bin      unsafe.Pointer // a bridge's binding (binary.go): released through Bridge.Release when the step is destroyed
 	xfn      unsafe.Pointer // AddWith: the user's func(*Steps, *T), called by fn
-	n        int32          // parallel: branches still running
-	kind     uint8
-	flags    uint16
-	st       uint8 // status; loop-owned, so no atomic on the step path
 }
 
 // Frame statuses.
