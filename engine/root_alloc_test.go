@@ -147,3 +147,16 @@ func TestRootSize(t *testing.T) {
 		t.Errorf("root is %d bytes, want at most 288 (one size class: see rootExt)", got)
 	}
 }
+
+// RunReady reads a root's run word and its more pointer for every flow it
+// runs, after a round over many parked flows has evicted the root: the two
+// must share one cache line wherever the 288-byte size class places the
+// root (at offsets 0 or 32 of a line), so run sits at a multiple of 32 (or
+// 16 past one) with more right after it.
+func TestRootRunMoreOneLine(t *testing.T) {
+	var rt root
+	run, more := unsafe.Offsetof(rt.run), unsafe.Offsetof(rt.more)
+	if more != run+8 || run%32 > 16 {
+		t.Errorf("root.run at %d, root.more at %d: want more = run+8 and run%%32 <= 16 (one cache line for RunReady)", run, more)
+	}
+}
