@@ -621,11 +621,13 @@ func (as *Steps) Success(args ...Value) {
 	}
 	switch len(args) {
 	case 1:
-		fl.args.set1(args[0])
+		fl.setArg1(args[0])
 	case 2:
 		fl.args.set2(args[0], args[1])
+		fl.narrow = false
 	default:
 		fl.args.set(args)
+		fl.narrow = false
 	}
 	as.flags |= fSucceeded
 }
