@@ -36,10 +36,12 @@ type root struct {
 	// that start (runCancel).
 	started bool
 
-	// run and more are neighbours, 16-byte aligned: RunReady reads both
-	// for every flow it runs (the cancel test, the label), and a round
-	// over many parked flows has evicted the root, so they should cost
-	// one cache line, not two (root_alloc_test.go checks the offsets).
+	// run, more and spareN/spareCap are neighbours at a 32-byte boundary:
+	// RunReady reads the first two for every flow it runs (the cancel
+	// test, the label) and the step path the last for every step that
+	// ends, and a round over many parked flows has evicted the root, so
+	// they should cost one cache line, not two, wherever the 288-byte size
+	// class places the root (root_alloc_test.go checks the offsets).
 	//
 	// run is execGen<<runGenShift | runCancel | runActive: runActive
 	// between Execute and the end of the flow; runCancel from the moment a
@@ -59,6 +61,9 @@ type root struct {
 	// time; atomic because FlowName and Context may read it from the
 	// holder while the loop adds the trace task.
 	more atomic.Pointer[rootExt]
+	// spareN, spareCap: the count of spare (below) and its bound, tested
+	// by the step path each time a step ends (advanceFast's toSpare).
+	spareN, spareCap int32
 
 	// lease is the root's lease count, shifted left by one, with
 	// leaseReleased from Release until New hands the root out again:
@@ -74,12 +79,12 @@ type root struct {
 	// whoever Swaps it back to false releases, so exactly one does.
 	releaseAtEnd atomic.Bool
 
-	// spare holds frames this root's flows gave back, so that building
-	// the root again off the loop takes frames without a lock. Owned by the
-	// loop while running, by the holder otherwise.
-	spare            *Steps
-	spareN, spareCap int32
-	built, created   int32 // frames taken/allocated while building, handed to the loop's counters at start
+	// spare holds frames this root's flows gave back (spareN of at most
+	// spareCap, beside run above), so that building the root again off
+	// the loop takes frames without a lock. Owned by the loop while
+	// running, by the holder otherwise.
+	spare          *Steps
+	built, created int32 // frames taken/allocated while building, handed to the loop's counters at start
 
 }
 

@@ -149,14 +149,21 @@ func TestRootSize(t *testing.T) {
 }
 
 // RunReady reads a root's run word and its more pointer for every flow it
-// runs, after a round over many parked flows has evicted the root: the two
-// must share one cache line wherever the 288-byte size class places the
-// root (at offsets 0 or 32 of a line), so run sits at a multiple of 32 (or
-// 16 past one) with more right after it.
-func TestRootRunMoreOneLine(t *testing.T) {
+// runs, and the step path spareN/spareCap for every step that ends, after
+// a round over many parked flows has evicted the root: the four must share
+// one cache line wherever the 288-byte size class places the root (at
+// offset 0 or 32 of a line), so they lie within 32 bytes that start at a
+// multiple of 32.
+func TestRootHotFieldsOneLine(t *testing.T) {
 	var rt root
-	run, more := unsafe.Offsetof(rt.run), unsafe.Offsetof(rt.more)
-	if more != run+8 || run%32 > 16 {
-		t.Errorf("root.run at %d, root.more at %d: want more = run+8 and run%%32 <= 16 (one cache line for RunReady)", run, more)
+	lo := unsafe.Offsetof(rt.run)
+	hi := unsafe.Offsetof(rt.spareCap) + unsafe.Sizeof(rt.spareCap)
+	for _, off := range []uintptr{unsafe.Offsetof(rt.more), unsafe.Offsetof(rt.spareN), unsafe.Offsetof(rt.spareCap)} {
+		if off < lo || off >= hi {
+			t.Errorf("root field at %d outside run..spareCap [%d, %d)", off, lo, hi)
+		}
+	}
+	if lo%32+(hi-lo) > 32 {
+		t.Errorf("root.run..spareCap span [%d, %d): want it within 32 bytes from a multiple of 32 (one cache line)", lo, hi)
 	}
 }
