@@ -244,6 +244,8 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 	if as == nil || f == nil || len(onerror) != 0 {
 		return as.addSlow(f, onerror)
 	}
+	// From here on onerror is empty: the fallbacks below pass nil, so that
+	// its three words are not kept (spilled) across the goroutine check.
 	if as.kind != kRoot {
 		// The running step adding a plain sub-step (a loop body building
 		// its iteration): addFrame's case for e.cur, without its walk
@@ -258,7 +260,7 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 			as.enqueue(c)
 			return as
 		}
-		return as.addSlow(f, onerror)
+		return as.addSlow(f, nil)
 	}
 	// A plain step added to a root being built that has a spare frame
 	// (every re-executed root): buildFrame's spare case without addFrame's
@@ -268,11 +270,11 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 	// any goroutine).
 	rt := rootOf(as)
 	if rt.run.Load()&runActive != 0 || rt.isReleased() {
-		return as.addSlow(f, onerror)
+		return as.addSlow(f, nil)
 	}
 	c := rt.popSpare()
 	if c == nil {
-		return as.addSlow(f, onerror)
+		return as.addSlow(f, nil)
 	}
 	rt.markBuilt(c, kStep, as)
 	c.fn = f
