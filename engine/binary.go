@@ -327,6 +327,7 @@ func (fl *flow) setArgs(vals []Value) {
 		}
 	}
 	fl.args.set(vals)
+	fl.narrow = false
 }
 
 // dropOwned calls Bridge.Drop for each owned value of a not in keep, and

@@ -84,6 +84,7 @@ func (internals) EnterSub(as *Steps, vals []Value) *Steps {
 	e.chaining = false
 	e.left--
 	fl.args.set(vals)
+	fl.narrow = false
 	c.setStatus(stRunning)
 	e.cur = c
 	return c

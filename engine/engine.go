@@ -117,16 +117,30 @@ var raiseSignal = new(int)
 //   - A flow runs only from the ready queue (RunReady) or from the task
 //     that starts or resumes it, never inside another flow's callback.
 type flow struct {
+	// The fields a flow's turn and an External's completion touch come
+	// first, with args right after them: a flow is 480 bytes (seven and a
+	// half lines), and with narrow saving the look at args' upper slots,
+	// each of the two touches reads two cache lines of a flow that a round
+	// over many parked flows has evicted, where it read three or four
+	// (issue 24's ParallelWaitLoop).
 	e    *engine
 	root *root
 	top  *Steps // root frame, or the branch's step
 	cur  *Steps // deepest live frame: the one to run or advance
-	args Args   // what the last successful step gave the next one
 
-	action               uint8 // what the flow does when it runs next
-	queued               bool  // in the ready queue
-	owned                bool  // args may hold owned values (binary.go): checked before they are replaced
+	action uint8 // what the flow does when it runs next
+	queued bool  // in the ready queue
+	owned  bool  // args may hold owned values (binary.go): checked before they are replaced
+	// narrow: args' slots 1-3 are empty, so that the one-value success
+	// and the reset on the step path need not read (and miss on) the
+	// metas of the upper slots. False is always safe (it only costs that
+	// look). resetArgs and setArg1 set it (they leave slots 1-3 empty);
+	// every write that may fill them (set with two or more values, a
+	// copy of a whole Args) clears it; args.reset keeps it true.
+	narrow bool
+
 	prevReady, nextReady *flow // in the ready queue; a flow that ends is unlinked (unlinkReady)
+	args                 Args  // what the last successful step gave the next one
 	prevRun, nextRun     *flow // a root's flow, in engine.runHead while it runs
 
 	par        *Steps // the parallel step of a branch; nil for a root flow
@@ -148,6 +162,28 @@ type flow struct {
 	xpass        bool // the External result keeps the step\'s own values
 
 	held []any // sync objects this flow holds (Hold/Unhold), for reentrance
+}
+
+// resetArgs is args.reset on the step path: with narrow set only slot 0
+// can hold a value, and the upper slots' metas are not read.
+func (fl *flow) resetArgs() {
+	if fl.narrow {
+		if fl.args.v[0].meta != 0 {
+			fl.args.v[0] = Value{}
+		}
+		return
+	}
+	fl.args.reset()
+	fl.narrow = true
+}
+
+// setArg1 is args.set1 on the step path (see resetArgs).
+func (fl *flow) setArg1(v Value) {
+	fl.args.v[0] = v
+	if !fl.narrow {
+		fl.args.v[1], fl.args.v[2], fl.args.v[3] = Value{}, Value{}, Value{}
+		fl.narrow = true
+	}
 }
 
 func (fl *flow) clearMailbox() {
@@ -439,7 +475,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 			if fl.owned {
 				fl.dropArgs(nil)
 			}
-			fl.args.reset()
+			fl.resetArgs()
 			fl.cur = f.dequeue()
 			fl.action = actExec
 			return true
@@ -460,7 +496,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 		if fl.owned {
 			fl.dropArgs(nil)
 		}
-		fl.args.reset()
+		fl.resetArgs()
 	}
 	p := f.parent
 	if p.kind == kLoop {
@@ -471,7 +507,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 			if fl.owned {
 				fl.dropArgs(nil)
 			}
-			fl.args.reset()
+			fl.resetArgs()
 			f.flags = 0
 			f.setStatus(stQueued)
 			fl.action = actExec
@@ -552,7 +588,7 @@ func (e *engine) reuseIteration(fl *flow, f, L *Steps) bool {
 	if fl.owned {
 		fl.dropArgs(nil)
 	}
-	fl.args.reset()
+	fl.resetArgs()
 	f.flags = 0
 	f.setStatus(stQueued)
 	fl.cur = f
@@ -638,6 +674,7 @@ func (e *engine) exec(f *Steps) {
 			fl.dropArgs(nil) // SuccessStep's values are never owned
 		}
 		fl.args = *(*Args)(f.x)
+		fl.narrow = false
 		fl.action = actDone
 		return
 	}
@@ -682,7 +719,7 @@ func (e *engine) afterCallback(f *Steps) {
 			if fl.owned {
 				fl.dropArgs(nil)
 			}
-			fl.args.reset()
+			fl.resetArgs()
 		}
 		fl.cur = f.dequeue()
 		fl.action = actExec
@@ -694,7 +731,7 @@ func (e *engine) afterCallback(f *Steps) {
 		if fl.owned {
 			fl.dropArgs(nil)
 		}
-		fl.args.reset()
+		fl.resetArgs()
 		fl.action = actDone
 	}
 }

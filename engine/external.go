@@ -159,6 +159,7 @@ func deliverClaimed(arg unsafe.Pointer, gen uint64) {
 	if f.st == stWaiting && code == "" && !pass {
 		fl.dropArgs(fl.xargs.v[:]) // only now: the flow's values are the step's to replace
 		fl.args = fl.xargs
+		fl.narrow = false
 		fl.xargs = Args{} // moved, not dropped
 	}
 	fl.clearMailbox()
@@ -177,7 +178,7 @@ func (e *engine) applySuccess(f *Steps, args []Value) {
 	f.st = stRunning
 	fl.cur = f
 	if len(args) == 1 && !fl.owned && args[0].meta&metaOwned == 0 {
-		fl.args.set1(args[0]) // setArgs' work for one plain value, inlined
+		fl.setArg1(args[0]) // setArgs' work for one plain value, inlined
 	} else {
 		fl.setArgs(args)
 	}

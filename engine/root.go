@@ -22,17 +22,6 @@ type root struct {
 	// carry a nil fl, set when they are dequeued to run. (The root is
 	// kept small for the same reason: 288 bytes, one size class.)
 
-	// run is execGen<<runGenShift | runCancel | runActive: runActive
-	// between Execute and the end of the flow; runCancel from the moment a
-	// Cancel of this run is asked until the run ends, so that the loop
-	// applies no outcome already queued for the flow (a timeout, an
-	// External's result, a Sync hand-over) once the cancel is asked, even
-	// before the posted cancelRoot arrives (RunReady); execGen bumped by
-	// each Execute, so a Cancel or a start aimed at an earlier run is
-	// ignored. One word: one locked instruction to start a run, one to end
-	// it, one load for RunReady to check.
-	run atomic.Uint64
-
 	// keepFlow: the root came from the pool (its holders Release roots),
 	// so detachFlow leaves its flow attached: giving it back at every end
 	// and taking one at every start cost released roots 7-17 ns a run
@@ -60,6 +49,36 @@ type root struct {
 	// store; atomic because the holder (State from any goroutine) and the
 	// loop (an error) may both set it.
 	stateUsed atomic.Bool
+
+	// run, more and spareN/spareCap are neighbours at a 32-byte boundary:
+	// RunReady reads the first two for every flow it runs (the cancel
+	// test, the label) and the step path the last for every step that
+	// ends, and a round over many parked flows has evicted the root, so
+	// they should cost one cache line, not two, wherever the 288-byte size
+	// class places the root (root_alloc_test.go checks the offsets).
+	//
+	// run is execGen<<runGenShift | runCancel | runActive: runActive
+	// between Execute and the end of the flow; runCancel from the moment a
+	// Cancel of this run is asked until the run ends, so that the loop
+	// applies no outcome already queued for the flow (a timeout, an
+	// External's result, a Sync hand-over) once the cancel is asked, even
+	// before the posted cancelRoot arrives (RunReady); execGen bumped by
+	// each Execute, so a Cancel or a start aimed at an earlier run is
+	// ignored. One word: one locked instruction to start a run, one to end
+	// it, one load for RunReady to check.
+	run atomic.Uint64
+	// more holds what few roots use (a Promise, OnEnd, a name, a context,
+	// a trace task, a misuse while building), allocated the first time one
+	// is set and kept by a pooled root: a plain root is one size class
+	// smaller without them. Written by the holder while the root is not
+	// running, or by the loop while it runs (a trace task), one writer at a
+	// time; atomic because FlowName and Context may read it from the
+	// holder while the loop adds the trace task.
+	more atomic.Pointer[rootExt]
+	// spareN, spareCap: the count of spare (below) and its bound, tested
+	// by the step path each time a step ends (advanceFast's toSpare).
+	spareN, spareCap int32
+
 	// lease is the root's lease count, shifted left by one, with
 	// leaseReleased from Release until New hands the root out again:
 	// Release bumps the count and sets the bit in one release-only store,
@@ -74,21 +93,12 @@ type root struct {
 	// whoever Swaps it back to false releases, so exactly one does.
 	releaseAtEnd atomic.Bool
 
-	// more holds what few roots use (a Promise, OnEnd, a name, a context,
-	// a trace task, a misuse while building), allocated the first time one
-	// is set and kept by a pooled root: a plain root is one size class
-	// smaller without them. Written by the holder while the root is not
-	// running, or by the loop while it runs (a trace task), one writer at a
-	// time; atomic because FlowName and Context may read it from the
-	// holder while the loop adds the trace task.
-	more atomic.Pointer[rootExt]
-
-	// spare holds frames this root's flows gave back, so that building
-	// the root again off the loop takes frames without a lock. Owned by the
-	// loop while running, by the holder otherwise.
-	spare            *Steps
-	spareN, spareCap int32
-	built, created   int32 // frames taken/allocated while building, handed to the loop's counters at start
+	// spare holds frames this root's flows gave back (spareN of at most
+	// spareCap, beside run above), so that building the root again off
+	// the loop takes frames without a lock. Owned by the loop while
+	// running, by the holder otherwise.
+	spare          *Steps
+	built, created int32 // frames taken/allocated while building, handed to the loop's counters at start
 
 }
 

@@ -147,3 +147,23 @@ func TestRootSize(t *testing.T) {
 		t.Errorf("root is %d bytes, want at most 288 (one size class: see rootExt)", got)
 	}
 }
+
+// RunReady reads a root's run word and its more pointer for every flow it
+// runs, and the step path spareN/spareCap for every step that ends, after
+// a round over many parked flows has evicted the root: the four must share
+// one cache line wherever the 288-byte size class places the root (at
+// offset 0 or 32 of a line), so they lie within 32 bytes that start at a
+// multiple of 32.
+func TestRootHotFieldsOneLine(t *testing.T) {
+	var rt root
+	lo := unsafe.Offsetof(rt.run)
+	hi := unsafe.Offsetof(rt.spareCap) + unsafe.Sizeof(rt.spareCap)
+	for _, off := range []uintptr{unsafe.Offsetof(rt.more), unsafe.Offsetof(rt.spareN), unsafe.Offsetof(rt.spareCap)} {
+		if off < lo || off >= hi {
+			t.Errorf("root field at %d outside run..spareCap [%d, %d)", off, lo, hi)
+		}
+	}
+	if lo%32+(hi-lo) > 32 {
+		t.Errorf("root.run..spareCap span [%d, %d): want it within 32 bytes from a multiple of 32 (one cache line)", lo, hi)
+	}
+}

@@ -36,6 +36,15 @@ type Steps struct {
 	// not been executed.
 	ctl atomic.Uint64
 
+	// The small fields sit beside ctl, so that an External's completion
+	// on the loop (ctl, e, fl, st, flags) reads one cache line of a frame
+	// that a round over many parked flows has evicted, not two (issue 24's
+	// ParallelWaitLoop: a frame is 144 bytes, three lines).
+	n     int32 // parallel: branches still running
+	kind  uint8
+	st    uint8 // status; loop-owned, so no atomic on the step path
+	flags uint16
+
 	e      *engine // fixed for the life of the memory
 	fl     *flow   // the flow this step runs in
 	parent *Steps  // the step whose execution added this one, the root, or the parallel step of a branch
@@ -53,10 +62,6 @@ type Steps struct {
 	x        unsafe.Pointer // per-kind: *loopState, *Args of SuccessStep, first branch *flow of a running parallel, AddWith's *T, a foreign accessor's *foreignSteps
 	bin      unsafe.Pointer // a bridge's binding (binary.go): released through Bridge.Release when the step is destroyed
 	xfn      unsafe.Pointer // AddWith: the user's func(*Steps, *T), called by fn
-	n        int32          // parallel: branches still running
-	kind     uint8
-	flags    uint16
-	st       uint8 // status; loop-owned, so no atomic on the step path
 }
 
 // Frame statuses.
@@ -239,6 +244,8 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 	if as == nil || f == nil || len(onerror) != 0 {
 		return as.addSlow(f, onerror)
 	}
+	// From here on onerror is empty: the fallbacks below pass nil, so that
+	// its three words are not kept (spilled) across the goroutine check.
 	if as.kind != kRoot {
 		// The running step adding a plain sub-step (a loop body building
 		// its iteration): addFrame's case for e.cur, without its walk
@@ -253,7 +260,7 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 			as.enqueue(c)
 			return as
 		}
-		return as.addSlow(f, onerror)
+		return as.addSlow(f, nil)
 	}
 	// A plain step added to a root being built that has a spare frame
 	// (every re-executed root): buildFrame's spare case without addFrame's
@@ -263,11 +270,11 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 	// any goroutine).
 	rt := rootOf(as)
 	if rt.run.Load()&runActive != 0 || rt.isReleased() {
-		return as.addSlow(f, onerror)
+		return as.addSlow(f, nil)
 	}
 	c := rt.popSpare()
 	if c == nil {
-		return as.addSlow(f, onerror)
+		return as.addSlow(f, nil)
 	}
 	rt.markBuilt(c, kStep, as)
 	c.fn = f
@@ -616,11 +623,13 @@ func (as *Steps) Success(args ...Value) {
 	}
 	switch len(args) {
 	case 1:
-		fl.args.set1(args[0])
+		fl.setArg1(args[0])
 	case 2:
 		fl.args.set2(args[0], args[1])
+		fl.narrow = false
 	default:
 		fl.args.set(args)
+		fl.narrow = false
 	}
 	as.flags |= fSucceeded
 }
