@@ -117,11 +117,17 @@ func (t *floorTool) iterate() bool {
 }
 
 // runQueue is iterate's queue pass: the deferred recover in a frame of
-// its own, so that an idle iterate pays no defer.
+// its own, so that an idle iterate pays no defer, and asked only when the
+// pass did not end (recover is a runtime call).
 //
 //go:noinline
 func (t *floorTool) runQueue() {
-	defer func() { _ = recover() }()
+	done := false
+	defer func() {
+		if !done {
+			_ = recover()
+		}
+	}()
 	for end := len(t.q); t.head < end; {
 		f := t.q[t.head]
 		t.q[t.head] = nil
@@ -131,6 +137,7 @@ func (t *floorTool) runQueue() {
 	if t.head == len(t.q) {
 		t.q, t.head = t.q[:0], 0
 	}
+	done = true
 }
 
 // BenchmarkFloorToolTurn and BenchmarkFloorToolEmptyIteration are the
