@@ -155,8 +155,10 @@ func (r *Reactor) runEntry(e timerwheel.Entry) {
 		r.safeCb(e.Cb, e.Arg, e.Aux)
 		return
 	}
-	if r.remote.timerPending.Load() != 0 && r.takeTimerCanceled(e.Aux) {
-		return // canceled off the loop before it fired
+	if r.remote.timerPending.Load() != 0 { // not && (runLocalTo)
+		if r.takeTimerCanceled(e.Aux) {
+			return // canceled off the loop before it fired
+		}
 	}
 	r.safeCall(e.Fn)
 }

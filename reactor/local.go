@@ -117,8 +117,10 @@ func (r *Reactor) runLocalTo(end uint64) (done bool) {
 		if canceled {
 			continue
 		}
-		if r.remote.timerPending.Load() != 0 && r.takeTimerCanceled(localBit|p) {
-			continue // canceled off the loop before it ran
+		if r.remote.timerPending.Load() != 0 { // not &&: that spent a bool on every task
+			if r.takeTimerCanceled(localBit | p) {
+				continue // canceled off the loop before it ran
+			}
 		}
 		if cb != nil {
 			cb(arg, aux)
