@@ -144,7 +144,7 @@ func (r *Reactor) runTask(t task, pos uint64) {
 	case taskForgetLocal:
 		if r.takeTimerCanceled(t.seq) {
 			if lt := r.local.at(t.seq &^ localBit); lt != nil {
-				lt.canceled = true
+				lt.cancel()
 			}
 		}
 	}
