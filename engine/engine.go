@@ -148,6 +148,14 @@ type flow struct {
 	xpass        bool // the External result keeps the step\'s own values
 
 	held []any // sync objects this flow holds (Hold/Unhold), for reentrance
+	// locked counts the flow's frames flagged fLocked (entered AddLocked
+	// sections): raised where fLocked is set (callLocked, relock), lowered
+	// where it is cleared (stepend.go, leftPlainly, leaveCompleted). With
+	// held empty, 0 lets Holds answer false without walking the frames (the
+	// Limiter's reentrance check, every stepsd request). It may only ever
+	// count too many (a frame dropped with fLocked set), which costs that
+	// walk, never a wrong answer.
+	locked int32
 }
 
 func (fl *flow) clearMailbox() {

@@ -140,6 +140,7 @@ func callLocked(as *Steps) {
 	f := cast.Func[ExecFunc](as.xfn)
 	if cast.Func[func(*Steps, unsafe.Pointer) bool](l.enter)(as, l.obj) {
 		as.flags |= fLocked
+		as.fl.locked++
 		as.fn, as.xfn = f, nil
 		f(as)
 		return
@@ -160,6 +161,7 @@ func (e *engine) leftPlainly(fl *flow, f *Steps) bool {
 	}
 	// leaveCompleted written out: one call less per section.
 	f.flags &^= fLocked
+	fl.locked--
 	f.onerr = nil
 	l := (*lockOps)(f.x)
 	cast.Func[func(*Steps, unsafe.Pointer)](l.leave)(f, l.obj)
@@ -172,6 +174,7 @@ func (e *engine) leftPlainly(fl *flow, f *Steps) bool {
 // Leave panics. f's own error handler is spent first: the section is over.
 func (e *engine) leaveCompleted(f *Steps) {
 	f.flags &^= fLocked
+	f.fl.locked--
 	f.onerr = nil
 	l := (*lockOps)(f.x)
 	cast.Func[func(*Steps, unsafe.Pointer)](l.leave)(f, l.obj)
@@ -286,6 +289,7 @@ func (e *engine) relock(f *Steps) {
 		f.timer = reactor.Timer{}
 	}
 	f.flags = f.flags&fBuilt | fLocked
+	f.fl.locked++
 	f.oncancel = nil
 	f.x, f.xfn = f.xfn, nil
 }
