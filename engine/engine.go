@@ -56,12 +56,13 @@ type engine struct {
 	chaining bool
 
 	// label is the flow name whose pprof label the loop's goroutine
-	// carries now (label.go); region is the trace region of the step
+	// carries now (label.go), lab whether named flows carry one; region is the trace region of the step
 	// running, and tracing whether runtime/trace was on when the turn
 	// began.
 	label   *Name
 	region  *trace.Region
 	tracing bool
+	lab     labelState
 
 	rootLocal rootRing // roots released on the loop, for New on the loop: no lock
 
@@ -303,7 +304,7 @@ func (e *engine) RunReady() bool {
 			continue
 		}
 		if n := rt.name(); n != e.label {
-			e.setLabel(n) // a switch between differently named flows
+			e.switchLabel(n) // a switch between differently named flows, while labels are on
 		}
 		// drive, written out for the common outcome (no raise, no
 		// panic): its own frame was ~20 Ir of each flow's turn (issue 24).
