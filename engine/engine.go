@@ -510,8 +510,12 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 		// (finishRoot's first part) in this frame: its call and frame
 		// were ~12 instructions of Simple.
 		rt := fl.root
-		if fl.queued || !rt.keepFlow || rt.Steps.head != nil || rt.more.Load() != nil {
+		if fl.queued || !rt.keepFlow || rt.Steps.head != nil {
 			e.finishRoot(rt, "")
+			return true
+		}
+		if x := rt.more.Load(); x != nil {
+			e.finishKeptExt(rt, fl, x) // tested last, as in Execute
 			return true
 		}
 		rt.started = false
