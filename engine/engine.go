@@ -55,11 +55,13 @@ type engine struct {
 	// step's callback and has not entered its current step (chain.go).
 	chaining bool
 
-	// label is the flow name whose pprof label the loop's goroutine
-	// carries now (label.go), lab whether named flows carry one; region is the trace region of the step
-	// running, and tracing whether runtime/trace was on when the turn
-	// began.
+	// label is the flow name the loop last decided labels for, labeled
+	// whether its goroutine carries that name's pprof label, lab whether
+	// named flows carry one now (label.go); region is the trace region of
+	// the step running, and tracing whether runtime/trace was on when the
+	// turn began.
 	label   *Name
+	labeled bool
 	region  *trace.Region
 	tracing bool
 	lab     labelState
@@ -317,7 +319,11 @@ func (e *engine) RunReady() bool {
 		e.m.steps += uint64(turnBudget - e.left) // every step run took one from the budget
 	}
 	if e.label != nil {
-		e.setLabel(nil) // the loop's own work is no flow's
+		// The loop's own work is no flow's: the next turn decides anew.
+		e.label = nil
+		if e.labeled {
+			e.switchLabel(nil)
+		}
 	}
 	e.running = false
 	more := e.readyHead != nil

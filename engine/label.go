@@ -30,8 +30,8 @@ import (
 // by default (LabelsWhileProfiling) the loop switches them only while a
 // CPU profile is being recorded: go tool pprof -tagfocus works on any CPU
 // profile (runtime/pprof.StartCPUProfile, net/http/pprof's
-// /debug/pprof/profile, go test -cpuprofile), and outside one a named flow
-// costs a countdown and two tests instead of a switch. The loop looks
+// /debug/pprof/profile, go test -cpuprofile), and outside one a switch
+// between names costs a countdown and two tests instead of a runtime call. The loop looks
 // whether a profile is on (one getitimer system call on Linux: the Go
 // runtime arms the process's ITIMER_PROF for exactly as long as it records
 // a CPU profile) when labelRecheck (10 ms) has passed on its clock, read
@@ -249,23 +249,29 @@ type labelState struct {
 }
 
 // switchLabel is RunReady's label switch, for the next flow to run, named
-// n, when n is not the label the loop carries (e.label). With labels off a
-// named flow runs with none (e.label stays nil, so every named flow comes
-// here, and pays a countdown and two tests). Loop only.
+// n (nil: unnamed, or the turn's end), when n is not the name the loop
+// last decided for (e.label). The goroutine carries n's label when labels
+// are on (e.labeled), none otherwise; either way e.label becomes n, so the
+// flows of one name that follow pay nothing, labels on or off. With labels
+// off a switch costs a countdown and two tests, and no runtime call.
+// Loop only.
 func (e *engine) switchLabel(n *Name) {
+	on := false
 	if n != nil {
 		l := &e.lab
 		if l.left--; l.left < 0 || l.epoch != labelEpoch.Load() {
 			e.lookLabels()
 		}
-		if !l.on {
-			if e.label != nil {
-				e.setLabel(nil) // labels went off within this turn
-			}
-			return
-		}
+		on = l.on
 	}
-	e.setLabel(n)
+	e.label = n
+	if on {
+		e.labeled = true
+		pprof.SetGoroutineLabels(n.ctx)
+	} else if e.labeled {
+		e.labeled = false
+		pprof.SetGoroutineLabels(context.Background())
+	}
 }
 
 // lookLabels runs every labelClockFlows named flows, and at once after
@@ -292,18 +298,6 @@ func (e *engine) lookLabels() {
 	default:
 		l.on = cpuProfiling()
 	}
-}
-
-// setLabel makes the loop's goroutine carry n's pprof label (none for nil).
-// Loop only; callers compare n with e.label first, so this runs once per
-// switch between differently named flows.
-func (e *engine) setLabel(n *Name) {
-	e.label = n
-	if n == nil {
-		pprof.SetGoroutineLabels(context.Background())
-		return
-	}
-	pprof.SetGoroutineLabels(n.ctx)
 }
 
 // Trace support: with runtime/trace on (checked once per turn, so off costs
