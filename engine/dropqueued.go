@@ -3,8 +3,8 @@ package engine
 // DropQueued drops the steps at level 0 of root's run that have not
 // started yet, as if they had never been added: the run ends after the
 // level-0 step it is in now (that step's sub-steps, handlers and wait
-// included), with that step's outcome. It returns how
-// many steps it dropped.
+// included), with that step's outcome. It returns how many steps it
+// dropped.
 //
 // For a server that runs several requests as the level-0 steps of one
 // flow (stepsd: one flow per read): when the flow waits at one request, it
@@ -15,12 +15,13 @@ package engine
 // Loop only (a mistake elsewhere panics, naming it), from a callback of
 // any flow, root's own included. A root whose run has not started on the
 // loop (being built, or executed and not yet started) keeps its steps:
-// DropQueued returns 0 and changes nothing. A nil root or one that is not
-// a root is a misuse (InternalError for the running step, if any).
+// DropQueued returns 0 and changes nothing. A nil root or a step's
+// accessor panics, naming the mistake: in a callback, that flow fails
+// with InternalError.
 func (internals) DropQueued(root *Steps) int {
 	if root == nil || root.kind != kRoot {
-		misuse(root, "DropQueued: not a root")
-		return 0
+		// In a callback the panic is that flow's InternalError (drive).
+		panic("engine: X.DropQueued: not a root (New's Steps)")
 	}
 	rt := rootOf(root)
 	if !rt.running() {

@@ -73,6 +73,16 @@ func TestDropQueued(t *testing.T) {
 	}
 	root.Release()
 
+	// A step's accessor is not a root: InternalError for that flow only.
+	root = engine.New(r)
+	root.Add(func(as *engine.Steps) { engine.X.DropQueued(as) })
+	p = root.Promise()
+	r.RunUntilIdle()
+	if _, err := p.Wait(); err == nil || err.(*engine.Error).Code != engine.InternalError {
+		t.Fatalf("DropQueued on a step's accessor: %v, want InternalError", err)
+	}
+	root.Release()
+
 	rr, err := reactor.New(reactor.Options{CPU: -1})
 	if err != nil {
 		t.Skipf("no real reactor: %v", err)
