@@ -278,3 +278,51 @@ func TestSplitReadFlowsSucceed(t *testing.T) {
 	}
 	checkNoStrays(t, s)
 }
+
+// TestTrimLeavesNoRequestOnADroppedFlow: trimRequests drops idle flows
+// (releasing their roots) apart from the idle requests. A kept request
+// whose last flow was dropped must not lead newRequest to that flow's
+// released root (newRequest asks its flow's root whether it still runs
+// when the request was the flow's cur: a call on a released root, which
+// the asyncsteps_debug build panics on and the default build answers for
+// the root's next owner).
+func TestTrimLeavesNoRequestOnADroppedFlow(t *testing.T) {
+	s := start(t, Config{Reactors: 1})
+	sh := s.shards[0]
+	type result struct {
+		stale bool
+		got   bool
+	}
+	ch := make(chan result, 1)
+	sh.r.Immediate(func() {
+		a, b := sh.newFlow(), sh.newFlow()
+		rq := sh.newRequest()
+		rq.fl, a.n, a.cur = a, 1, rq
+		sh.recycle(rq)                    // a's last request: a goes back to the pool
+		sh.recycleFlow(b)                 // b above a in the pool
+		sh.freeFlowLow = sh.freeFlowN - 1 // b was used since the last trim, a was not
+		sh.freeLow = 0                    // every request was used: none dropped
+		trimRequests(sh, 0)
+		var r result
+		for f := sh.freeFlows; f != nil; f = f.free {
+			if f == a {
+				ch <- r // a was kept: nothing to check
+				return
+			}
+		}
+		for x := sh.free; x != nil; x = x.next {
+			if x.fl == a && a.cur == x {
+				r.stale = true
+			}
+		}
+		r.got = sh.newRequest() == rq
+		ch <- r
+	})
+	r := <-ch
+	if r.stale {
+		t.Error("a kept request still is the cur of a dropped flow, whose root was released")
+	}
+	if !r.got {
+		t.Error("newRequest did not reuse the kept request")
+	}
+}
