@@ -61,8 +61,11 @@ func owe(r *Reactor) bool {
 // asks owe). A slot, picked by a hash of a goroutine's identity, holds the
 // first running loop whose identity hashes there, with that identity
 // (osLoop.loopID) to check; a loop whose slot was taken is found in loops.
-// A goroutine only asks about itself (goroutine identities are never
-// reused), and a loop clears its slot before Run returns.
+// A goroutine only asks about itself, and a loop sets its slot after its
+// loopID and clears it before Run returns, while its goroutine is alive:
+// an identity may be reused once its goroutine has exited (package goid),
+// but two live goroutines never share one, so a slot whose loopID is the
+// caller's is the caller's own loop (TestLoopOfAfterIdentityReuse).
 var loopSlots [256]atomic.Pointer[Reactor]
 
 func loopSlot(g uintptr) *atomic.Pointer[Reactor] {

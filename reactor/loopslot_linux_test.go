@@ -58,3 +58,45 @@ func TestLoopOf(t *testing.T) {
 		t.Fatal("loopOf found a closed loop")
 	}
 }
+
+// TestLoopOfAfterIdentityReuse: the runtime reuses a goroutine's identity
+// (its g) once it has exited. A goroutine that gets the identity of a loop
+// goroutine whose Run returned finds no loop: the slot was cleared before
+// Run returned, so a slot whose loopID matches the caller is always the
+// caller's own running loop.
+func TestLoopOfAfterIdentityReuse(t *testing.T) {
+	r, err := New(Options{CPU: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- r.Run() }()
+	var g uintptr
+	onLoop(r, func() { g = goid.Current() })
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	reused := false
+	for i := 0; i < 10000 && !reused; i++ {
+		type seen struct {
+			same bool
+			loop *Reactor
+		}
+		ch := make(chan seen)
+		go func() {
+			me := goid.Current()
+			ch <- seen{me == g, loopOf(me)}
+		}()
+		s := <-ch
+		if s.loop != nil {
+			t.Fatalf("a goroutine outside any loop found loop %p (identity reused: %v)", s.loop, s.same)
+		}
+		reused = s.same
+	}
+	if !reused {
+		t.Log("the loop goroutine's identity was not reused here: loopOf checked on other goroutines only")
+	}
+}

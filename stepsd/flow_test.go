@@ -246,3 +246,83 @@ func TestReadPastTheTurnBudget(t *testing.T) {
 	checkNoStrays(t, s)
 	t.Logf("%d flows for %d requests", s.Metrics(context.Background()).Reactors[0].FlowsStarted, n)
 }
+
+// TestSplitReadFlowsSucceed: a read split where a request waits (a SLEEP,
+// a key command behind it, a queued Limiter) ends every flow it made as a
+// success when every request was answered: the engine's failed flows
+// (asyncsteps_flows_ended_total{result="failed"} in cmd/stepsd) count no
+// split, so an operator who watches them sees real failures only.
+func TestSplitReadFlowsSucceed(t *testing.T) {
+	s := start(t, Config{Reactors: 1, Concurrent: 1, Queue: 4})
+	c, busy := dial(t, s), dial(t, s)
+	ctx := context.Background()
+	before := s.Metrics(ctx).Reactors[0]
+	c.send("SLEEP 1", "SET k v", "ECHO a", "SLEEP 1", "GET k")
+	c.expect("OK", "OK", "a", "OK", "v")
+	busy.send("SLEEP 50")
+	waitHolders(t, s, 1)
+	c.send("ECHO q1", "GET k", "ECHO q2") // the first queued: the rest split off, queued too
+	busy.expect("OK")
+	c.expect("q1", "v", "q2")
+	after := s.Metrics(ctx).Reactors[0]
+	if n := after.FlowsStarted - before.FlowsStarted; n < 4 {
+		t.Fatalf("%d flows: the reads were not split", n)
+	}
+	if f := after.FlowsFailed - before.FlowsFailed; f != 0 {
+		t.Errorf("%d flows failed, want 0: every request was answered with its reply", f)
+	}
+	for _, x := range after.ByName {
+		if x.Failed != 0 {
+			t.Errorf("flows named %s: %d failed, want 0", x.Name, x.Failed)
+		}
+	}
+	checkNoStrays(t, s)
+}
+
+// TestTrimLeavesNoRequestOnADroppedFlow: trimRequests drops idle flows
+// (releasing their roots) apart from the idle requests. A kept request
+// whose last flow was dropped must not lead newRequest to that flow's
+// released root (newRequest asks its flow's root whether it still runs
+// when the request was the flow's cur: a call on a released root, which
+// the asyncsteps_debug build panics on and the default build answers for
+// the root's next owner).
+func TestTrimLeavesNoRequestOnADroppedFlow(t *testing.T) {
+	s := start(t, Config{Reactors: 1})
+	sh := s.shards[0]
+	type result struct {
+		stale bool
+		got   bool
+	}
+	ch := make(chan result, 1)
+	sh.r.Immediate(func() {
+		a, b := sh.newFlow(), sh.newFlow()
+		rq := sh.newRequest()
+		rq.fl, a.n, a.cur = a, 1, rq
+		sh.recycle(rq)                    // a's last request: a goes back to the pool
+		sh.recycleFlow(b)                 // b above a in the pool
+		sh.freeFlowLow = sh.freeFlowN - 1 // b was used since the last trim, a was not
+		sh.freeLow = 0                    // every request was used: none dropped
+		trimRequests(sh, 0)
+		var r result
+		for f := sh.freeFlows; f != nil; f = f.free {
+			if f == a {
+				ch <- r // a was kept: nothing to check
+				return
+			}
+		}
+		for x := sh.free; x != nil; x = x.next {
+			if x.fl == a && a.cur == x {
+				r.stale = true
+			}
+		}
+		r.got = sh.newRequest() == rq
+		ch <- r
+	})
+	r := <-ch
+	if r.stale {
+		t.Error("a kept request still is the cur of a dropped flow, whose root was released")
+	}
+	if !r.got {
+		t.Error("newRequest did not reuse the kept request")
+	}
+}

@@ -53,25 +53,22 @@ func requestOf(as *engine.Steps) *request { return flowOf(as).cur }
 // serveError turns a failure into its request's reply, and recovers: the
 // flow goes on to its next request, whose reply is its own. A section
 // refused at its entry (DefenseRejected) never ran execStep: its request
-// is the flow's next. A split flow's last request ends the flow instead
-// (errSplit goes on to the root).
+// is the flow's next (a split flow has no step after its last request's:
+// splitRest).
 func serveError(as *engine.Steps, code string) {
 	fl := flowOf(as)
 	rq := fl.cur
 	if (rq == nil || rq.done) && fl.next != nil {
 		rq = fl.take()
 	}
-	// Answered already (errSplit, or a request timed out by the sweep,
-	// whose cancel is on its way): the reply stands, and the request may
-	// be back in the pool (cn nil).
+	// Answered already (a request timed out by the sweep, whose cancel is
+	// on its way): the reply stands, and the request may be back in the
+	// pool (cn nil).
 	if rq != nil && rq.cn != nil && !rq.done {
 		rq.answerError(code, as.State().ErrorInfo)
 		if rq.cn.cursor == rq {
 			rq.cn.dispatchKeyed(nil, nil) // it failed before its turn: the next may go
 		}
-	}
-	if fl.stop && fl.next == nil {
-		return // the error ends the flow: its steps left have no request
 	}
 	as.Success()
 }
@@ -114,18 +111,11 @@ func execStep(as *engine.Steps) {
 			return
 		}
 	}
-	if rq.fl.stop && rq.stopAfter() {
-		as.Error(errSplit)
-	}
 }
 
 // resume ends the wait of rq's step (a SLEEP, or a key command whose turn
-// came), answered: the flow goes on, or, split, ends.
+// came), answered: its flow goes on to its next request, or ends.
 func (rq *request) resume() {
-	if rq.stopAfter() {
-		rq.ext.Error(errSplit)
-		return
-	}
 	rq.ext.Success()
 }
 

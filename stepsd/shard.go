@@ -161,6 +161,14 @@ func trimRequests(sh *shard, _ uint64) {
 		for rest != nil {
 			next := rest.free
 			rest.free = nil
+			if !rest.root.Executing() {
+				// Kept requests may still name rest as their flow:
+				// with no cur, newRequest does not ask its released
+				// root whether it runs. (One still ending, canceled,
+				// keeps cur for its cancel handler; the guard then
+				// reads a root released later.)
+				rest.cur = nil
+			}
 			rest.root.ReleaseAtEnd() // a canceled flow may still be ending
 			rest = next
 		}
