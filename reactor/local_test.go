@@ -213,3 +213,22 @@ func TestLocalQueueNilPostReachesPanicHandler(t *testing.T) {
 		t.Fatalf("panics %v, want two naming the nil Post", panics)
 	}
 }
+
+// Immediate(nil) from a goroutine that finds the loop busy goes through
+// the ring: it reaches the panic handler with the same name as on the
+// loop, not as a nil call's runtime error.
+func TestRingNilImmediateNamed(t *testing.T) {
+	var panics []any
+	r := newReactor(Options{CPU: -1, PanicHandler: func(v any) { panics = append(panics, v) }}, true)
+	r.Immediate(func() {
+		done := make(chan Handle)
+		go func() { done <- r.Immediate(nil) }() // the loop is held: through the ring
+		if h := <-done; h.kind != handleRemote {
+			t.Errorf("Immediate(nil) off the loop: handle kind %d, want the ring's", h.kind)
+		}
+	})
+	r.RunUntilIdle()
+	if len(panics) != 1 || panics[0] != "reactor: Immediate(nil)" {
+		t.Fatalf("panics %v, want one naming Immediate(nil)", panics)
+	}
+}
