@@ -44,7 +44,10 @@ import (
 // The loop's goroutine carries no labels of its own between flows: a label
 // set on it before Run (pprof.Do around Run) is replaced at the first named
 // flow, since the runtime offers no way to read a goroutine's labels back.
-// Name the flows instead.
+// Name the flows instead. So does a goroutine that runs a loop's turn
+// itself (Execute from a goroutine onto a parked loop, a manual reactor's
+// driver): while labels are on, the named flows of its turn replace its
+// labels, and the turn's end leaves it none.
 
 // Name is an interned flow name and its precomputed pprof label context.
 // The same string always gives the same *Name. Safe from any goroutine.

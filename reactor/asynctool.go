@@ -56,6 +56,9 @@ func (r *Reactor) Immediate(fn func()) Handle {
 //
 //go:noinline
 func (r *Reactor) immediateRing(fn func()) Handle {
+	if fn == nil {
+		fn = nilImmediate // named, as on the loop (invariant 5 of local.go)
+	}
 	pos, ok := r.push(task{fn: fn, kind: taskImmediate})
 	if !ok {
 		return Handle{}

@@ -30,8 +30,8 @@ import (
 //  5. A queued task is canceled when both fn and cb are nil (cancel
 //     clears fn, cb and arg, which also lets go of what they hold):
 //     Immediate never queues a nil fn (it queues nilImmediate, which
-//     panics with the mistake's name), and Post's callbacks are never
-//     nil. The slot is then four words, so its address is a shift.
+//     panics with the mistake's name), nor postLocal a nil cb (it
+//     queues nilPost). The slot is then four words, so its address is a shift.
 
 // localBit marks a local task's sequence number (invariant 2).
 const localBit = 1 << 62
@@ -53,6 +53,12 @@ func (t *localTask) live() bool { return t.fn != nil || t.cb != nil }
 // reaches the panic handler with its name, when the task runs, as a nil
 // call did before (invariant 5).
 func nilImmediate() { panic("reactor: Immediate(nil)") }
+
+// nilPost is what postLocal queues for a nil callback (a Post, PostTo or
+// PostRun whose callback is nil): the mistake reaches the panic handler
+// with its name, as it does through the ring, instead of reading as a
+// canceled task and vanishing while Post reports true (invariant 5).
+func nilPost(unsafe.Pointer, uint64) { panic("reactor: Post with a nil callback") }
 
 type localQueue struct {
 	buf        []localTask // power-of-two length, or nil before the first add
@@ -174,6 +180,9 @@ func (r *Reactor) postLocal(cb func(unsafe.Pointer, uint64), arg unsafe.Pointer,
 	p := q.tail
 	if p-q.head == uint64(len(q.buf)) {
 		q.grow()
+	}
+	if cb == nil {
+		cb = nilPost // invariant 5
 	}
 	s := q.slot(p)
 	s.fn, s.cb, s.arg, s.aux = nil, cb, arg, aux

@@ -185,3 +185,50 @@ func TestLocalQueueNilImmediateAndCanceledPost(t *testing.T) {
 		t.Fatalf("panics %v, want one naming Immediate(nil)", panics)
 	}
 }
+
+// A Post with a nil callback is the caller's mistake, as Immediate(nil)
+// is: queued locally (on the loop, or by a goroutine that takes an idle
+// manual reactor) it must reach the panic handler with its name, not read
+// as a canceled task and vanish while Post reports true; through the
+// ring it reaches the handler too.
+func TestLocalQueueNilPostReachesPanicHandler(t *testing.T) {
+	var panics []any
+	r := newReactor(Options{CPU: -1, PanicHandler: func(v any) { panics = append(panics, v) }}, true)
+	ran := 0
+	r.Immediate(func() {
+		if !PostTo[int](r, nil, nil, 0) {
+			t.Error("PostTo(nil) on the loop reported false")
+		}
+		r.Immediate(func() { ran++ })
+	})
+	r.RunUntilIdle()
+	if !X.Post(r, nil, nil, 0) { // an idle manual reactor: queued locally by this goroutine
+		t.Error("X.Post(nil) off the loop reported false")
+	}
+	r.RunUntilIdle()
+	if ran != 1 {
+		t.Fatalf("the task after the nil Post ran %d times, want 1", ran)
+	}
+	if len(panics) != 2 || panics[0] != "reactor: Post with a nil callback" || panics[1] != "reactor: Post with a nil callback" {
+		t.Fatalf("panics %v, want two naming the nil Post", panics)
+	}
+}
+
+// Immediate(nil) from a goroutine that finds the loop busy goes through
+// the ring: it reaches the panic handler with the same name as on the
+// loop, not as a nil call's runtime error.
+func TestRingNilImmediateNamed(t *testing.T) {
+	var panics []any
+	r := newReactor(Options{CPU: -1, PanicHandler: func(v any) { panics = append(panics, v) }}, true)
+	r.Immediate(func() {
+		done := make(chan Handle)
+		go func() { done <- r.Immediate(nil) }() // the loop is held: through the ring
+		if h := <-done; h.kind != handleRemote {
+			t.Errorf("Immediate(nil) off the loop: handle kind %d, want the ring's", h.kind)
+		}
+	})
+	r.RunUntilIdle()
+	if len(panics) != 1 || panics[0] != "reactor: Immediate(nil)" {
+		t.Fatalf("panics %v, want one naming Immediate(nil)", panics)
+	}
+}
