@@ -73,7 +73,10 @@
 // A root may carry a name (SetName: the kind of flow, such as a request's
 // command). While its steps run, the loop's goroutine carries the pprof
 // label flow=<name>, so a CPU profile splits by kind of flow
-// (go tool pprof -tags, -tagfocus=flow=GET); under runtime/trace each run
+// (go tool pprof -tags, -tagfocus=flow=GET): by default only while a CPU
+// profile is being recorded, when a label is read (SetFlowLabels; a
+// server's flows would switch labels at nearly every flow otherwise);
+// under runtime/trace each run
 // is a trace task named after the flow, with a region per step. A root may
 // be tied to a context.Context (SetContext): its cancellation cancels the
 // flow, its deadline fails the flow with Timeout, AwaitFunc's functions

@@ -55,13 +55,16 @@ type engine struct {
 	// step's callback and has not entered its current step (chain.go).
 	chaining bool
 
-	// label is the flow name whose pprof label the loop's goroutine
-	// carries now (label.go); region is the trace region of the step
-	// running, and tracing whether runtime/trace was on when the turn
-	// began.
+	// label is the flow name the loop last decided labels for, labeled
+	// whether its goroutine carries that name's pprof label, lab whether
+	// named flows carry one now (label.go); region is the trace region of
+	// the step running, and tracing whether runtime/trace was on when the
+	// turn began.
 	label   *Name
+	labeled bool
 	region  *trace.Region
 	tracing bool
+	lab     labelState
 
 	rootLocal rootRing // roots released on the loop, for New on the loop: no lock
 
@@ -162,6 +165,14 @@ type flow struct {
 	xpass        bool // the External result keeps the step\'s own values
 
 	held []any // sync objects this flow holds (Hold/Unhold), for reentrance
+	// locked counts the flow's frames flagged fLocked (entered AddLocked
+	// sections): raised where fLocked is set (callLocked, relock), lowered
+	// where it is cleared (stepend.go, leftPlainly, leaveCompleted). With
+	// held empty, 0 lets Holds answer false without walking the frames (the
+	// Limiter's reentrance check, every stepsd request). It may only ever
+	// count too many (a frame dropped with fLocked set), which costs that
+	// walk, never a wrong answer.
+	locked int32
 }
 
 // resetArgs is args.reset on the step path: with narrow set only slot 0
@@ -332,7 +343,7 @@ func (e *engine) RunReady() bool {
 			continue
 		}
 		if n := rt.name(); n != e.label {
-			e.setLabel(n) // a switch between differently named flows
+			e.switchLabel(n) // a switch between differently named flows, while labels are on
 		}
 		// drive, written out for the common outcome (no raise, no
 		// panic): its own frame was ~20 Ir of each flow's turn (issue 24).
@@ -345,7 +356,11 @@ func (e *engine) RunReady() bool {
 		e.m.steps += uint64(turnBudget - e.left) // every step run took one from the budget
 	}
 	if e.label != nil {
-		e.setLabel(nil) // the loop's own work is no flow's
+		// The loop's own work is no flow's: the next turn decides anew.
+		e.label = nil
+		if e.labeled {
+			e.switchLabel(nil)
+		}
 	}
 	e.running = false
 	more := e.readyHead != nil
@@ -538,8 +553,12 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 		// (finishRoot's first part) in this frame: its call and frame
 		// were ~12 instructions of Simple.
 		rt := fl.root
-		if fl.queued || !rt.keepFlow || rt.Steps.head != nil || rt.more.Load() != nil {
+		if fl.queued || !rt.keepFlow || rt.Steps.head != nil {
 			e.finishRoot(rt, "")
+			return true
+		}
+		if x := rt.more.Load(); x != nil {
+			e.finishKeptExt(rt, fl, x) // tested last, as in Execute
 			return true
 		}
 		rt.started = false

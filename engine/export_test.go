@@ -21,3 +21,7 @@ func SkipIfDebug(t testing.TB) {
 		t.Skip("asyncsteps_debug: released roots are not pooled, and a call on one panics")
 	}
 }
+
+// FlowLocked is the count of entered AddLocked sections that as's flow
+// keeps for Holds (flow.locked), for the external tests. Loop only.
+func FlowLocked(as *Steps) int { return int(as.fl.locked) }

@@ -5,9 +5,27 @@ package engine
 // flow is inside. Sync objects use it for reentrance: a nested
 // Sync on an object the flow holds passes through. Loop only.
 func (as *Steps) Holds(key any) bool {
-	if as == nil || as.fl == nil {
-		return false
+	if as.Holding() {
+		return as.holds(key)
 	}
+	return false
+}
+
+// Holding reports whether as's flow holds anything at all: a key recorded
+// by Hold, or an AddLocked section it is inside. False means Holds is
+// false for every key; a Sync object's Enter that checks for reentrance
+// on several keys can ask this first (one test instead of a walk per key:
+// syncprim's Limiter). Loop only.
+func (as *Steps) Holding() bool {
+	return as != nil && as.fl != nil && (as.fl.locked != 0 || len(as.fl.held) != 0)
+}
+
+// holds is Holds for a flow that holds something: its Holds and its
+// entered sections are searched for key. Out of line, so that Holds
+// inlines into its callers.
+//
+//go:noinline
+func (as *Steps) holds(key any) bool {
 	for _, k := range as.fl.held {
 		if k == key {
 			return true

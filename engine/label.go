@@ -4,8 +4,10 @@ import (
 	"context"
 	"runtime/pprof"
 	"runtime/trace"
+	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Flow names: a root may carry a name (SetName) saying what kind of flow it
@@ -17,12 +19,27 @@ import (
 //
 // Cost. A name is interned once (NewName, or SetName's first use of a
 // string): its pprof label context is built then, so switching labels on the
-// loop is one runtime store, made only when the next flow to run has another
-// name than the one the loop carries; a turn that ran named flows puts the
-// loop's labels back before it returns, so reactor work between turns (I/O,
-// timers) is not charged to the last flow. With no names at all, the check
-// is one pointer comparison per flow turn. Measured in profiles/README.md
-// ("Flow labels, tracing and metrics").
+// loop is one runtime call (about 75 instructions), made only when the next
+// flow to run has another name than the one the loop carries; a turn that
+// ran named flows puts the loop's labels back before it returns, so reactor
+// work between turns (I/O, timers) is not charged to the last flow. With no
+// names at all, the check is one pointer comparison per flow turn.
+//
+// When. Labels are read only by profiles, and a server's flows (one per
+// request, SET and GET in turn) would switch them at nearly every flow, so
+// by default (LabelsWhileProfiling) the loop switches them only while a
+// CPU profile is being recorded: go tool pprof -tagfocus works on any CPU
+// profile (runtime/pprof.StartCPUProfile, net/http/pprof's
+// /debug/pprof/profile, go test -cpuprofile), and outside one a switch
+// between names costs a countdown and two tests instead of a runtime call. The loop looks
+// whether a profile is on (one getitimer system call on Linux: the Go
+// runtime arms the process's ITIMER_PROF for exactly as long as it records
+// a CPU profile) when labelRecheck (10 ms) has passed on its clock, read
+// every labelClockFlows (16) named flows, or after 1024 named flows, so
+// the first flows of a profile (its first ~10 ms on a busy loop) may lack
+// labels. SetFlowLabels(LabelsAlways) labels every named flow at all times
+// (the goroutine profile then shows them too), LabelsOff never.
+// Measured in profiles/notes/2026-11-27-glue-round5.md.
 //
 // The loop's goroutine carries no labels of its own between flows: a label
 // set on it before Run (pprof.Do around Run) is replaced at the first named
@@ -156,16 +173,131 @@ func rootOfFlow(as *Steps) *root {
 	return nil
 }
 
-// setLabel makes the loop's goroutine carry n's pprof label (none for nil).
-// Loop only; callers compare n with e.label first, so this runs once per
-// switch between differently named flows.
-func (e *engine) setLabel(n *Name) {
+// FlowLabelMode says when the loop's goroutine carries flow labels (see
+// Name, "When"): SetFlowLabels.
+type FlowLabelMode int32
+
+const (
+	// LabelsWhileProfiling (the default): named flows carry their label
+	// while a CPU profile is being recorded, and only then.
+	LabelsWhileProfiling FlowLabelMode = iota
+	// LabelsAlways: named flows always carry their label (the goroutine
+	// profile shows them; every switch costs its runtime call).
+	LabelsAlways
+	// LabelsOff: flows never carry labels.
+	LabelsOff
+)
+
+// String returns the mode's name.
+func (m FlowLabelMode) String() string {
+	switch m {
+	case LabelsWhileProfiling:
+		return "LabelsWhileProfiling"
+	case LabelsAlways:
+		return "LabelsAlways"
+	case LabelsOff:
+		return "LabelsOff"
+	}
+	return "FlowLabelMode(" + strconv.Itoa(int(m)) + ")"
+}
+
+var (
+	labelMode atomic.Int32 // a FlowLabelMode
+	// labelEpoch counts SetFlowLabels calls: an engine that saw another
+	// epoch looks again at once, so a new mode applies from the next
+	// named flow of every loop.
+	labelEpoch atomic.Uint32
+)
+
+// SetFlowLabels sets when the loops' goroutines carry flow labels, for
+// every engine of the process, from the next named flow each runs. Safe
+// from any goroutine. An unknown mode is a mistake made outside any flow:
+// it panics, naming it.
+func SetFlowLabels(m FlowLabelMode) {
+	if m < LabelsWhileProfiling || m > LabelsOff {
+		panic("engine: SetFlowLabels: unknown mode " + m.String())
+	}
+	labelMode.Store(int32(m))
+	labelEpoch.Add(1)
+}
+
+// FlowLabels returns the mode SetFlowLabels set (LabelsWhileProfiling by
+// default).
+func FlowLabels() FlowLabelMode { return FlowLabelMode(labelMode.Load()) }
+
+const (
+	// labelRecheck is how often, by its clock, a loop looks again whether
+	// a CPU profile is on (a profile samples every 10 ms of CPU by default).
+	labelRecheck = 10 * int64(time.Millisecond)
+	// labelClockFlows is how many named flows a loop runs between two
+	// reads of its clock (each flow then pays a countdown, not a load).
+	labelClockFlows = 16
+	// labelRecheckClocks is how many clock reads a loop makes before it
+	// looks again whatever its clock says (a manual reactor's clock moves
+	// only when its driver advances it): every 1024 named flows.
+	labelRecheckClocks = 64
+)
+
+// labelState is an engine's view of whether its flows carry labels.
+type labelState struct {
+	on     bool   // label named flows
+	looked bool   // on is from a look (else look at the next named flow)
+	epoch  uint32 // labelEpoch when last looked
+	left   int32  // named flows before the next clock read
+	clocks int32  // clock reads since the last look
+	at     int64  // CoarseNow when last looked
+}
+
+// switchLabel is RunReady's label switch, for the next flow to run, named
+// n (nil: unnamed, or the turn's end), when n is not the name the loop
+// last decided for (e.label). The goroutine carries n's label when labels
+// are on (e.labeled), none otherwise; either way e.label becomes n, so the
+// flows of one name that follow pay nothing, labels on or off. With labels
+// off a switch costs a countdown and two tests, and no runtime call.
+// Loop only.
+func (e *engine) switchLabel(n *Name) {
+	on := false
+	if n != nil {
+		l := &e.lab
+		if l.left--; l.left < 0 || l.epoch != labelEpoch.Load() {
+			e.lookLabels()
+		}
+		on = l.on
+	}
 	e.label = n
-	if n == nil {
+	if on {
+		e.labeled = true
+		pprof.SetGoroutineLabels(n.ctx)
+	} else if e.labeled {
+		e.labeled = false
 		pprof.SetGoroutineLabels(context.Background())
+	}
+}
+
+// lookLabels runs every labelClockFlows named flows, and at once after
+// SetFlowLabels: it decides anew whether named flows carry labels when
+// labelRecheck has passed on the loop's clock since the last look, or
+// labelRecheckClocks reads of it did, or the mode changed (or it never
+// looked).
+//
+//go:noinline
+func (e *engine) lookLabels() {
+	l := &e.lab
+	l.left = labelClockFlows - 1
+	epoch := labelEpoch.Load()
+	now := e.r.CoarseNow()
+	if l.clocks++; l.looked && l.epoch == epoch && now-l.at < labelRecheck && l.clocks < labelRecheckClocks {
 		return
 	}
-	pprof.SetGoroutineLabels(n.ctx)
+	l.looked, l.epoch, l.at, l.clocks = true, epoch, now, 0
+	switch FlowLabelMode(labelMode.Load()) {
+	case LabelsAlways:
+		l.on = true
+	case LabelsOff:
+		l.on = false
+	default:
+		l.on = cpuProfiling()
+	}
 }
 
 // Trace support: with runtime/trace on (checked once per turn, so off costs

@@ -5,6 +5,7 @@ package engine
 import (
 	"io"
 	"runtime/trace"
+	"strings"
 	"testing"
 
 	"github.com/asyncsteps/asyncsteps/reactor"
@@ -18,6 +19,11 @@ import (
 //	labels=switch  two names take turns: the label switches at every flow
 //	trace=on       runtime/trace running (into io.Discard), unnamed flows
 //
+// With no CPU profile recorded (the default LabelsWhileProfiling) named
+// flows carry no label: labels=one and labels=switch measure the check
+// that says so; their -always variants run under LabelsAlways, the cost of
+// the labels themselves (what they cost while a profile is recorded).
+//
 // "Off" against the engine without labels is the base commit's
 // BenchmarkSimple and BenchmarkSequential beside these (profiles/README.md).
 func BenchmarkFlowLabels(b *testing.B) {
@@ -30,10 +36,20 @@ func BenchmarkFlowLabels(b *testing.B) {
 		{"labels=none", func(int) *Name { return nil }, false},
 		{"labels=one", func(int) *Name { return names[0] }, false},
 		{"labels=switch", func(i int) *Name { return names[i&1] }, false},
+		{"labels=one-always", func(int) *Name { return names[0] }, false},
+		{"labels=switch-always", func(i int) *Name { return names[i&1] }, false},
 		{"trace=on", func(int) *Name { return nil }, true},
+	}
+	labels := func(b *testing.B, mode string) {
+		if strings.HasSuffix(mode, "-always") {
+			was := FlowLabels()
+			SetFlowLabels(LabelsAlways)
+			b.Cleanup(func() { SetFlowLabels(was) })
+		}
 	}
 	for _, m := range modes {
 		b.Run("scenario=Simple/"+m.mode, func(b *testing.B) {
+			labels(b, m.mode)
 			if m.trace {
 				startTrace(b)
 			}
@@ -51,6 +67,7 @@ func BenchmarkFlowLabels(b *testing.B) {
 			ct.stop()
 		})
 		b.Run("scenario=Sequential/"+m.mode, func(b *testing.B) {
+			labels(b, m.mode)
 			if m.trace {
 				startTrace(b)
 			}

@@ -37,9 +37,21 @@ func goroutineLabels(t *testing.T, marker string) string {
 //go:noinline
 func labelProbe(t *testing.T) string { return goroutineLabels(t, "engine.labelProbe") }
 
+// withFlowLabels runs the rest of the test under mode m (SetFlowLabels),
+// restoring the mode it found.
+func withFlowLabels(t *testing.T, m FlowLabelMode) {
+	t.Helper()
+	was := FlowLabels()
+	SetFlowLabels(m)
+	t.Cleanup(func() { SetFlowLabels(was) })
+}
+
 // A named flow's steps run with the pprof label flow=<name>; an unnamed
-// flow's, and the loop between flows, with none.
+// flow's, and the loop between flows, with none (LabelsAlways: the
+// default labels only while a CPU profile is recorded,
+// TestFlowLabelWhileProfiling).
 func TestFlowLabel(t *testing.T) {
+	withFlowLabels(t, LabelsAlways)
 	r := reactor.NewManual()
 	var got []string
 	probe := func(as *Steps) { got = append(got, labelProbe(t)) }
@@ -83,6 +95,15 @@ func TestNewNameInterns(t *testing.T) {
 // allocation.
 func TestFlowLabelZeroAllocs(t *testing.T) {
 	SkipIfDebug(t)
+	for _, m := range []FlowLabelMode{LabelsWhileProfiling, LabelsAlways, LabelsOff} {
+		t.Run(m.String(), func(t *testing.T) {
+			withFlowLabels(t, m)
+			flowLabelZeroAllocs(t)
+		})
+	}
+}
+
+func flowLabelZeroAllocs(t *testing.T) {
 	r := reactor.NewManual()
 	get, set := NewName("alloc-GET"), NewName("alloc-SET")
 	run := func() {

@@ -12,16 +12,33 @@ import (
 // starts and ends on the short paths from its second run on (keepFlow,
 // startNamedKept, namedSucceeded): its name's counts and time, its
 // failures, a renamed run, a run with an OnEnd and one canceled must count
-// as on the full paths, and its steps must see their own arguments.
+// as on the full paths, and its steps must see their own arguments. Built
+// and executed off the loop (the start a task) and on it (a server's: the
+// start in Execute, startKeptExt, the end in advanceFast, finishKeptExt).
 func TestMetricsReusedNamedRoot(t *testing.T) {
+	t.Run("off-loop", func(t *testing.T) { testMetricsReusedNamedRoot(t, false) })
+	t.Run("on-loop", func(t *testing.T) { testMetricsReusedNamedRoot(t, true) })
+}
+
+func testMetricsReusedNamedRoot(t *testing.T, onLoop bool) {
 	r := reactor.NewManual()
 	root := New(r)
 	var ended []string
 	runOnce := func(name string, body ExecFunc) {
 		t.Helper()
-		root.SetName(name)
-		root.Add(func(as *Steps) { as.Success(Int(int64(len(ended)))) }).Add(body)
-		root.Execute()
+		build := func() {
+			root.SetName(name)
+			root.Add(func(as *Steps) { as.Success(Int(int64(len(ended)))) }).Add(body)
+			root.Execute()
+		}
+		if onLoop {
+			r.Immediate(func() {
+				build()
+				RunReady(r)
+			})
+		} else {
+			build()
+		}
 		r.RunUntilIdle()
 	}
 	check := func() {

@@ -504,9 +504,15 @@ func (as *Steps) Execute() {
 		// run since the CompareAndSwap: the slow start honours it.
 		fl := rt.Steps.fl
 		if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
-			rt.Steps.head == nil || rt.more.Load() != nil || e.build.want.Load() ||
-			rt.run.Load()&runCancel != 0 {
+			rt.Steps.head == nil || e.build.want.Load() || rt.run.Load()&runCancel != 0 {
 			e.prepareStartSlow(rt)
+			return
+		}
+		if x := rt.more.Load(); x != nil {
+			// Tested last: a pooled root with an extension (a server's
+			// request named after its command) has passed every other
+			// test, and starts without prepareStartSlow repeating them.
+			e.startKeptExt(rt, fl, x)
 			return
 		}
 		rt.started = true
@@ -683,6 +689,17 @@ func (e *engine) prepareStartSlow(rt *root) bool {
 	return false
 }
 
+// startKeptExt starts a pooled root that passed Execute's tests for the
+// short start but has an extension: startNamedKept when it holds the name
+// alone, prepareStartSlow for anything else.
+func (e *engine) startKeptExt(rt *root, fl *flow, x *rootExt) {
+	if x.nameOnly() {
+		e.startNamedKept(rt, fl, x)
+		return
+	}
+	e.prepareStartSlow(rt)
+}
+
 // startNamedKept is prepareStart's short start for a pooled root whose
 // extension holds nothing its start acts on but its name (x.startsPlain):
 // a server's request flow named after its command, a root waited for by a
@@ -849,6 +866,32 @@ func (e *engine) finishRoot(rt *root, code string) {
 		}
 		rt.endRunWith(code)
 	}
+	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
+		rt.release()
+	}
+}
+
+// finishKeptExt is advanceFast's end of a pooled root's successful run
+// (its flow not queued, nothing left queued) when the root has an
+// extension: the same short end as a plain root's when the extension holds
+// the name alone (a server's request named after its command), counted for
+// the name, without finishRoot's general part; finishRoot for anything
+// else.
+func (e *engine) finishKeptExt(rt *root, fl *flow, x *rootExt) {
+	if !x.nameOnly() {
+		e.finishRoot(rt, "")
+		return
+	}
+	rt.started = false
+	e.unlinkRun(fl)
+	fl.cur = &rt.Steps
+	fl.action = actNone
+	rt.Steps.setStatus(stIdle)
+	e.m.succeeded++
+	if x.name != nil {
+		e.namedSucceeded(x)
+	}
+	rt.endRun()
 	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
 		rt.release()
 	}

@@ -10,6 +10,7 @@ func (e *engine) endStep(f *Steps) {
 	e.runCancel(f)
 	if f.flags&fLocked != 0 {
 		f.flags &^= fLocked
+		f.fl.locked--
 		e.leaveLock(f)
 	}
 }

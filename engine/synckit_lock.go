@@ -86,16 +86,13 @@ func (l *Lock[T]) Init(obj *T, enter func(as *Steps, obj *T) bool, leave func(as
 // does; the Lock's Enter, Leave and Slow, which need our engine's kit
 // (SetFinally, Hold, Bound), are not used there.
 func AddLocked[T any](as *Steps, l *Lock[T], f ExecFunc, onerror ErrorFunc) *Steps {
-	if as != nil && as.kind == kForeign {
-		if l != nil && l.obj != nil && f != nil {
-			addLockedForeign(as, l, f, onerror)
-			return as
-		}
-	}
 	return addLocked(as, (*lockOps)(unsafe.Pointer(l)), f, onerror)
 }
 
-// addLocked is AddLocked for any T, so that the generic part inlines.
+// addLocked is AddLocked for any T: the generic part is one call, which
+// inlines into the object's Sync (and a Sync called directly, as stepsd
+// calls its Limiter's, into its caller): a generic function with a
+// branch of its own did not inline, and cost each section a call.
 func addLocked(as *Steps, l *lockOps, f ExecFunc, onerror ErrorFunc) *Steps {
 	if as == nil {
 		return nil
@@ -106,6 +103,10 @@ func addLocked(as *Steps, l *lockOps, f ExecFunc, onerror ErrorFunc) *Steps {
 	}
 	if f == nil {
 		misuse(as, "AddLocked: nil ExecFunc")
+		return as
+	}
+	if as.kind == kForeign {
+		addLockedForeign(as, l, f, onerror)
 		return as
 	}
 	if c := as.addFrame(kStep, "AddLocked"); c != nil {
@@ -122,7 +123,7 @@ func addLocked(as *Steps, l *lockOps, f ExecFunc, onerror ErrorFunc) *Steps {
 // the other engine can take: a misuse.
 //
 //go:noinline
-func addLockedForeign[T any](as *Steps, l *Lock[T], f ExecFunc, onerror ErrorFunc) {
+func addLockedForeign(as *Steps, l *lockOps, f ExecFunc, onerror ErrorFunc) {
 	if obj, ok := l.key.(Sync); ok {
 		as.foreign().Sync(obj, f, onerror)
 		return
@@ -140,6 +141,7 @@ func callLocked(as *Steps) {
 	f := cast.Func[ExecFunc](as.xfn)
 	if cast.Func[func(*Steps, unsafe.Pointer) bool](l.enter)(as, l.obj) {
 		as.flags |= fLocked
+		as.fl.locked++
 		as.fn, as.xfn = f, nil
 		f(as)
 		return
@@ -160,6 +162,7 @@ func (e *engine) leftPlainly(fl *flow, f *Steps) bool {
 	}
 	// leaveCompleted written out: one call less per section.
 	f.flags &^= fLocked
+	fl.locked--
 	f.onerr = nil
 	l := (*lockOps)(f.x)
 	cast.Func[func(*Steps, unsafe.Pointer)](l.leave)(f, l.obj)
@@ -172,6 +175,7 @@ func (e *engine) leftPlainly(fl *flow, f *Steps) bool {
 // Leave panics. f's own error handler is spent first: the section is over.
 func (e *engine) leaveCompleted(f *Steps) {
 	f.flags &^= fLocked
+	f.fl.locked--
 	f.onerr = nil
 	l := (*lockOps)(f.x)
 	cast.Func[func(*Steps, unsafe.Pointer)](l.leave)(f, l.obj)
@@ -311,6 +315,7 @@ func (e *engine) relock(f *Steps) {
 		f.timer = reactor.Timer{}
 	}
 	f.flags = f.flags&fBuilt | fLocked
+	f.fl.locked++
 	f.oncancel = nil
 	f.x, f.xfn = f.xfn, nil
 }

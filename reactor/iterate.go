@@ -33,16 +33,25 @@ func (r *Reactor) iterate() bool {
 	// found by the next iteration, or, on a real reactor, by the sleep
 	// protocol's re-check after the loop word is published (doc.go), as
 	// after a full pass that found nothing.
-	if r.local.empty() {
-		if !r.work.any() && r.inbox.Empty() && !r.overflow.active.Load() {
-			return false
-		}
-	} else {
+	if !r.local.empty() {
 		r.runLocal()
-		if !r.work.any() && r.local.empty() && r.inbox.Empty() && !r.overflow.active.Load() {
-			return false
+		if !r.local.empty() {
+			return r.iterateFull()
 		}
 	}
+	if !r.work.any() && r.inbox.Empty() && !r.overflow.active.Load() {
+		return false
+	}
+	return r.iterateFull()
+}
+
+// iterateFull is the rest of iterate once its shortcut found work beyond
+// the local queue, which has run: posted tasks, due timers, the engine's
+// ready flows, then whether work is still ready. Out of line so that
+// RunUntilIdle can write iterate's head out in its own loop (one frame
+// fewer per nested turn and per empty iteration, issue 24) and still
+// share this with iterate.
+func (r *Reactor) iterateFull() bool {
 	if !r.inbox.Empty() { // two loads: cheaper than a pop that finds nothing
 		r.drainInbox()
 	}
@@ -135,7 +144,7 @@ func (r *Reactor) runTask(t task, pos uint64) {
 	case taskForgetLocal:
 		if r.takeTimerCanceled(t.seq) {
 			if lt := r.local.at(t.seq &^ localBit); lt != nil {
-				lt.canceled = true
+				lt.cancel()
 			}
 		}
 	}
@@ -146,8 +155,10 @@ func (r *Reactor) runEntry(e timerwheel.Entry) {
 		r.safeCb(e.Cb, e.Arg, e.Aux)
 		return
 	}
-	if r.remote.timerPending.Load() != 0 && r.takeTimerCanceled(e.Aux) {
-		return // canceled off the loop before it fired
+	if r.remote.timerPending.Load() != 0 { // not && (runLocalTo)
+		if r.takeTimerCanceled(e.Aux) {
+			return // canceled off the loop before it fired
+		}
 	}
 	r.safeCall(e.Fn)
 }

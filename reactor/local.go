@@ -26,18 +26,33 @@ import (
 //     tasks or flows.
 //  4. A slot that holds no task has fn and arg nil (grow's new slots are
 //     zero; runLocalTo clears both as it takes a task), so Immediate
-//     writes only fn, cb and canceled: aux is read only with cb.
+//     writes only fn and cb: aux is read only with cb.
+//  5. A queued task is canceled when both fn and cb are nil (cancel
+//     clears fn, cb and arg, which also lets go of what they hold):
+//     Immediate never queues a nil fn (it queues nilImmediate, which
+//     panics with the mistake's name), and Post's callbacks are never
+//     nil. The slot is then four words, so its address is a shift.
 
 // localBit marks a local task's sequence number (invariant 2).
 const localBit = 1 << 62
 
 type localTask struct {
-	fn       func()                       // Immediate's callback, or nil
-	cb       func(unsafe.Pointer, uint64) // Post's callback, or nil
-	arg      unsafe.Pointer
-	aux      uint64
-	canceled bool
+	fn  func()                       // Immediate's callback, or nil
+	cb  func(unsafe.Pointer, uint64) // Post's callback, or nil
+	arg unsafe.Pointer
+	aux uint64
 }
+
+// cancel cancels the task in t (invariant 5).
+func (t *localTask) cancel() { t.fn, t.cb, t.arg = nil, nil, nil }
+
+// live reports whether t holds a task that was not canceled (invariant 5).
+func (t *localTask) live() bool { return t.fn != nil || t.cb != nil }
+
+// nilImmediate is what Immediate queues for a nil fn: the mistake then
+// reaches the panic handler with its name, when the task runs, as a nil
+// call did before (invariant 5).
+func nilImmediate() { panic("reactor: Immediate(nil)") }
 
 type localQueue struct {
 	buf        []localTask // power-of-two length, or nil before the first add
@@ -110,19 +125,18 @@ func (r *Reactor) runLocalTo(end uint64) (done bool) {
 	for q.head < end { // < : a nested drive (a callback running RunUntilIdle) may run past end
 		p := q.head
 		slot := q.slot(p)
-		fn, cb, arg, aux, canceled := slot.fn, slot.cb, slot.arg, slot.aux, slot.canceled
+		fn, cb, arg, aux := slot.fn, slot.cb, slot.arg, slot.aux
 		slot.fn, slot.arg = nil, nil // what may keep memory alive (cb is a plain function)
 		q.head++
-		r.m.timers++ // Metrics.TimersFired counts loop-side Immediate and Post
-		if canceled {
-			continue
-		}
-		if r.remote.timerPending.Load() != 0 && r.takeTimerCanceled(localBit|p) {
-			continue // canceled off the loop before it ran
+		r.m.timers++                           // Metrics.TimersFired counts loop-side Immediate and Post
+		if r.remote.timerPending.Load() != 0 { // not &&: that spent a bool on every task
+			if r.takeTimerCanceled(localBit | p) {
+				continue // canceled off the loop before it ran
+			}
 		}
 		if cb != nil {
 			cb(arg, aux)
-		} else {
+		} else if fn != nil { // both nil: canceled (invariant 5)
 			fn()
 		}
 	}
@@ -162,7 +176,7 @@ func (r *Reactor) postLocal(cb func(unsafe.Pointer, uint64), arg unsafe.Pointer,
 		q.grow()
 	}
 	s := q.slot(p)
-	s.fn, s.cb, s.arg, s.aux, s.canceled = nil, cb, arg, aux, false
+	s.fn, s.cb, s.arg, s.aux = nil, cb, arg, aux
 	q.tail = p + 1
 	return true
 }
@@ -174,13 +188,13 @@ func (r *Reactor) cancelLocal(h Handle) {
 	me := goid.Current()
 	if r.loopG.Load() == me {
 		if t := r.local.at(h.pos &^ localBit); t != nil {
-			t.canceled = true
+			t.cancel()
 		}
 		return
 	}
 	if r.loopG.CompareAndSwap(0, me) {
 		if t := r.local.at(h.pos &^ localBit); t != nil {
-			t.canceled = true
+			t.cancel()
 		}
 		r.loopG.Store(0)
 		return
@@ -196,7 +210,7 @@ func (r *Reactor) cancelLocal(h Handle) {
 func (r *Reactor) localValid(h Handle) bool {
 	valid := func() bool {
 		t := r.local.at(h.pos &^ localBit)
-		return t != nil && !t.canceled
+		return t != nil && t.live()
 	}
 	if r.IsSameThread() {
 		return valid()

@@ -158,3 +158,30 @@ func TestLocalQueueCancelDuringManualDrive(t *testing.T) {
 		t.Fatalf("after the drive: valid %v, cancel marks %d", r.IsValid(h), r.remote.timerPending.Load())
 	}
 }
+
+// A local task is canceled by clearing its callbacks (invariant 5 of
+// local.go), so Immediate(nil) must not read as canceled: it reaches the
+// panic handler with the mistake's name, the tasks around it run, and a
+// canceled Post never runs.
+func TestLocalQueueNilImmediateAndCanceledPost(t *testing.T) {
+	var panics []any
+	r := newReactor(Options{CPU: -1, PanicHandler: func(v any) { panics = append(panics, v) }}, true)
+	var got []int
+	r.Immediate(func() {
+		r.Immediate(func() { got = append(got, 1) })
+		h := r.Immediate(nil)
+		if !r.IsValid(h) {
+			t.Error("Immediate(nil): handle not valid before it runs")
+		}
+		r.xPost(func(unsafe.Pointer, uint64) { got = append(got, 99) }, nil, 0)
+		r.Cancel(Handle{pos: localBit | (r.local.tail - 1), kind: handleLocal})
+		r.Immediate(func() { got = append(got, 2) })
+	})
+	r.RunUntilIdle()
+	if len(got) != 2 || got[0] != 1 || got[1] != 2 {
+		t.Fatalf("ran %v, want [1 2]", got)
+	}
+	if len(panics) != 1 || panics[0] != "reactor: Immediate(nil)" {
+		t.Fatalf("panics %v, want one naming Immediate(nil)", panics)
+	}
+}

@@ -62,7 +62,7 @@ func (l *Limiter) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.Error
 // meanwhile, as any leave does. A reentrance (the flow holds the Limiter
 // through either path) takes the slow path, which passes it through.
 func limiterTry(as *engine.Steps, l *Limiter) bool {
-	if l.m.max > 1 && (as.Holds(l) || as.Holds(l.m)) {
+	if l.m.max > 1 && as.Holding() && (as.Holds(l) || as.Holds(l.m)) {
 		return false
 	}
 	if _, ok := l.m.tryEnter(0); !ok {

@@ -82,7 +82,7 @@ func (m *Mutex) setUpZero() {
 // path, which passes it through without counting it; with max 1 the flow
 // that holds m finds no free slot, so only a larger Mutex asks first.
 func mutexTry(as *engine.Steps, m *Mutex) bool {
-	if m.max > 1 && as.Holds(m) {
+	if m.max > 1 && as.Holding() && as.Holds(m) {
 		return false
 	}
 	_, ok := m.tryEnter(0)
