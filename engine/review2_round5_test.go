@@ -46,7 +46,7 @@ func TestExecuteFromOtherGoroutineLeavesTheDriversState(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if m.FlowsStarted < 0 || m.FlowsSucceeded != 0 {
+		if m.FlowsSucceeded != 0 {
 			t.Fatalf("counters while nobody drove: %+v", m)
 		}
 		_ = engine.StatsOf(r)
