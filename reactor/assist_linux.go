@@ -273,7 +273,11 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 }
 
 // refreshNow reads the clock for CoarseNow in a turn run in the parked
-// loop's place (borrowedTurn). Loop word only.
+// loop's place (borrowedTurn). Loop word only. Not inlined, so that
+// CoarseNow stays small enough to inline into the engine's per-flow
+// metrics (a named flow reads it at its start and its end).
+//
+//go:noinline
 func (r *Reactor) refreshNow() {
 	r.m.now = nanotime()
 	r.m.nowStale = false
