@@ -541,10 +541,10 @@ func (as *Steps) Execute() {
 	// An idle manual reactor with nothing queued, called from its
 	// driver's goroutine between drives (Simple from a goroutine; only the
 	// driver, which reads the engine's counters between drives without the
-	// word): the caller takes the loop's word and starts the flow itself, as the posted startRoot
-	// would have first thing in the next iteration (reactor.X.TakeIdle),
-	// without the post, the queue and the task's run (~100 of Simple's
-	// instructions). Only a root whose start runs no user callback: it
+	// word): the caller takes the loop's word and starts the flow itself,
+	// as the posted startRoot would have first thing in the next iteration
+	// (reactor.X.TakeIdle), without the post, the queue and the task's run
+	// (~100 of Simple's instructions). Only a root whose start runs no user callback: it
 	// has a step to run and no extension (no OnEnd, Promise, context or
 	// misuse to end it with), whatever a Cancel since the CompareAndSwap
 	// makes of it.
