@@ -15,6 +15,7 @@ import (
 // drive.
 func TestExecuteOnIdleManualReactor(t *testing.T) {
 	r := reactor.NewManual()
+	r.RunUntilIdle() // the test's goroutine drives: only the driver takes an idle reactor
 	var order []string
 	root := func(name string) *engine.Steps {
 		s := engine.New(r)
@@ -59,6 +60,7 @@ func TestExecuteOnIdleManualReactor(t *testing.T) {
 // runs in the driver's drive, not inside Execute.
 func TestExecuteOnIdleManualReactorLeavesCallbacksToTheDrive(t *testing.T) {
 	r := reactor.NewManual()
+	r.RunUntilIdle()
 	empty := engine.New(r)
 	ended := false
 	engine.X.OnEnd(empty, func(*engine.Steps, string) { ended = true })

@@ -538,12 +538,13 @@ func (as *Steps) Execute() {
 	// loop's thread for it and then, often, being woken by it. Parked is
 	// tested here, inlined, so that other reactors pay one load over Post.
 	//
-	// An idle manual reactor with nothing queued (its driver's goroutine
-	// between drives: Simple from a goroutine): the caller takes the
-	// loop's word and starts the flow itself, as the posted startRoot
-	// would have first thing in the next iteration (reactor.X.TakeIdle),
-	// without the post, the queue and the task's run (~100 of Simple's
-	// instructions). Only a root whose start runs no user callback: it
+	// An idle manual reactor with nothing queued, called from its
+	// driver's goroutine between drives (Simple from a goroutine; only the
+	// driver, which reads the engine's counters between drives without the
+	// word): the caller takes the loop's word and starts the flow itself,
+	// as the posted startRoot would have first thing in the next iteration
+	// (reactor.X.TakeIdle), without the post, the queue and the task's run
+	// (~100 of Simple's instructions). Only a root whose start runs no user callback: it
 	// has a step to run and no extension (no OnEnd, Promise, context or
 	// misuse to end it with), whatever a Cancel since the CompareAndSwap
 	// makes of it.

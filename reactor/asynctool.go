@@ -97,7 +97,7 @@ func (r *Reactor) Cancel(h Handle) {
 			return
 		}
 		if r.manual {
-			r.enter()
+			r.hold() // not enter: canceling is not driving
 			r.wheel.Cancel(h.t)
 			r.leave()
 			return
@@ -204,7 +204,7 @@ func (r *Reactor) IsValid(h Handle) bool {
 // design.
 func (r *Reactor) offLoop(ask func() bool) bool {
 	if r.manual {
-		r.enter()
+		r.hold() // not enter: asking is not driving
 		defer r.leave()
 		return ask()
 	}

@@ -39,6 +39,30 @@ func (r *Reactor) take(me uintptr) {
 	r.running = 1
 }
 
+// hold is enter for a goroutine that only looks at or edits loop-owned
+// state for a moment (Cancel and IsValid of a task, off the loop): it
+// waits for the loop as take does but leaves the driver as it is, since
+// it drives nothing. The driver is the goroutine the loop depends on
+// (IsLoopGoroutine: its Promise.Wait panics rather than block, engine's
+// ReadMetrics reads at once, only it may take the idle reactor, TakeIdle);
+// a goroutine that canceled a timer must not take that role from it.
+// Ended by leave.
+func (r *Reactor) hold() {
+	me := goid.Current()
+	if r.loopG.Load() == me {
+		r.running++
+		return
+	}
+	for spins := 0; !r.loopG.CompareAndSwap(0, me); spins++ {
+		if spins < 64 {
+			runtime.Gosched()
+		} else {
+			time.Sleep(50 * time.Microsecond)
+		}
+	}
+	r.running = 1
+}
+
 // leave ends what enter began: the outermost leave gives up the loop's role.
 func (r *Reactor) leave() {
 	r.running--

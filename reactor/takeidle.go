@@ -5,10 +5,15 @@ import (
 	"github.com/asyncsteps/asyncsteps/internal/storerel"
 )
 
-// TakeIdle makes the caller, a goroutine outside the loops, the loop of an
-// idle manual reactor for a moment, and reports whether it did: nobody
-// drives it, and nothing waits in its local queue, its ring or its
-// overflow list, and it is not closed. Work the caller would post to
+// TakeIdle makes the caller, the goroutine that drives a manual reactor,
+// the loop of that reactor between two of its drives for a moment, and
+// reports whether it did: nobody drives it now, nothing waits in its local
+// queue, its ring or its overflow list, and it is not closed. Only the
+// driver (the goroutine of the last Iterate, RunUntilIdle or Advance):
+// between drives it is the loop's goroutine (IsLoopGoroutine) and reads
+// what the loop owns without the loop's word (engine's ReadMetrics and
+// StatsOf), so another goroutine's work in that state would race with
+// those reads; others get false and post. Work the caller would post to
 // run first in the next iteration (local tasks run before anything else
 // there) may then be done at once, under the loop's word, with the same
 // outcome and none of the queue's cost: engine's Execute from a goroutine
@@ -25,7 +30,10 @@ func (internals) TakeIdle(r *Reactor) bool {
 }
 
 func (r *Reactor) takeIdle() bool {
-	if !r.takeLoop(goid.Current()) {
+	// takeLoop's test, less its r.manual (TakeIdle's), with the driver's.
+	me := goid.Current()
+	if r.driver.Load() != me || r.loopG.Load() != 0 || !r.inbox.Empty() || r.overflow.active.Load() ||
+		!r.loopG.CompareAndSwap(0, me) {
 		return false
 	}
 	if !r.local.empty() || r.closed.Load() {
