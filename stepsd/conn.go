@@ -41,6 +41,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	var first *request // the first request this read started
 	var fl *flow       // the read's flow: its requests' steps, in order
 	var now int64      // the read's arrival, on the reactor's coarse clock
+	var req Request    // each request in turn: start copies what it keeps
 	for !cn.closing {
 		if cn.inflight >= s.cfg.MaxPipeline || cn.held >= s.cfg.MaxRequest {
 			cn.paused = true
@@ -50,7 +51,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		// A multi-bulk request's words alias data; an inline one's may be
 		// in the parser's scratch, which the next Parse reuses.
 		framed := n < len(data) && data[n] == '*'
-		req, k, fatal := cn.sh.parser.Parse(data[n:])
+		k, fatal := cn.sh.parser.parseInto(&req, data[n:])
 		if fatal != "" {
 			cn.closeAfterReplies(fatal)
 			break

@@ -20,7 +20,7 @@ import (
 //
 // The requests' steps are added to the root when the flow starts, one
 // frame per request, with nothing around them. A step finds its request
-// through the flow: execStep takes next when its section is entered (once,
+// through the flow: its step (flow.exec) takes next when its section is entered (once,
 // at once or after the Limiter's queue), serveError takes it when the
 // section was refused at its entry, and cur is the request whose section
 // ran last.
@@ -34,6 +34,12 @@ type flow struct {
 	name  *engine.Name // its requests' command, or PIPELINE
 	named *engine.Name // the name its root carries (SetFlowName only when it changes)
 	free  *flow        // in the shard's free list
+	// exec and onError are its step (execStepOf) and serveError bound to this flow,
+	// made once with it (pooled with it): a step finds its flow without
+	// asking the engine for the root's State (flowOf: about 35
+	// instructions a request, profiles/notes/2026-11-27-glue2-round5.md).
+	exec    engine.ExecFunc
+	onError engine.ErrorFunc
 }
 
 // pipelineName names a flow whose requests are not all of one command.
@@ -52,6 +58,8 @@ func (sh *shard) newFlow() *flow {
 	}
 	fl := &flow{sh: sh, root: engine.New(sh.r)}
 	fl.root.State().User = fl
+	fl.exec = execStepOf(fl)
+	fl.onError = fl.serveError
 	return fl
 }
 
@@ -68,7 +76,7 @@ func (fl *flow) add(rq *request, name *engine.Name) {
 	rq.fl = fl
 	fl.n++
 	if rq.bad != "" {
-		fl.root.Add(badStep, serveError)
+		fl.root.Add(badStep, fl.onError)
 		return
 	}
 	// The Limiter's section is the request's one step: no step of its
@@ -77,7 +85,7 @@ func (fl *flow) add(rq *request, name *engine.Name) {
 	// request skips the accessor's checks (a pooled root of ours, never
 	// released, never foreign, one ErrorFunc) and the call through the
 	// engine.Sync interface.
-	fl.sh.lim.Sync(fl.root, execStep, serveError)
+	fl.sh.lim.Sync(fl.root, fl.exec, fl.onError)
 }
 
 // execute names fl's root after its requests' command (PIPELINE when they

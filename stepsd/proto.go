@@ -116,11 +116,20 @@ var NoProto = []byte("-NOPROTO unsupported protocol version\r\n")
 // the same bytes and more). A non-empty fatal is a protocol error: the
 // framing is lost; answer AppendError(dst, "ERR", fatal) and close.
 func (p *Parser) Parse(buf []byte) (req Request, n int, fatal string) {
+	n, fatal = p.parseInto(&req, buf)
+	return req, n, fatal
+}
+
+// parseInto is Parse into *req, which it clears first: the server's read
+// loop parses into one Request, rather than copying a returned one
+// (about 60 instructions a request, profiles/notes/2026-11-27-glue2-round5.md).
+func (p *Parser) parseInto(req *Request, buf []byte) (n int, fatal string) {
+	*req = Request{}
 	if p.Limits == (Limits{}) {
 		p.Limits = DefaultLimits()
 	}
 	if len(buf) == 0 {
-		return req, 0, ""
+		return 0, ""
 	}
 	var argc int
 	if buf[0] == '*' {
@@ -129,14 +138,14 @@ func (p *Parser) Parse(buf []byte) (req Request, n int, fatal string) {
 		argc, n, fatal = p.frameInline(buf)
 	}
 	if n == 0 || fatal != "" {
-		return req, 0, fatal
+		return 0, fatal
 	}
 	if argc == 0 {
-		return req, n, "" // OpNone
+		return n, "" // OpNone
 	}
 	req.Args = p.args[:argc]
-	p.command(&req)
-	return req, n, ""
+	p.command(req)
+	return n, ""
 }
 
 // frameArray frames "*<argc>\r\n" and argc "$<len>\r\n<bytes>\r\n" into

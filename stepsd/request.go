@@ -55,8 +55,9 @@ func requestOf(as *engine.Steps) *request { return flowOf(as).cur }
 // refused at its entry (DefenseRejected) never ran execStep: its request
 // is the flow's next (a split flow has no step after its last request's:
 // splitRest).
-func serveError(as *engine.Steps, code string) {
-	fl := flowOf(as)
+//
+// fl is the flow as belongs to (flow.onError binds it).
+func (fl *flow) serveError(as *engine.Steps, code string) {
 	rq := fl.cur
 	if (rq == nil || rq.done) && fl.next != nil {
 		rq = fl.take()
@@ -73,42 +74,46 @@ func serveError(as *engine.Steps, code string) {
 	as.Success()
 }
 
-// execStep does the request's work, inside the Limiter.
-func execStep(as *engine.Steps) {
-	rq := flowOf(as).take()
-	if rq == nil {
-		strayStep(as)
-		return
-	}
-	switch rq.op {
-	case OpEcho, OpPing, OpConst, OpQuit:
-		rq.answered()
-	case OpSleep:
-		rq.ext = as.External()
-		as.SetCancel(cancelSleep)
-		rq.timer = reactor.AfterTo(rq.sh.r, time.Duration(rq.ms)*time.Millisecond, sleepDone, rq, 0)
-		return
-	default:
-		// Key commands apply in the connection's order: this one goes
-		// when every earlier one of its connection has gone. That is
-		// now, unless the Limiter let an earlier one in later.
-		cn := rq.cn
-		if cn.cursor == rq && cn.turnWaits == 0 && !rq.done {
-			// The common case: it is the next to go and no later one
-			// waits for its turn, so dispatchKeyed would apply it
-			// and stop at the next.
-			rq.dispatched = true
-			cn.cursor = rq.next
-			rq.sh.s.keys.apply(rq)
-			rq.answered()
-			break
-		}
-		rq.ready = true
-		cn.dispatchKeyed(as, rq)
-		if !rq.dispatched {
-			cn.turnWaits++
-			rq.ext = as.External() // its turn comes in dispatchKeyed
+// execStepOf returns fl's step function, which does a request's work
+// inside the Limiter (flow.exec). Its body is the closure's own, not a
+// call to a method: a method value adds a wrapper's call per request.
+func execStepOf(fl *flow) engine.ExecFunc {
+	return func(as *engine.Steps) {
+		rq := fl.take()
+		if rq == nil {
+			strayStep(as)
 			return
+		}
+		switch rq.op {
+		case OpEcho, OpPing, OpConst, OpQuit:
+			rq.answered()
+		case OpSleep:
+			rq.ext = as.External()
+			as.SetCancel(cancelSleep)
+			rq.timer = reactor.AfterTo(rq.sh.r, time.Duration(rq.ms)*time.Millisecond, sleepDone, rq, 0)
+			return
+		default:
+			// Key commands apply in the connection's order: this one goes
+			// when every earlier one of its connection has gone. That is
+			// now, unless the Limiter let an earlier one in later.
+			cn := rq.cn
+			if cn.cursor == rq && cn.turnWaits == 0 && !rq.done {
+				// The common case: it is the next to go and no later one
+				// waits for its turn, so dispatchKeyed would apply it
+				// and stop at the next.
+				rq.dispatched = true
+				cn.cursor = rq.next
+				rq.sh.s.keys.apply(rq)
+				rq.answered()
+				break
+			}
+			rq.ready = true
+			cn.dispatchKeyed(as, rq)
+			if !rq.dispatched {
+				cn.turnWaits++
+				rq.ext = as.External() // its turn comes in dispatchKeyed
+				return
+			}
 		}
 	}
 }
