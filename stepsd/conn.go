@@ -51,7 +51,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		// A multi-bulk request's words alias data; an inline one's may be
 		// in the parser's scratch, which the next Parse reuses.
 		framed := n < len(data) && data[n] == '*'
-		k, fatal := cn.sh.parser.parseInto(&req, data[n:])
+		k, fatal := cn.sh.parser.ParseInto(&req, data[n:])
 		if fatal != "" {
 			cn.closeAfterReplies(fatal)
 			break

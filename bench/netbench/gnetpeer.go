@@ -197,8 +197,9 @@ func (s *gnetServer) OnTraffic(c gnet.Conn) gnet.Action {
 	st.out = st.out[:0]
 	consumed := 0
 	closing := false
+	var req stepsd.Request // parsed into, not returned: as stepsd's read loop
 	for {
-		req, n, fatal := st.parser.Parse(buf[consumed:])
+		n, fatal := st.parser.ParseInto(&req, buf[consumed:])
 		if fatal != "" {
 			*st.replyDst() = appendProtocolError(*st.replyDst(), fatal)
 			closing = true

@@ -1,6 +1,7 @@
 package netbench
 
 import (
+	"encoding/binary"
 	"sync"
 
 	"github.com/asyncsteps/asyncsteps/stepsd"
@@ -16,8 +17,12 @@ import (
 // request over one is a protocol error on every server alike.
 var limits = stepsd.DefaultLimits()
 
-// storeShards is a power of two, so that a hash picks a shard with a mask.
-const storeShards = 64
+// storeShards is a power of two, so that a hash picks a shard by its top
+// bits.
+const storeShards = 1 << storeShardBits
+
+// storeShardBits is log2(storeShards).
+const storeShardBits = 6
 
 // store is a map from key to value, safe for concurrent use.
 type store struct {
@@ -41,14 +46,30 @@ func newStore() *store {
 	return s
 }
 
-// shard picks key's shard by FNV-1a.
+// shard picks key's shard with the hash stepsd's store uses (eight bytes
+// at a time, a multiply per word), so that the two servers pay the same
+// for it and the comparison measures the rest.
 func (s *store) shard(key []byte) *storeShard {
-	h := uint32(2166136261)
-	for _, c := range key {
-		h = (h ^ uint32(c)) * 16777619
+	h := uint64(len(key)) * hashMul
+	for len(key) >= 8 {
+		h = (h ^ binary.LittleEndian.Uint64(key)) * hashMul
+		key = key[8:]
 	}
-	return &s.shards[h&(storeShards-1)]
+	if len(key) > 0 {
+		var w uint64
+		for i, c := range key {
+			w |= uint64(c) << (8 * i)
+		}
+		h = (h ^ w) * hashMul
+	}
+	h ^= h >> 29
+	h *= hashMul
+	return &s.shards[h>>(64-storeShardBits)]
 }
+
+// hashMul is an odd 64-bit constant with well-spread bits (the golden
+// ratio's), for shard's multiplies.
+const hashMul = 0x9e3779b97f4a7c15
 
 // set stores a copy of value. Overwriting a key reuses its value's memory
 // (the lookup by string(key) does not allocate), so a load that cycles over

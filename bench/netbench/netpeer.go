@@ -126,8 +126,9 @@ func (s *netServer) serve(c net.Conn) {
 		// Serve every complete request buffered, then flush the replies
 		// once none is: a pipelined batch costs one read and one write.
 		off := 0
+		var req stepsd.Request // parsed into, not returned: as stepsd's read loop
 		for {
-			req, n, fatal := p.Parse(buf[off:])
+			n, fatal := p.ParseInto(&req, buf[off:])
 			if fatal != "" {
 				// The error, after the replies to the requests before
 				// it, then close, as stepsd does.
