@@ -47,13 +47,19 @@ func newStore() *store {
 	return s
 }
 
-// stripeOf returns the stripe that holds key. The hash takes the key
-// eight bytes at a time (a byte-at-a-time FNV-1a cost about 100
-// instructions a request for redis-benchmark's 16-byte keys,
-// profiles/notes/2026-11-27-glue2-round5.md): each word is mixed in by a
-// multiply, and the stripe is taken from the top bits, which depend on
-// every bit of the key.
+// stripeOf returns the stripe that holds key: KeyHash's top bits.
 func (s *store) stripeOf(key []byte) *stripe {
+	return &s.stripes[KeyHash(key)>>(64-storeStripeBits)]
+}
+
+// KeyHash is the hash the server's store spreads keys over its locks by:
+// the key eight bytes at a time, each word mixed in by a multiply, then a
+// final mix, so that the top bits depend on every bit of the key (take a
+// power-of-two share by shifting, not masking). A byte-at-a-time FNV-1a
+// cost about 100 instructions a request for redis-benchmark's 16-byte
+// keys (profiles/notes/2026-11-27-glue2-round5.md). Exported so that a
+// server or benchmark peer with the same store shape pays the same for it.
+func KeyHash(key []byte) uint64 {
 	h := uint64(len(key)) * hashMul
 	for len(key) >= 8 {
 		h = (h ^ binary.LittleEndian.Uint64(key)) * hashMul
@@ -67,12 +73,11 @@ func (s *store) stripeOf(key []byte) *stripe {
 		h = (h ^ w) * hashMul
 	}
 	h ^= h >> 29
-	h *= hashMul
-	return &s.stripes[h>>(64-storeStripeBits)]
+	return h * hashMul
 }
 
 // hashMul is an odd 64-bit constant with well-spread bits (the golden
-// ratio's), for stripeOf's multiplies.
+// ratio's), for KeyHash's multiplies.
 const hashMul = 0x9e3779b97f4a7c15
 
 // apply runs a key command, from any reactor. The lock is held for one map

@@ -1,7 +1,6 @@
 package netbench
 
 import (
-	"encoding/binary"
 	"sync"
 
 	"github.com/asyncsteps/asyncsteps/stepsd"
@@ -46,30 +45,12 @@ func newStore() *store {
 	return s
 }
 
-// shard picks key's shard with the hash stepsd's store uses (eight bytes
-// at a time, a multiply per word), so that the two servers pay the same
-// for it and the comparison measures the rest.
+// shard picks key's shard by stepsd.KeyHash, as stepsd's store picks its
+// lock, so that the two servers pay the same for it and the comparison
+// measures the rest.
 func (s *store) shard(key []byte) *storeShard {
-	h := uint64(len(key)) * hashMul
-	for len(key) >= 8 {
-		h = (h ^ binary.LittleEndian.Uint64(key)) * hashMul
-		key = key[8:]
-	}
-	if len(key) > 0 {
-		var w uint64
-		for i, c := range key {
-			w |= uint64(c) << (8 * i)
-		}
-		h = (h ^ w) * hashMul
-	}
-	h ^= h >> 29
-	h *= hashMul
-	return &s.shards[h>>(64-storeShardBits)]
+	return &s.shards[stepsd.KeyHash(key)>>(64-storeShardBits)]
 }
-
-// hashMul is an odd 64-bit constant with well-spread bits (the golden
-// ratio's), for shard's multiplies.
-const hashMul = 0x9e3779b97f4a7c15
 
 // set stores a copy of value. Overwriting a key reuses its value's memory
 // (the lookup by string(key) does not allocate), so a load that cycles over
