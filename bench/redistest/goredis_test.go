@@ -172,10 +172,12 @@ func TestGoRedisServerTimeout(t *testing.T) {
 	}
 }
 
-// The Limiter's refusals are Redis errors with the FutoIn code
-// DefenseRejected.
-func TestGoRedisLimiterRejects(t *testing.T) {
-	s := startStepsd(t, stepsd.Config{Concurrent: 1, Queue: 0})
+// holdOnlySlot starts stepsd with one Limiter slot and a queue of queue,
+// and a client whose SLEEP 300 holds the slot: it returns a second client,
+// connected before the slot was taken, the test's context, and the
+// sleeper's result.
+func holdOnlySlot(t *testing.T, queue int) (*redis.Client, context.Context, <-chan error) {
+	s := startStepsd(t, stepsd.Config{Concurrent: 1, Queue: queue})
 	busy := client(t, s.Addr().String(), nil)
 	other := client(t, s.Addr().String(), nil)
 	ctx := ctx(t)
@@ -185,6 +187,13 @@ func TestGoRedisLimiterRejects(t *testing.T) {
 	done := make(chan error, 1)
 	go func() { done <- busy.Do(ctx, "SLEEP", 300).Err() }()
 	waitFor(t, func() bool { m := s.Metrics(ctx); return m.Concurrency.Holders == 1 })
+	return other, ctx, done
+}
+
+// The Limiter's refusals are Redis errors with the FutoIn code
+// DefenseRejected.
+func TestGoRedisLimiterRejects(t *testing.T) {
+	other, ctx, done := holdOnlySlot(t, 0)
 	err := other.Echo(ctx, "x").Err()
 	var rerr redis.Error
 	if !errors.As(err, &rerr) || !strings.HasPrefix(err.Error(), "DefenseRejected") {
@@ -256,16 +265,7 @@ func waitFor(t *testing.T, cond func() bool) {
 // (stepsd runs a read's requests as one flow, and splits it where one
 // waits).
 func TestGoRedisPipelineShedPerCommand(t *testing.T) {
-	s := startStepsd(t, stepsd.Config{Concurrent: 1, Queue: 1})
-	busy := client(t, s.Addr().String(), nil)
-	other := client(t, s.Addr().String(), nil)
-	ctx := ctx(t)
-	if err := other.Ping(ctx).Err(); err != nil { // connected before the slot is taken
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- busy.Do(ctx, "SLEEP", 300).Err() }()
-	waitFor(t, func() bool { m := s.Metrics(ctx); return m.Concurrency.Holders == 1 })
+	other, ctx, done := holdOnlySlot(t, 1)
 	p := other.Pipeline()
 	first := p.Echo(ctx, "first")
 	second := p.Echo(ctx, "second")
