@@ -416,11 +416,14 @@ func (rt *root) popSpare() *Steps {
 }
 
 // markBuilt makes f a kind step of parent, added to rt before its start.
+// f's flow is nil, as every frame's is that waits in a free list, a spare
+// list or the build pool (reset, toSpare, newFrame with no flow): it is
+// set when the frame is dequeued to run (Execute, attachFlow). Not
+// written again here: a pointer store with its write-barrier test.
 func (rt *root) markBuilt(f *Steps, kind uint8, parent *Steps) {
 	rt.built++
 	f.kind = kind
 	f.parent = parent
-	f.fl = nil // set when it is dequeued to run (attachFlow)
 	f.flags = fBuilt
 	f.setStatus(stQueued)
 }
