@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 	"unsafe"
 
-	"github.com/asyncsteps/asyncsteps/internal/storerel"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -317,7 +316,7 @@ func New(r *reactor.Reactor) *Steps {
 			if rt.stateUsed.Load() {
 				rt.state.reset() // see below
 			}
-			storerel.Uint64(&rt.lease, rt.lease.Load()&^leaseReleased)
+			rt.setLease(rt.lease.Load() &^ leaseReleased)
 			return &rt.Steps
 		}
 	}
@@ -351,10 +350,10 @@ func New(r *reactor.Reactor) *Steps {
 	if rt.stateUsed.Load() {
 		rt.state.reset()
 	}
-	// A release-only store (a MOV, not an XCHG, on amd64): what must be
-	// seen with it is written before it, and New reads nothing after it
-	// that another goroutine's store must have reached first.
-	storerel.Uint64(&rt.lease, rt.lease.Load()&^leaseReleased)
+	// A plain store on amd64 (setLease: no reader orders anything by the
+	// word), not an XCHG: New reads nothing after it that another
+	// goroutine's store must have reached first.
+	rt.setLease(rt.lease.Load() &^ leaseReleased)
 	return &rt.Steps
 }
 
@@ -417,11 +416,14 @@ func (rt *root) popSpare() *Steps {
 }
 
 // markBuilt makes f a kind step of parent, added to rt before its start.
+// f's flow is nil, as every frame's is that waits in a free list, a spare
+// list or the build pool (reset, toSpare, newFrame with no flow): it is
+// set when the frame is dequeued to run (Execute, attachFlow). Not
+// written again here: a pointer store with its write-barrier test.
 func (rt *root) markBuilt(f *Steps, kind uint8, parent *Steps) {
 	rt.built++
 	f.kind = kind
 	f.parent = parent
-	f.fl = nil // set when it is dequeued to run (attachFlow)
 	f.flags = fBuilt
 	f.setStatus(stQueued)
 }
@@ -1129,14 +1131,11 @@ func (as *Steps) Release() {
 		fl.clearArgs() // the values detachFlow left with the root
 	}
 	// One releaser per release (releaseAfterRun's flag), so the bump and
-	// the released bit are a load and one release-only store, not a
-	// locked add. No full fence: nothing after it here must see another
-	// goroutine's store first, and the pool's lock (or the loop's own
-	// list) orders the root's next New. After the clears above, which it
-	// publishes: the assembly call it is spills every live register, and
-	// here only rt is live (before them, the clears' values were too:
-	// Simple -5 instructions).
-	storerel.Uint64(&rt.lease, (rt.lease.Load()|leaseReleased)+leaseOne)
+	// the released bit are a load and one store (setLease: a plain MOV on
+	// amd64), not a locked add. No full fence: nothing after it here must
+	// see another goroutine's store first, and the pool's lock (or the
+	// loop's own list) orders the root's next New.
+	rt.setLease((rt.lease.Load() | leaseReleased) + leaseOne)
 	e := rt.e
 	if debugReleased {
 		// Never reused: the root stays released for whoever kept it,
