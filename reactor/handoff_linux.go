@@ -46,7 +46,7 @@ func owe(r *Reactor) bool {
 	if me == nil || me == r || !me.os.fastPath {
 		return false
 	}
-	for _, o := range me.owed {
+	for _, o := range me.owed[me.owedPaid:] {
 		if o == r {
 			return true // one turn pays both posts
 		}
@@ -91,11 +91,13 @@ func (r *Reactor) payOwed() {
 	for i := 0; i < len(r.owed); i++ {
 		o := r.owed[i]
 		r.owed[i] = nil
+		r.owedPaid = i + 1
 		if i >= maxOwedPerPay || !o.runHandedOff(me) {
 			o.kickNow()
 		}
 	}
 	r.owed = r.owed[:0]
+	r.owedPaid = 0
 }
 
 // runHandedOff runs one turn of r, whose loop is parked and whose kick

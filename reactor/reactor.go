@@ -88,6 +88,9 @@ type Reactor struct {
 	// owed is loop-owned: the parked reactors this loop posted to and must
 	// now run or wake (handoff_linux.go).
 	owed []*Reactor
+	// owedPaid is loop-owned: how many of owed payOwed has taken so far
+	// (owe looks for a duplicate only among the rest).
+	owedPaid int
 
 	hooks shutdownHooks // AtShutdown's, with their own lock
 
