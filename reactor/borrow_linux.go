@@ -42,6 +42,12 @@ func (r *Reactor) xTakeParked() bool {
 // xGiveParked gives back the word xTakeParked took; woke says the borrower
 // left work ready, which the loop must then be woken for as for a post.
 func (r *Reactor) xGiveParked(woke bool) {
+	if woke && r.sleeping.Load() && oweKept(r, r.loopG.Load()) {
+		// The calling loop runs r's turn after its callback, the
+		// sleeping flag left set (handoff_linux.go).
+		storerel.Uintptr(&r.loopG, parkedG)
+		return
+	}
 	storerel.Uintptr(&r.loopG, parkedG)
 	if woke {
 		r.wakeLoop()

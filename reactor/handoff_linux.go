@@ -27,7 +27,11 @@ import (
 // the thread changes). The posted reactor's sleeping flag, which the
 // poster cleared in wakeLoop and so owes a kick for, is set again once the
 // turn leaves nothing ready, and work found after that is woken for as any
-// producer would.
+// producer would. A hand-off made by borrowing the parked reactor's word
+// (borrow_linux.go: a Mutex handed to a flow there) does not clear the flag
+// at all (oweKept): the turn owed then has nothing to give back, and a
+// producer that posts to that reactor before the turn runs kicks it as
+// it would any parked loop.
 
 // maxOwedPerPay bounds the turns one payment runs: a chain of hand-offs
 // (a turn that posts to a third parked reactor) ends in kicks, not in one
@@ -46,12 +50,40 @@ func owe(r *Reactor) bool {
 	if me == nil || me == r || !me.os.fastPath {
 		return false
 	}
-	for _, o := range me.owed {
-		if o == r {
-			return true // one turn pays both posts
+	for i := me.owedPaid; i < len(me.owed); i++ {
+		if o := &me.owed[i]; o.r == r {
+			o.kept = false // one turn pays both posts; it now holds the duty
+			return true
 		}
 	}
-	me.owed = append(me.owed, r)
+	me.owed = append(me.owed, owedTurn{r: r})
+	return true
+}
+
+// oweKept is owe for the borrower of r's word (xGiveParked), which has
+// just made work ready there and found r's sleeping flag set: the calling
+// loop owes r a turn and leaves the flag set, instead of clearing it (a
+// locked CAS) only to set it again after the turn (a locked store, and a
+// last look for work). With the flag set, a producer that posts to r
+// meanwhile kicks it, as for any parked loop; r's loop then wakes, waits
+// for its word if the turn holds it, and runs what is left, and the turn
+// (which finds r no longer parked) wakes it again at worst. It reports
+// false when the caller is not a real loop that may owe (then the caller
+// wakes r as before). g is the borrower's identity (r's loopG).
+func oweKept(r *Reactor, g uintptr) bool {
+	if !mayBeLoop(g) {
+		return false
+	}
+	me := loopOf(g)
+	if me == nil || me == r || !me.os.fastPath {
+		return false
+	}
+	for i := me.owedPaid; i < len(me.owed); i++ {
+		if me.owed[i].r == r {
+			return true // a turn is owed already: it runs this work too
+		}
+	}
+	me.owed = append(me.owed, owedTurn{r: r, kept: true})
 	return true
 }
 
@@ -90,12 +122,19 @@ func (r *Reactor) payOwed() {
 	me := r.loopG.Load()
 	for i := 0; i < len(r.owed); i++ {
 		o := r.owed[i]
-		r.owed[i] = nil
-		if i >= maxOwedPerPay || !o.runHandedOff(me) {
-			o.kickNow()
+		r.owed[i] = owedTurn{}
+		r.owedPaid = i + 1
+		switch {
+		case o.kept:
+			if i >= maxOwedPerPay || !o.r.runKeptTurn(me) {
+				o.r.wakeLoop()
+			}
+		case i >= maxOwedPerPay || !o.r.runHandedOff(me):
+			o.r.kickNow()
 		}
 	}
 	r.owed = r.owed[:0]
+	r.owedPaid = 0
 }
 
 // runHandedOff runs one turn of r, whose loop is parked and whose kick
@@ -121,6 +160,23 @@ func (r *Reactor) runHandedOff(me uintptr) bool {
 		r.wakeLoop()
 	default:
 		r.kickNow()
+	}
+	return true
+}
+
+// runKeptTurn runs one turn of r, whose loop is parked and whose sleeping
+// flag was left set (oweKept), under r's word; false if r is not parked
+// (the caller then wakes it). Nobody holds r's kick duty, so nothing is
+// given back: a producer that posted meanwhile saw the flag and kicked.
+// Work the turn leaves wakes r as a post would.
+func (r *Reactor) runKeptTurn(me uintptr) bool {
+	if !r.loopG.CompareAndSwap(parkedG, me) {
+		return false
+	}
+	more := r.borrowedTurn()
+	storerel.Uintptr(&r.loopG, parkedG)
+	if more {
+		r.wakeLoop()
 	}
 	return true
 }

@@ -572,12 +572,17 @@ func (r *Reactor) spinFor(d time.Duration) (bool, time.Duration) {
 }
 
 // hasReadyWork reports whether anything is ready now, without running it.
+// Under the loop's word: work.timers is loop-owned.
 func (r *Reactor) hasReadyWork() bool {
 	if r.inbox.Len() > 0 || r.overflow.active.Load() {
 		return true
 	}
-	if next, ok := r.wheel.NextDeadline(); ok && next <= r.currentTick() {
-		return true
+	// No timer was added since a pass found the wheel empty (workWord):
+	// no deadline to look up, and no clock read.
+	if r.work.timers {
+		if next, ok := r.wheel.NextDeadline(); ok && next <= r.currentTick() {
+			return true
+		}
 	}
 	if s := r.ext.Load(); s != nil && s.ready != nil {
 		return s.ready()
@@ -591,6 +596,12 @@ func (r *Reactor) hasReadyWork() bool {
 // see.
 func (r *Reactor) armTimer() error {
 	l := r.os
+	if !r.work.timers && l.armedAt == 0 {
+		// The wheel is empty (workWord) and the timerfd disarmed: the
+		// common case of a hand-off's borrowed turn, which touched no
+		// timer (a cold line of the wheel less per crossing).
+		return nil
+	}
 	next, ok := r.wheel.NextDeadline()
 	if !ok {
 		if l.armedAt != 0 {

@@ -87,7 +87,10 @@ type Reactor struct {
 
 	// owed is loop-owned: the parked reactors this loop posted to and must
 	// now run or wake (handoff_linux.go).
-	owed []*Reactor
+	owed []owedTurn
+	// owedPaid is loop-owned: how many of owed payOwed has taken so far
+	// (owe looks for a duplicate only among the rest).
+	owedPaid int
 
 	hooks shutdownHooks // AtShutdown's, with their own lock
 
@@ -184,3 +187,13 @@ func (r *Reactor) deadlineTick(d time.Duration) uint64 {
 
 // currentTick is the last tick boundary at or before now.
 func (r *Reactor) currentTick() uint64 { return uint64(r.elapsed() / r.tick) }
+
+// owedTurn is a turn a loop owes another reactor (Reactor.owed; Linux
+// hand-offs, handoff_linux.go).
+type owedTurn struct {
+	r *Reactor
+	// kept: r's sleeping flag was left set (oweKept), so nobody holds its
+	// kick duty: the turn needs no giving back, and a turn that cannot
+	// run wakes r as any producer would (wakeLoop, never a bare kick).
+	kept bool
+}

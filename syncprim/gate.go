@@ -2,10 +2,11 @@ package syncprim
 
 import (
 	"math"
-	"sync"
+	"runtime"
 	"sync/atomic"
 
 	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/internal/storerel"
 )
 
 // Unlimited is accepted wherever a queue length is: no limit.
@@ -153,13 +154,23 @@ func resume(ext engine.External) {
 
 // gate is the admission core shared by Mutex and Throttle: a state word
 // count | queued<<32 (plus the caller's mark bits), CASed by the fast path,
-// and a FIFO queue changed under mu in the same word, so a leave that sees
-// nobody queued and an enqueue that sees the gate full cannot both succeed.
+// and a FIFO queue changed under the word's own lock bit, so a leave that
+// sees nobody queued and an enqueue that sees the gate full cannot both
+// succeed.
+//
+// The lock bit (lockBit, taken by lockWord) guards the queue, the waiters'
+// state and ext, and a Mutex's free nodes. While it is set nobody else
+// changes the word: every CAS outside the lock expects the bit clear, so
+// the holder gives the lock up by storing the word it computed (unlockWord),
+// a release-only store (internal/storerel). A queued section so costs two
+// locked instructions (the enqueue's lock and the release's) where a
+// sync.Mutex beside the word cost six (Lock, the word's CAS or Add and
+// Unlock, on each side). The holder never blocks inside: the sections
+// under the bit are a few loads and stores, one External made or read.
 type gate struct {
 	max      uint32
 	maxQueue int64 // < 0: unlimited; 0: no waiting (Limiter)
 	state    atomic.Uint64
-	mu       sync.Mutex
 	q        waitQueue
 	// rejected counts newcomers refused for a full queue. Atomic, as
 	// Stats reads it from any goroutine; touched only when rejecting,
@@ -167,14 +178,65 @@ type gate struct {
 	rejected atomic.Uint64
 }
 
+// lockWord takes the gate's lock bit and returns the state word it found,
+// the bit clear. The caller gives it up with unlockWord, storing the word it
+// computed from that one. (Too dear for the inliner: the hot callers,
+// Mutex.enqueueWait and Mutex.release, write its fast path out.)
+func (g *gate) lockWord() uint64 {
+	s := g.state.Load() &^ lockBit // set: the CAS fails
+	if g.state.CompareAndSwap(s, s|lockBit) {
+		return s
+	}
+	return g.lockWordSlow()
+}
+
+// lockWordSlow is lockWord's contended path, out of line so that lockWord
+// inlines.
+//
+//go:noinline
+func (g *gate) lockWordSlow() uint64 {
+	for {
+		s := g.unlocked()
+		if g.state.CompareAndSwap(s, s|lockBit) {
+			return s
+		}
+	}
+}
+
+// unlockWord gives the lock bit up, the state word becoming s (lockBit clear).
+func (g *gate) unlockWord(s uint64) { storerel.Uint64(&g.state, s) }
+
+// unlocked waits until the lock bit is clear and returns the word then.
+// The holder is a few stores from giving it up: spin on loads a while,
+// then yield, in case it was preempted inside (the spinner may be the
+// loop that took its CPU).
+//
+//go:noinline
+func (g *gate) unlocked() uint64 {
+	for i := 0; ; i++ {
+		s := g.state.Load()
+		if s&lockBit == 0 {
+			return s
+		}
+		if i >= unlockedSpins {
+			runtime.Gosched()
+		}
+	}
+}
+
+// unlockedSpins is how many loads unlocked spins before it yields.
+const unlockedSpins = 64
+
 // tryEnter counts an entry if there is room and nobody waits, or-ing mark
-// into the state; it returns the state it replaced.
+// into the state; it returns the state it replaced. It fails, too, while
+// the lock bit is set: the holder may be about to queue a flow, and
+// every caller's next move is the enqueue, which takes the lock, looks
+// again and lets the flow in if there is room after all.
 func (g *gate) tryEnter(mark uint64) (prev uint64, ok bool) {
 	for {
 		s := g.state.Load()
-		n, q := unpack(s)
-		if n >= g.max || q != 0 {
-			return s, false
+		if uint32(s) >= g.max || s&(queuedMask<<32|lockBit) != 0 { // full, queued or locked
+			return s &^ lockBit, false
 		}
 		if g.state.CompareAndSwap(s, (s+1)|mark) {
 			return s, true
@@ -185,54 +247,48 @@ func (g *gate) tryEnter(mark uint64) (prev uint64, ok bool) {
 // enqueue queues w (wait), or enters if there is room after all. It reports
 // ok=false when the queue is full, and the state it replaced.
 func (g *gate) enqueue(w *waiter, mark uint64) (prev uint64, wait, ok bool) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	for {
-		s := g.state.Load()
-		n, q := unpack(s)
-		if n < g.max && q == 0 {
-			if g.state.CompareAndSwap(s, (s+1)|mark) {
-				w.state = holding
-				return s, false, true
-			}
-			continue
-		}
-		if g.maxQueue >= 0 && int64(q) >= g.maxQueue {
-			g.rejected.Add(1)
-			return s, false, false
-		}
-		if g.state.CompareAndSwap(s, s+oneQueued) {
-			w.state = queued
-			g.q.push(w)
-			return s, true, true
-		}
+	s := g.lockWord()
+	n, q := unpack(s)
+	if n < g.max && q == 0 {
+		w.state = holding
+		g.unlockWord((s + 1) | mark)
+		return s, false, true
 	}
+	if g.maxQueue >= 0 && int64(q) >= g.maxQueue {
+		g.rejected.Add(1)
+		g.unlockWord(s)
+		return s, false, false
+	}
+	w.state = queued
+	g.q.push(w)
+	g.unlockWord(s + oneQueued)
+	return s, true, true
 }
 
 // wait is the wait step's body: it passes at once if w was let in already,
 // or leaves its External for whoever lets it in.
 func (g *gate) wait(as *engine.Steps, w *waiter) {
 	ext := as.External()
-	g.mu.Lock()
+	s := g.lockWord()
 	if w.state == holding {
-		g.mu.Unlock()
+		g.unlockWord(s)
 		as.Pass()
 		return
 	}
 	w.ext = ext
-	g.mu.Unlock()
+	g.unlockWord(s)
 }
 
 // unqueue takes a canceled w out of the queue; it reports w's state before.
 func (g *gate) unqueue(w *waiter) uint8 {
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	s := g.lockWord()
 	st := w.state
 	if st == queued {
 		g.q.remove(w)
-		g.state.Add(^uint64(oneQueued - 1)) // queued--
+		s -= oneQueued
 	}
 	w.state = idle
+	g.unlockWord(s)
 	return st
 }
 
@@ -242,10 +298,14 @@ func (g *gate) Stats() Stats {
 	return Stats{Holders: int(n), Queued: int(q), Rejected: g.rejected.Load()}
 }
 
-// unpack splits a state word: count in the low 32 bits, queue length above.
-func unpack(s uint64) (count, queued uint32) { return uint32(s), uint32(s>>32) & 0x7fffffff }
+// unpack splits a state word: count in the low 32 bits, queue length in
+// the 30 above (more than 2^30 queued flows would need terabytes of
+// steps), then lockBit and a Throttle's armedBit.
+func unpack(s uint64) (count, queued uint32) { return uint32(s), uint32(s>>32) & queuedMask }
 
 const (
-	oneQueued = 1 << 32
-	armedBit  = 1 << 63
+	oneQueued  = 1 << 32
+	queuedMask = 1<<30 - 1
+	lockBit    = 1 << 62 // the gate's lock: see gate
+	armedBit   = 1 << 63
 )

@@ -20,7 +20,7 @@ type Mutex struct {
 	// nobody queued is one step, with no per-call state (engine.AddLocked).
 	lock engine.Lock[Mutex]
 	// free holds up to maxFreeNodes nodes for the next waiters (takeNode),
-	// linked by next. Under gate.mu.
+	// linked by next. Under the gate's lock.
 	free  *waiter
 	nfree int
 	// ready: lock is set up (newMutex, or a zero Mutex's first Sync).
@@ -147,35 +147,30 @@ const (
 )
 
 // enqueueWait is gate.enqueue for a Mutex step that waits as itself: the
-// waiter's External is made under mu, before its node can be found in the
+// waiter's External is made under the gate's lock, before its node can be found in the
 // queue, so the release that pops it always finds it.
 func (m *Mutex) enqueueWait(as *engine.Steps, f engine.ExecFunc) int {
-	m.mu.Lock()
-	for {
-		s := m.state.Load()
-		n, q := unpack(s)
-		if n < m.max && q == 0 {
-			if m.state.CompareAndSwap(s, s+1) {
-				m.mu.Unlock()
-				return enqIn
-			}
-			continue
-		}
-		if m.maxQueue >= 0 && int64(q) >= m.maxQueue {
-			m.rejected.Add(1)
-			m.mu.Unlock()
-			return enqRejected
-		}
-		if m.state.CompareAndSwap(s, s+oneQueued) {
-			w := m.takeNode()
-			w.ext = engine.WaitBound(as, &m.lock, f, w, mutexCancelWaiting)
-			w.owner = as
-			w.state = queued
-			m.q.push(w)
-			m.mu.Unlock()
-			return enqWaiting
-		}
+	s := m.state.Load() &^ lockBit // lockWord, inlined
+	if !m.state.CompareAndSwap(s, s|lockBit) {
+		s = m.lockWordSlow()
 	}
+	n, q := unpack(s)
+	if n < m.max && q == 0 {
+		m.unlockWord(s + 1)
+		return enqIn
+	}
+	if m.maxQueue >= 0 && int64(q) >= m.maxQueue {
+		m.rejected.Add(1)
+		m.unlockWord(s)
+		return enqRejected
+	}
+	w := m.takeNode()
+	w.ext = engine.WaitBound(as, &m.lock, f, w, mutexCancelWaiting)
+	w.owner = as
+	w.state = queued
+	m.q.push(w)
+	m.unlockWord(s + oneQueued)
+	return enqWaiting
 }
 
 // maxFreeNodes bounds the nodes a Mutex keeps for its next waiters: a
@@ -183,7 +178,7 @@ func (m *Mutex) enqueueWait(as *engine.Steps, f engine.ExecFunc) int {
 // drains.
 const maxFreeNodes = 64
 
-// takeNode returns a free node of m's, or a new one. Under mu.
+// takeNode returns a free node of m's, or a new one. Under the gate's lock.
 //
 // A node is m's, not the waiting step's: the release that pops it frees it
 // at once (freeNode), before the waiter even knows. The step stays bound to
@@ -202,7 +197,7 @@ func (m *Mutex) takeNode() *waiter {
 	return w
 }
 
-// freeNode gives back a node m owns that has left the queue. Under mu.
+// freeNode gives back a node m owns that has left the queue. Under the gate's lock.
 func (m *Mutex) freeNode(w *waiter) {
 	w.ext, w.owner, w.state = engine.External{}, nil, idle
 	if m.nfree < maxFreeNodes {
@@ -220,15 +215,14 @@ func (m *Mutex) freeNode(w *waiter) {
 func mutexCancelWaiting(as *engine.Steps) {
 	w := engine.Bound[waiter](as)
 	m := w.m // a node's m never changes
-	m.mu.Lock()
+	s := m.lockWord()
 	if w.owner == as && w.state == queued {
 		m.q.remove(w)
-		m.state.Add(^uint64(oneQueued - 1)) // queued--
 		m.freeNode(w)
-		m.mu.Unlock()
+		m.unlockWord(s - oneQueued)
 		return
 	}
-	m.mu.Unlock()
+	m.unlockWord(s)
 	m.release() // handed m (the node was popped and freed): give it on
 }
 
@@ -291,20 +285,25 @@ func mutexCancelQueued(as *engine.Steps) {
 func (m *Mutex) release() {
 	for {
 		s := m.state.Load()
-		if _, q := unpack(s); q == 0 {
+		if s>>32 == 0 { // nobody queued, not locked (a Mutex has no armedBit)
 			if m.state.CompareAndSwap(s, s-1) {
 				return
 			}
 			continue
 		}
-		break
+		if _, q := unpack(s); q != 0 {
+			break
+		}
+		m.unlocked() // an enqueue's lock, perhaps about to queue: see it first
 	}
-	m.mu.Lock()
+	s := m.state.Load() &^ lockBit // lockWord, inlined
+	if !m.state.CompareAndSwap(s, s|lockBit) {
+		s = m.lockWordSlow()
+	}
 	next := m.q.pop()
 	if next == nil {
 		// The waiter left (canceled) between the load and the lock.
-		m.state.Add(^uint64(0)) // holders--
-		m.mu.Unlock()
+		m.unlockWord(s - 1) // holders--
 		return
 	}
 	ext := next.ext
@@ -313,8 +312,7 @@ func (m *Mutex) release() {
 	} else {
 		next.state = holding // a Limiter's: its step reads it (gate.wait, unqueue)
 	}
-	m.state.Add(^uint64(oneQueued - 1)) // queued--, holders unchanged: handed over
-	m.mu.Unlock()
+	m.unlockWord(s - oneQueued) // queued--, holders unchanged: handed over
 	resume(ext)
 }
 

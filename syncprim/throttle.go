@@ -84,7 +84,7 @@ func throttleArm(t *Throttle, _ uint64) {
 // throttleTick ends a period on the owner loop: the next waiters, up to max,
 // enter the new one.
 func throttleTick(t *Throttle, _ uint64) {
-	t.mu.Lock()
+	s := t.lockWord()
 	g := t.grants[:0]
 	for uint32(len(g)) < t.max {
 		w := t.q.pop()
@@ -95,18 +95,12 @@ func throttleTick(t *Throttle, _ uint64) {
 		g = append(g, w.ext)
 	}
 	n := uint64(len(g))
-	for {
-		s := t.state.Load()
-		_, q := unpack(s)
-		next := n | (uint64(q)-n)<<32
-		if n > 0 {
-			next |= armedBit
-		}
-		if t.state.CompareAndSwap(s, next) {
-			break
-		}
+	_, q := unpack(s)
+	next := n | (uint64(q)-n)<<32
+	if n > 0 {
+		next |= armedBit
 	}
-	t.mu.Unlock()
+	t.unlockWord(next)
 	if n > 0 {
 		reactor.AfterTo(t.r, t.period, throttleTick, t, 0)
 	}
