@@ -198,6 +198,46 @@ func (r *Reactor) borrowedTurn() (more bool) {
 	return more
 }
 
+// directTurn is borrowedTurn for postRun's task when nothing else was
+// queued: the task runs first (as the turn's first iteration would run
+// it, with the same panic recovery), then the turn's iterations run what
+// it readied. The caller holds the parked loop's word.
+func (r *Reactor) directTurn(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) (more bool) {
+	r.os.assists++
+	r.m.nowStale = true // borrowedTurn's clock rule
+	r.m.iterations++    // the iteration that ran the task
+	r.runFirst(cb, arg, aux)
+	for i := 0; i < maxIterPerTurn; i++ {
+		if more = r.iterate(); !more || r.closed.Load() {
+			break
+		}
+	}
+	// No timer and none armed (the common case): armTimer would find
+	// nothing to do; its call and the wheel's lookup are skipped.
+	if !more && !r.closed.Load() && (r.wheel.Len() != 0 || r.os.armedAt != 0) && r.armTimer() != nil {
+		more = true
+	}
+	return more
+}
+
+// runFirst runs directTurn's task as runLocalTo runs a queued one: a
+// panic goes to the PanicHandler; the deferred check costs a flag test,
+// not a recover, when the task returns (safeCb's recover is ~35
+// instructions a task).
+func (r *Reactor) runFirst(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) {
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		if v := recover(); v != nil {
+			r.panicHandler(v)
+		}
+	}()
+	cb(arg, aux)
+	done = true
+}
+
 // PostRun is Post for a goroutine outside the loops that starts work it
 // expects to wait for (engine's Execute from an ordinary goroutine): when
 // the loop is parked, the caller takes its word and runs the loop's turn
@@ -206,11 +246,13 @@ func (r *Reactor) borrowedTurn() (more bool) {
 // caller is a loop or inside an assist, the reactor is manual or
 // closing) it is Post. It reports what Post reports.
 //
-// Holding the word, the caller queues the task on the loop's local queue
-// when the ring and the overflow list are empty (nothing posted before it
-// is waiting, so each producer's order holds: the loop's own posts are
-// local too), and in the ring behind what is there otherwise: either way
-// the turn runs it, without the ring's atomic push and pop when it can. A
+// Holding the word, the caller runs the task first, directly, when the
+// local queue, the ring and the overflow list are all empty (nothing
+// posted before it is waiting: the turn would run it first anyway);
+// queues it on the loop's local queue when only that holds work (the
+// loop's own posts are local too, so each producer's order holds), and in
+// the ring behind what is there otherwise: either way the turn runs it,
+// without the ring's atomic push and pop when it can. A
 // full ring gives the word back and is Post's. The turn is at most
 // maxIterPerTurn iterations: the flows the task starts and whatever else
 // the parked loop had ready run on the caller's goroutine as the loop
@@ -248,17 +290,29 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 			r.abandonTurn(slot) // a PanicHandler's panic (Assist)
 		}
 	}()
-	if r.inbox.Empty() && !r.overflow.active.Load() {
-		ok = r.postLocal(cb, arg, aux) // false once closed: nothing queued
+	var more bool
+	switch {
+	case r.local.empty() && r.inbox.Empty() && !r.overflow.active.Load():
+		// Nothing else is waiting (the common case: a parked loop has
+		// nothing ready): the task runs first in the turn wherever it is
+		// queued, so it runs now, directly, without the local queue's
+		// push and pop (issue 19: a Promise per flow runs a turn each).
+		ok = !r.closed.Load() // as postLocal: nothing runs once closed
 		if ok {
 			r.m.tasks++ // a post from another goroutine (Metrics.TasksRun), which skipped the ring
+			more = r.directTurn(cb, arg, aux)
 		}
-	} else {
+	case r.inbox.Empty() && !r.overflow.active.Load():
+		ok = r.postLocal(cb, arg, aux) // false once closed: nothing queued
+		if ok {
+			r.m.tasks++
+			more = r.borrowedTurn()
+		}
+	default:
 		_, ok = r.inbox.TryPushPos(task{cb: cb, arg: arg, aux: aux, kind: taskCall})
-	}
-	var more bool
-	if ok {
-		more = r.borrowedTurn()
+		if ok {
+			more = r.borrowedTurn()
+		}
 	}
 	storerel.Uintptr(&r.loopG, parkedG)
 	releaseAssist(slot)

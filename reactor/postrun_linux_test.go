@@ -298,3 +298,28 @@ func TestBorrowedTurnPanicGivesTheWordBack(t *testing.T) {
 		t.Fatalf("%d assist slots left taken", n)
 	}
 }
+
+// A task that PostRun runs directly on a parked loop (nothing else was
+// queued) and that panics reaches the PanicHandler, as a queued one does;
+// PostRun reports it accepted, the caller gives the word back, and the
+// next task runs.
+func TestPostRunDirectPanicIsContained(t *testing.T) {
+	caught := make(chan any, 1)
+	r := startLoop(t, Options{CPU: -1, Spin: NoSpin, PanicHandler: func(v any) { caught <- v }})
+	waitParked(t, r)
+	if !X.PostRun(r, func(unsafe.Pointer, uint64) { panic("boom") }, nil, 0) {
+		t.Fatal("PostRun refused on an open reactor")
+	}
+	if v := <-caught; v != "boom" {
+		t.Fatalf("PanicHandler got %v", v)
+	}
+	ran := make(chan bool, 1)
+	waitParked(t, r)
+	X.PostRun(r, func(unsafe.Pointer, uint64) { ran <- r.IsSameThread() }, nil, 0)
+	if !<-ran {
+		t.Fatal("the task after a panic did not run as the loop")
+	}
+	if r.IsSameThread() {
+		t.Fatal("the caller still holds the loop word")
+	}
+}
