@@ -228,7 +228,8 @@ func (r *Reactor) borrowedTurn() (more bool) {
 func (r *Reactor) directTurn(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) (more bool) {
 	r.os.assists++
 	r.m.nowStale = true // borrowedTurn's clock rule
-	r.m.iterations++    // the iteration that ran the task
+	// Iterations counts the first iterate below as the one that ran the
+	// task, as when the task was queued: one iteration for such a turn.
 	r.runFirst(cb, arg, aux)
 	for i := 0; i < maxIterPerTurn; i++ {
 		if more = r.iterate(); !more || r.closed.Load() {
