@@ -194,7 +194,10 @@ func (b *Batch) execute(lazy bool) {
 		}
 		s := b.shardOf(rt.e.r)
 		ent.g, ent.shard = g, s
-		x := rt.extra()
+		x := rt.more.Load() // extra's test, inlined: a pooled root has one
+		if x == nil {
+			x = rt.extra()
+		}
 		x.batch, x.batchIdx, x.batchNext = b, int32(i), nil
 		if s.tail == nil {
 			s.head = rt

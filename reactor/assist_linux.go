@@ -67,20 +67,34 @@ const (
 // a flow of another reactor would run that reactor's flows in the middle
 // of its own reactor's callback, where both loops' state is in use).
 // Its length bounds how many goroutines assist at once; more wait as
-// before. nAssisting counts the slots taken: a goroutine inside an assist
-// counted itself before its turn began, so one that finds it 0 is in none
-// and need not look through the slots (the caller of Execute or Wait from
-// ordinary code, one at a time, pays two atomic adds instead of 64 loads).
+// before. A goroutine takes the slot its identity hashes to (its home)
+// when that is free, and then finds itself there; one that had to take
+// another slot counted itself in nAway before it took it, so a goroutine
+// that is not in its home and finds nAway 0 is in no assist, without a
+// look through the slots. The common claim (the caller of Execute or Wait
+// from ordinary code, home free) is one CompareAndSwap, and its release a
+// release-only store: no other locked instruction (each ~20 cycles, four
+// a claim before; issue 19, a Promise per flow claims once).
 var (
 	assistants [64]atomic.Uintptr
-	nAssisting atomic.Int32
+	nAway      atomic.Int32
 )
+
+// assistHome is the slot of assistants that me tries first.
+func assistHome(me uintptr) int {
+	w, _ := hintBit(me)
+	return w
+}
 
 // claimAssist registers me as assisting, unless it already is, or is a
 // real loop, or every slot is taken. It returns the slot to free
-// (releaseAssist).
+// (releaseAssist), with awaySlot set when it is not me's home.
 func claimAssist(me uintptr) (slot int, ok bool) {
-	if nAssisting.Load() != 0 {
+	home := assistHome(me)
+	if assistants[home].Load() == me {
+		return 0, false
+	}
+	if nAway.Load() != 0 {
 		for i := range assistants {
 			if assistants[i].Load() == me {
 				return 0, false
@@ -90,25 +104,34 @@ func claimAssist(me uintptr) (slot int, ok bool) {
 	if isLoop(me) {
 		return 0, false
 	}
-	nAssisting.Add(1)
-	// Start where me hashes to, so that goroutines assisting at once do
-	// not all fight over the first slots.
-	start, _ := hintBit(me)
-	for i := range assistants {
-		j := (start + i) & (len(assistants) - 1)
+	if assistants[home].CompareAndSwap(0, me) {
+		return home, true
+	}
+	// Away from home: counted first, so that this goroutine, asking
+	// again from inside its turn, looks through the slots.
+	nAway.Add(1)
+	for i := 1; i < len(assistants); i++ {
+		j := (home + i) & (len(assistants) - 1)
 		if assistants[j].Load() == 0 && assistants[j].CompareAndSwap(0, me) {
-			return j, true
+			return j | awaySlot, true
 		}
 	}
-	nAssisting.Add(-1)
+	nAway.Add(-1)
 	return 0, false
 }
 
-// releaseAssist frees the slot claimAssist gave.
+// releaseAssist frees the slot claimAssist gave. The release-only store
+// suffices: only the slot's own goroutine reads its identity there, and
+// a claimer that finds the slot still taken tries the next.
 func releaseAssist(slot int) {
-	assistants[slot].Store(0)
-	nAssisting.Add(-1)
+	storerel.Uintptr(&assistants[slot&(len(assistants)-1)], 0)
+	if slot&awaySlot != 0 {
+		nAway.Add(-1)
+	}
 }
+
+// awaySlot marks a slot claimAssist gave away from its claimer's home.
+const awaySlot = 1 << 8
 
 // Assist runs, on the calling goroutine, the work a real reactor has ready
 // while its loop is parked (blocked in epoll_wait with nothing to do): one
@@ -198,6 +221,47 @@ func (r *Reactor) borrowedTurn() (more bool) {
 	return more
 }
 
+// directTurn is borrowedTurn for postRun's task when nothing else was
+// queued: the task runs first (as the turn's first iteration would run
+// it, with the same panic recovery), then the turn's iterations run what
+// it readied. The caller holds the parked loop's word.
+func (r *Reactor) directTurn(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) (more bool) {
+	r.os.assists++
+	r.m.nowStale = true // borrowedTurn's clock rule
+	// Iterations counts the first iterate below as the one that ran the
+	// task, as when the task was queued: one iteration for such a turn.
+	r.runFirst(cb, arg, aux)
+	for i := 0; i < maxIterPerTurn; i++ {
+		if more = r.iterate(); !more || r.closed.Load() {
+			break
+		}
+	}
+	// No timer and none armed (the common case): armTimer would find
+	// nothing to do; its call and the wheel's lookup are skipped.
+	if !more && !r.closed.Load() && (r.wheel.Len() != 0 || r.os.armedAt != 0) && r.armTimer() != nil {
+		more = true
+	}
+	return more
+}
+
+// runFirst runs directTurn's task as runLocalTo runs a queued one: a
+// panic goes to the PanicHandler; the deferred check costs a flag test,
+// not a recover, when the task returns (safeCb's recover is ~35
+// instructions a task).
+func (r *Reactor) runFirst(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) {
+	done := false
+	defer func() {
+		if done {
+			return
+		}
+		if v := recover(); v != nil {
+			r.panicHandler(v)
+		}
+	}()
+	cb(arg, aux)
+	done = true
+}
+
 // PostRun is Post for a goroutine outside the loops that starts work it
 // expects to wait for (engine's Execute from an ordinary goroutine): when
 // the loop is parked, the caller takes its word and runs the loop's turn
@@ -206,11 +270,13 @@ func (r *Reactor) borrowedTurn() (more bool) {
 // caller is a loop or inside an assist, the reactor is manual or
 // closing) it is Post. It reports what Post reports.
 //
-// Holding the word, the caller queues the task on the loop's local queue
-// when the ring and the overflow list are empty (nothing posted before it
-// is waiting, so each producer's order holds: the loop's own posts are
-// local too), and in the ring behind what is there otherwise: either way
-// the turn runs it, without the ring's atomic push and pop when it can. A
+// Holding the word, the caller runs the task first, directly, when the
+// local queue, the ring and the overflow list are all empty (nothing
+// posted before it is waiting: the turn would run it first anyway);
+// queues it on the loop's local queue when only that holds work (the
+// loop's own posts are local too, so each producer's order holds), and in
+// the ring behind what is there otherwise: either way the turn runs it,
+// without the ring's atomic push and pop when it can. A
 // full ring gives the word back and is Post's. The turn is at most
 // maxIterPerTurn iterations: the flows the task starts and whatever else
 // the parked loop had ready run on the caller's goroutine as the loop
@@ -248,17 +314,29 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 			r.abandonTurn(slot) // a PanicHandler's panic (Assist)
 		}
 	}()
-	if r.inbox.Empty() && !r.overflow.active.Load() {
-		ok = r.postLocal(cb, arg, aux) // false once closed: nothing queued
+	var more bool
+	switch {
+	case r.local.empty() && r.inbox.Empty() && !r.overflow.active.Load():
+		// Nothing else is waiting (the common case: a parked loop has
+		// nothing ready): the task runs first in the turn wherever it is
+		// queued, so it runs now, directly, without the local queue's
+		// push and pop (issue 19: a Promise per flow runs a turn each).
+		ok = !r.closed.Load() // as postLocal: nothing runs once closed
 		if ok {
 			r.m.tasks++ // a post from another goroutine (Metrics.TasksRun), which skipped the ring
+			more = r.directTurn(cb, arg, aux)
 		}
-	} else {
+	case r.inbox.Empty() && !r.overflow.active.Load():
+		ok = r.postLocal(cb, arg, aux) // false once closed: nothing queued
+		if ok {
+			r.m.tasks++
+			more = r.borrowedTurn()
+		}
+	default:
 		_, ok = r.inbox.TryPushPos(task{cb: cb, arg: arg, aux: aux, kind: taskCall})
-	}
-	var more bool
-	if ok {
-		more = r.borrowedTurn()
+		if ok {
+			more = r.borrowedTurn()
+		}
 	}
 	storerel.Uintptr(&r.loopG, parkedG)
 	releaseAssist(slot)

@@ -6,3 +6,9 @@ package reactor
 func (r *Reactor) xTakeParked() bool { return false }
 
 func (r *Reactor) xGiveParked(bool) {}
+
+// inOwnSlot: no loop slots on this system; isLoop asks loops.
+func inOwnSlot(uintptr) bool { return false }
+
+// mayBeOffSlot: every loop is found in loops alone on this system.
+func mayBeOffSlot() bool { return true }

@@ -104,6 +104,22 @@ func loopSlot(g uintptr) *atomic.Pointer[Reactor] {
 	return &loopSlots[uint64(g)*0x9E3779B97F4A7C15>>56]
 }
 
+// loopsOffSlot counts the running loops whose slot another loop holds:
+// only those are found in loops alone. While it is 0, a goroutine that is
+// not in its slot is no loop (isLoop), and the map is not read.
+var loopsOffSlot atomic.Int32
+
+// inOwnSlot reports whether g, the caller, is the running loop its slot
+// holds.
+func inOwnSlot(g uintptr) bool {
+	r := loopSlot(g).Load()
+	return r != nil && r.os.loopID == g
+}
+
+// mayBeOffSlot reports whether a running loop may be missing from its
+// slot (isLoop then asks loops).
+func mayBeOffSlot() bool { return loopsOffSlot.Load() != 0 }
+
 // loopOf returns the reactor whose loop the calling goroutine, g, runs, or
 // nil when it runs none.
 func loopOf(g uintptr) *Reactor {

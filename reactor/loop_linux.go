@@ -234,11 +234,16 @@ func (r *Reactor) Run() error {
 	l.loopID = me
 	slot := loopSlot(me)
 	inSlot := slot.CompareAndSwap(nil, r) // publishes loopID
+	if !inSlot {
+		loopsOffSlot.Add(1) // isLoop must look in loops for this one
+	}
 	loops.Store(me, r)
 	defer func() {
 		loops.Delete(me)
 		if inSlot {
 			slot.Store(nil)
+		} else {
+			loopsOffSlot.Add(-1)
 		}
 	}()
 	var err error

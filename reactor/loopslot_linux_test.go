@@ -100,3 +100,60 @@ func TestLoopOfAfterIdentityReuse(t *testing.T) {
 		t.Log("the loop goroutine's identity was not reused here: loopOf checked on other goroutines only")
 	}
 }
+
+// isLoop is true on a loop, in its slot and (simulated) out of it, and
+// false for a goroutine whose hint bit is set without being a loop (an
+// identity that once was a loop's, or that shares its bit): with every
+// running loop in its slot, that answer comes without the loops map.
+func TestIsLoopStaleHint(t *testing.T) {
+	r, err := New(Options{CPU: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- r.Run() }()
+	var onLoopSlot, offSlot, offCount bool
+	var inSlot bool
+	onLoop(r, func() {
+		g := goid.Current()
+		onLoopSlot = isLoop(g)
+		slot := loopSlot(g)
+		if inSlot = slot.Load() == r; inSlot {
+			// Another loop in the slot, this one counted off it, as Run
+			// does when it finds its slot taken.
+			slot.Store(&Reactor{os: &osLoop{loopID: g + 1}})
+			loopsOffSlot.Add(1)
+			offSlot = isLoop(g)
+			loopsOffSlot.Add(-1)
+			offCount = isLoop(g) // uncounted: the slot alone answers
+			slot.Store(r)
+		}
+	})
+	if !onLoopSlot {
+		t.Fatal("isLoop false on the loop")
+	}
+	if inSlot && !offSlot {
+		t.Fatal("isLoop false on a loop whose slot another loop holds")
+	}
+	if inSlot && offCount {
+		t.Fatal("isLoop true for a goroutine in no slot with no loop counted off its slot")
+	}
+	// A stale hint: the test goroutine's bit set, as a dead loop's
+	// reused identity leaves it.
+	me := goid.Current()
+	markLoop(me)
+	if isLoop(me) {
+		t.Fatal("isLoop true for a goroutine that is no loop (stale hint bit)")
+	}
+	loopsOffSlot.Add(1)
+	if isLoop(me) {
+		t.Fatal("isLoop true for a goroutine that is no loop (map path)")
+	}
+	loopsOffSlot.Add(-1)
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+}

@@ -294,7 +294,82 @@ func TestBorrowedTurnPanicGivesTheWordBack(t *testing.T) {
 			t.Fatalf("case %d: the loop never ran again after a borrowed turn panicked", how)
 		}
 	}
-	if n := nAssisting.Load(); n != 0 {
-		t.Fatalf("%d assist slots left taken", n)
+	if n := nAway.Load(); n != 0 {
+		t.Fatalf("%d assists left counted away from home", n)
+	}
+	for i := range assistants {
+		if g := assistants[i].Load(); g != 0 {
+			t.Fatalf("assist slot %d left taken by %#x", i, g)
+		}
+	}
+}
+
+// A task that PostRun runs directly on a parked loop (nothing else was
+// queued) and that panics reaches the PanicHandler, as a queued one does;
+// PostRun reports it accepted, the caller gives the word back, and the
+// next task runs.
+func TestPostRunDirectPanicIsContained(t *testing.T) {
+	caught := make(chan any, 1)
+	r := startLoop(t, Options{CPU: -1, Spin: NoSpin, PanicHandler: func(v any) { caught <- v }})
+	waitParked(t, r)
+	if !X.PostRun(r, func(unsafe.Pointer, uint64) { panic("boom") }, nil, 0) {
+		t.Fatal("PostRun refused on an open reactor")
+	}
+	if v := <-caught; v != "boom" {
+		t.Fatalf("PanicHandler got %v", v)
+	}
+	ran := make(chan bool, 1)
+	waitParked(t, r)
+	X.PostRun(r, func(unsafe.Pointer, uint64) { ran <- r.IsSameThread() }, nil, 0)
+	if !<-ran {
+		t.Fatal("the task after a panic did not run as the loop")
+	}
+	if r.IsSameThread() {
+		t.Fatal("the caller still holds the loop word")
+	}
+}
+
+// A goroutine whose home slot in assistants is taken assists from another
+// slot, counted in nAway: from inside that turn it is still refused a
+// second assist (a PostRun to another parked reactor runs elsewhere), and
+// its release leaves no count and no slot behind.
+func TestAssistAwayFromHomeRefusesNesting(t *testing.T) {
+	a := startLoop(t, Options{CPU: -1})
+	b := startLoop(t, Options{CPU: -1})
+	me := goid.Current()
+	home := assistHome(me)
+	if !assistants[home].CompareAndSwap(0, me+1) { // another "goroutine" at home
+		t.Skip("the home slot is in use by another test's goroutine")
+	}
+	defer assistants[home].Store(0)
+	type seen struct {
+		g    uintptr
+		away int32
+	}
+	outer := make(chan seen, 1)
+	inner := make(chan uintptr, 1)
+	waitParked(t, a)
+	waitParked(t, b)
+	X.PostRun(a, func(unsafe.Pointer, uint64) {
+		outer <- seen{goid.Current(), nAway.Load()}
+		X.PostRun(b, func(unsafe.Pointer, uint64) { inner <- goid.Current() }, nil, 0)
+	}, nil, 0)
+	o := <-outer
+	if o.g != me {
+		t.Skip("a's loop woke before the PostRun: nothing checked")
+	}
+	if o.away != 1 {
+		t.Fatalf("nAway in the turn is %d, want 1", o.away)
+	}
+	if g := <-inner; g == me {
+		t.Fatal("a PostRun inside a turn assisted away from home ran another reactor's turn inside it")
+	}
+	if n := nAway.Load(); n != 0 {
+		t.Fatalf("nAway is %d after the turn", n)
+	}
+	for i := range assistants {
+		if i != home && assistants[i].Load() == me {
+			t.Fatalf("slot %d still holds the caller", i)
+		}
 	}
 }

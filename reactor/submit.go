@@ -140,8 +140,22 @@ func mayBeLoop(g uintptr) bool {
 	return loopHint[w].Load()&b != 0
 }
 
+// isLoop reports whether g, the caller, runs a real loop now. A hint bit
+// is never cleared, and a goroutine's identity is reused once it exits
+// (package goid): a caller whose identity once was a loop's, or shares
+// its bit, would pay the map's lookup (an interface hash, ~80
+// instructions) on every Execute and Wait from then on. The loop slots
+// answer first: a caller that is in its slot is a loop; one that is not
+// is none unless some running loop lost its slot to another (rare: then
+// loops has the answer).
 func isLoop(g uintptr) bool {
 	if !mayBeLoop(g) {
+		return false
+	}
+	if inOwnSlot(g) {
+		return true
+	}
+	if !mayBeOffSlot() {
 		return false
 	}
 	_, ok := loops.Load(g)
