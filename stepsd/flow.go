@@ -40,6 +40,14 @@ type flow struct {
 	// instructions a request, profiles/notes/2026-11-27-glue2-round5.md).
 	exec    engine.ExecFunc
 	onError engine.ErrorFunc
+	// run and onRunError are its run step (runStepOf) and runError, made
+	// once with it like exec. runN is how many requests the run step
+	// answers, from next on (bad ones among them); runHeld: the run holds
+	// the Limiter (TryEnterRun) until the run step leaves it.
+	run        engine.ExecFunc
+	onRunError engine.ErrorFunc
+	runN       int
+	runHeld    bool
 }
 
 // pipelineName names a flow whose requests are not all of one command.
@@ -60,11 +68,13 @@ func (sh *shard) newFlow() *flow {
 	fl.root.State().User = fl
 	fl.exec = execStepOf(fl)
 	fl.onError = fl.serveError
+	fl.run = runStepOf(fl)
+	fl.onRunError = fl.runError
 	return fl
 }
 
-// add appends rq to fl: its step runs after those of fl's earlier
-// requests. fl must not have started yet.
+// add appends rq to fl: it runs after fl's earlier requests. fl must not
+// have started yet; its steps are added when it starts (execute).
 func (fl *flow) add(rq *request, name *engine.Name) {
 	if fl.next == nil {
 		fl.next = rq
@@ -75,28 +85,183 @@ func (fl *flow) add(rq *request, name *engine.Name) {
 	fl.last = rq
 	rq.fl = fl
 	fl.n++
-	if rq.bad != "" {
-		fl.root.Add(badStep, fl.onError)
-		return
-	}
-	// The Limiter's section is the request's one step: no step of its
-	// own around it (profiles/notes/2026-11-27-stepsd-round3.md).
-	// Limiter.Sync is what Steps.Sync would call; called directly, a
-	// request skips the accessor's checks (a pooled root of ours, never
-	// released, never foreign, one ErrorFunc) and the call through the
-	// engine.Sync interface.
-	fl.sh.lim.Sync(fl.root, fl.exec, fl.onError)
 }
 
-// execute names fl's root after its requests' command (PIPELINE when they
-// differ), so CPU profiles split by command as with a flow per request,
-// and starts it.
+// execute adds fl's steps, names its root after its requests' command
+// (PIPELINE when they differ), so CPU profiles split by command as with a
+// flow per request, and starts it.
+//
+// The steps: first, when the Limiter lets them in at once, one run step
+// (runStepOf) for the requests at the head of the flow that are answered
+// within a step (runnable); then, for each request after those, its own
+// step: the Limiter's section (Limiter.Sync, execStepOf), or badStep for a
+// request the parser refused. The run takes the Limiter for as many of
+// its requests as each would have entered at once through its own section
+// (Limiter.TryEnterRun: one concurrency slot, a rate entry each); the
+// first request it could not take is the first with a section of its own,
+// which then queues or is refused with DefenseRejected as itself, as
+// every request after it may: what a client sees is what a step per
+// request gives, at about a third of the engine's cost per request
+// (profiles/notes/2026-11-27-limbatch-round6.md).
 func (fl *flow) execute() {
 	if fl.named != fl.name {
 		fl.root.SetFlowName(fl.name) // kept by the root from run to run
 		fl.named = fl.name
 	}
+	rq := fl.next
+	if k := fl.runnable(); k > 0 {
+		if g := fl.sh.lim.TryEnterRun(k); g > 0 {
+			// The run's requests: up to the g-th that enters the
+			// Limiter, with the refused ones before it (they need no
+			// entry, as badStep's).
+			n := 0
+			for {
+				n++
+				if rq.bad == "" {
+					if g--; g == 0 {
+						break
+					}
+				}
+				rq = rq.next
+			}
+			fl.runN, fl.runHeld = n, true
+			fl.root.Add(fl.run, fl.onRunError)
+			if rq == fl.last {
+				fl.root.Execute()
+				return
+			}
+			rq = rq.next
+		}
+	}
+	for {
+		if rq.bad != "" {
+			fl.root.Add(badStep, fl.onError)
+		} else {
+			// The Limiter's section is the request's one step: no
+			// step of its own around it
+			// (profiles/notes/2026-11-27-stepsd-round3.md).
+			// Limiter.Sync is what Steps.Sync would call; called
+			// directly, a request skips the accessor's checks (a
+			// pooled root of ours, never released, never foreign,
+			// one ErrorFunc) and the call through the engine.Sync
+			// interface.
+			fl.sh.lim.Sync(fl.root, fl.exec, fl.onError)
+		}
+		if rq == fl.last {
+			break
+		}
+		rq = rq.next
+	}
 	fl.root.Execute()
+}
+
+// runnable counts the Limiter entries a run step would need for the
+// requests at the head of fl that it can answer within its callback: up to
+// the first SLEEP (it waits), and, unless every key command of the
+// connection before fl's first request has gone (keyedGone), up to the
+// first key command (it would wait for its turn). Refused requests (bad)
+// need no entry. 0: no run.
+func (fl *flow) runnable() int {
+	k := 0
+	keyed := -1 // keyedGone, asked at the first key command
+	for rq := fl.next; ; rq = rq.next {
+		if rq.bad == "" {
+			switch rq.op {
+			case OpSleep:
+				return k
+			case OpSet, OpGet, OpDel:
+				if keyed < 0 {
+					keyed = 0
+					if rq.cn.keyedGone(fl.next) {
+						keyed = 1
+					}
+				}
+				if keyed == 0 {
+					return k
+				}
+			}
+			k++
+		}
+		if rq == fl.last {
+			return k
+		}
+	}
+}
+
+// keyedGone reports whether every key command of cn before first has gone
+// (applied, or answered otherwise) and none waits for its turn: then the
+// key commands from first on, run in order, each go at once.
+func (cn *conn) keyedGone(first *request) bool {
+	if cn.turnWaits != 0 {
+		return false
+	}
+	for rq := cn.cursor; rq != nil && rq != first; rq = rq.next {
+		if rq.keyed() && !rq.dispatched && !rq.done {
+			return false
+		}
+	}
+	return true
+}
+
+// runStepOf returns fl's run step (flow.run): it answers fl's first runN
+// requests, in order, inside the Limiter that execute's TryEnterRun let
+// them into, each as its own section would (execStepOf's work for a
+// request that does not wait), and leaves the Limiter.
+func runStepOf(fl *flow) engine.ExecFunc {
+	return func(as *engine.Steps) {
+		for fl.runN > 0 {
+			fl.runN-- // first: runError counts cur out of it
+			rq := fl.take()
+			if rq.bad != "" {
+				rq.answerError(engine.InvalidRequest, rq.bad)
+				continue
+			}
+			switch rq.op {
+			case OpSet, OpGet, OpDel:
+				// Its turn, by runnable's keyedGone: every earlier key
+				// command has gone, the earlier ones of this run in
+				// order. The cursor may still be at a request before
+				// it that has no key command (dispatchKeyed skips
+				// those).
+				cn := rq.cn
+				if cn.turnWaits != 0 {
+					// Never expected (keyedGone held when the run
+					// was made); answered rather than applied out of
+					// order, and counted.
+					rq.sh.strays++
+					rq.answerError(engine.InternalError, "stepsd: a key command of a run found another waiting for its turn")
+					continue
+				}
+				rq.dispatched = true
+				cn.cursor = rq.next
+				rq.sh.s.keys.apply(rq)
+			}
+			rq.answered()
+		}
+		fl.runHeld = false
+		fl.sh.lim.LeaveRun()
+	}
+}
+
+// runError is the run step's error handler: never expected (a request's
+// work panicked). The request it failed at and the run's requests after
+// it are answered with the error, the Limiter is left, and the flow goes
+// on to the requests after the run, each with its own step.
+func (fl *flow) runError(as *engine.Steps, code string) {
+	info := as.State().ErrorInfo
+	if rq := fl.cur; rq != nil && !rq.done {
+		rq.answerError(code, info)
+	}
+	for ; fl.runN > 0; fl.runN-- {
+		if rq := fl.take(); !rq.done {
+			rq.answerError(code, info)
+		}
+	}
+	if fl.runHeld {
+		fl.runHeld = false
+		fl.sh.lim.LeaveRun()
+	}
+	as.Success()
 }
 
 // take moves on to the flow's next request, whose step starts; nil if it

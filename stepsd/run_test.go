@@ -1,0 +1,201 @@
+package stepsd
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestReadRunsAsOneStep: the requests of a read that are answered within a
+// step run as one step, the Limiter entered once for them all (flow.run),
+// and each still gets its own reply and count.
+func TestReadRunsAsOneStep(t *testing.T) {
+	s := start(t, Config{Reactors: 1})
+	c := dial(t, s)
+	c.send("PING")
+	c.expect("PONG")
+	ctx := context.Background()
+	before := s.Metrics(ctx).Reactors[0].StepsRun
+	var lines, want []string
+	for i := 0; i < 8; i++ {
+		lines = append(lines, fmt.Sprintf("SET k%d v%d", i, i), fmt.Sprintf("GET k%d", i), "BOGUS", "ECHO e")
+		want = append(want, "OK", fmt.Sprintf("v%d", i), "-ERR", "e")
+	}
+	c.send(lines...)
+	for _, w := range want {
+		got, err := c.read()
+		if err != nil || !strings.HasPrefix(got, w) {
+			t.Fatalf("reply %q, %v; want %q", got, err, w)
+		}
+	}
+	m := s.Metrics(ctx)
+	if n := m.Reactors[0].StepsRun - before; n >= 8 {
+		t.Errorf("%d steps for a read of 32 requests answered at once, want a few", n)
+	}
+	if m.Concurrency.Holders != 0 || m.Rate.Holders == 0 {
+		t.Errorf("after the run: concurrency %+v, rate %+v; want no holder and the entries spent", m.Concurrency, m.Rate)
+	}
+	checkNoStrays(t, s)
+}
+
+// TestRunNeedsOneSlot: a read of more requests than the Limiter has free
+// slots is served whole, as with a step per request: its requests are
+// inside one after another, so they need one slot between them.
+func TestRunNeedsOneSlot(t *testing.T) {
+	s := start(t, Config{Concurrent: 2, Queue: 0, Reactors: 1})
+	busy, other := dial(t, s), dial(t, s)
+	busy.send("SLEEP 300")
+	waitHolders(t, s, 1)
+	var lines, want []string
+	for i := 0; i < 10; i++ {
+		lines = append(lines, fmt.Sprintf("ECHO %d", i))
+		want = append(want, fmt.Sprint(i))
+	}
+	other.send(lines...)
+	other.expect(want...)
+	if m := s.Metrics(context.Background()); m.Concurrency.Rejected != 0 || m.Concurrency.Holders != 1 {
+		t.Errorf("Limiter %+v; want the SLEEP's slot alone held and nothing rejected", m.Concurrency)
+	}
+	busy.expect("OK")
+	checkNoStrays(t, s)
+}
+
+// TestRunStopsAtTheRate: a read longer than the rate's budget left: the
+// requests the budget covers are answered, and each after them enters the
+// Limiter as itself: refused with DefenseRejected with no Burst, queued
+// for the next period while the Burst has room, in order.
+func TestRunStopsAtTheRate(t *testing.T) {
+	t.Run("no burst", func(t *testing.T) {
+		s := start(t, Config{Rate: 3, Reactors: 1})
+		c := dial(t, s)
+		c.send("ECHO a", "SET k 1", "BOGUS", "ECHO c", "GET k", "ECHO e")
+		want := []string{"a", "OK", "-ERR unknown command", "c", "-DefenseRejected", "-DefenseRejected"}
+		for _, w := range want {
+			if got, err := c.read(); err != nil || !strings.HasPrefix(got, w) {
+				t.Fatalf("reply %q, %v; want %q", got, err, w)
+			}
+		}
+		m := s.Metrics(context.Background())
+		if m.Rate.Rejected != 2 || m.Rate.Holders != 3 || m.Concurrency.Holders != 0 {
+			t.Errorf("concurrency %+v, rate %+v; want 3 entries, 2 rejected, no holder", m.Concurrency, m.Rate)
+		}
+		checkNoStrays(t, s)
+	})
+	t.Run("burst", func(t *testing.T) {
+		s := start(t, Config{Rate: 2, Burst: 2, Reactors: 1, Timeout: 10 * time.Second})
+		c := dial(t, s)
+		// The SET and GET after the budget wait for the next period in
+		// the rate's queue (the GET behind the SET, for its turn too);
+		// the last ECHO finds the queue full.
+		c.send("SET k 1", "ECHO b", "SET k 2", "GET k", "ECHO e")
+		c.expect("OK", "b")
+		got, err := c.read() // the next period: after about a second
+		if err != nil || got != "OK" {
+			t.Fatalf("reply %q, %v; want OK", got, err)
+		}
+		c.expect("2")
+		if got, _ := c.read(); !strings.HasPrefix(got, "-DefenseRejected") {
+			t.Fatalf("reply %q, want -DefenseRejected", got)
+		}
+		if m := s.Metrics(context.Background()); m.Rate.Rejected != 1 || m.Rate.Queued != 0 || m.Concurrency.Holders != 0 {
+			t.Errorf("concurrency %+v, rate %+v", m.Concurrency, m.Rate)
+		}
+		checkNoStrays(t, s)
+	})
+}
+
+// TestRunThenWaitersTimeOutOrReset: the requests of a read after its run
+// that wait in the Limiter's queue (the rate spent by the run) end as
+// themselves: with -Timeout at their deadline, or, when the connection is
+// reset, canceled, leaving the queue at once. The run's own replies stand.
+func TestRunThenWaitersTimeOutOrReset(t *testing.T) {
+	t.Run("timeout", func(t *testing.T) {
+		s := start(t, Config{Rate: 2, Burst: 4, Reactors: 1, Timeout: 100 * time.Millisecond})
+		c := dial(t, s)
+		c.send("SET k v", "ECHO b", "GET k", "ECHO d", "DEL k")
+		c.expect("OK", "b")
+		for i := 0; i < 3; i++ {
+			if got, err := c.read(); err != nil || !strings.HasPrefix(got, "-Timeout") {
+				t.Fatalf("reply %d after the run: %q, %v; want -Timeout", i, got, err)
+			}
+		}
+		waitFor(t, 2*time.Second, "the timed-out requests to leave the rate's queue", func() bool {
+			_, r := s.limiterStats()
+			return r.Queued == 0
+		})
+		checkNoStrays(t, s)
+	})
+	t.Run("reset", func(t *testing.T) {
+		s := start(t, Config{Rate: 2, Burst: 4, Reactors: 1, Timeout: 10 * time.Second})
+		c := dial(t, s)
+		c.send("SET k v", "ECHO b", "GET k", "ECHO d", "DEL k")
+		c.expect("OK", "b")
+		waitFor(t, 2*time.Second, "the requests after the run to queue", func() bool {
+			_, r := s.limiterStats()
+			return r.Queued == 3
+		})
+		_ = c.c.SetLinger(0)
+		_ = c.c.Close()
+		waitFor(t, 2*time.Second, "the reset connection's requests to leave the rate's queue", func() bool {
+			conc, r := s.limiterStats()
+			return r.Queued == 0 && conc.Holders == 0
+		})
+		checkNoStrays(t, s)
+	})
+}
+
+// TestRunnable: which requests at the head of a flow a run may take (the
+// Limiter entries it asks for): up to a SLEEP, and up to a key command
+// unless every earlier key command of the connection has gone.
+func TestRunnable(t *testing.T) {
+	type r struct {
+		op         Op
+		bad        bool
+		dispatched bool // an earlier request's: its key command went
+	}
+	tests := []struct {
+		name      string
+		earlier   []r // the connection's requests before the flow's, from its cursor
+		flow      []r
+		turnWaits int
+		want      int
+	}{
+		{"all at once", nil, []r{{op: OpSet}, {op: OpGet}, {op: OpEcho}, {op: OpDel}}, 0, 4},
+		{"bad ones need no entry", nil, []r{{op: OpEcho}, {bad: true}, {op: OpGet}}, 0, 2},
+		{"up to a SLEEP", nil, []r{{op: OpEcho}, {op: OpSet}, {op: OpSleep}, {op: OpGet}}, 0, 2},
+		{"SLEEP first", nil, []r{{op: OpSleep}, {op: OpEcho}}, 0, 0},
+		{"earlier key command gone", []r{{op: OpSleep}, {op: OpSet, dispatched: true}}, []r{{op: OpGet}, {op: OpEcho}}, 0, 2},
+		{"earlier key command not gone", []r{{op: OpSet}}, []r{{op: OpEcho}, {op: OpGet}, {op: OpEcho}}, 0, 1},
+		{"a key command waits for its turn", nil, []r{{op: OpPing}, {op: OpSet}}, 1, 1},
+		{"waits, but no key command", nil, []r{{op: OpPing}, {op: OpEcho}}, 1, 2},
+	}
+	for _, tc := range tests {
+		cn := &conn{turnWaits: tc.turnWaits}
+		fl := &flow{}
+		var prev *request
+		link := func(x r) *request {
+			rq := &request{cn: cn, op: x.op, dispatched: x.dispatched}
+			if x.bad {
+				rq.bad = "bad"
+			}
+			if prev == nil {
+				cn.cursor = rq
+			} else {
+				prev.next = rq
+			}
+			prev = rq
+			return rq
+		}
+		for _, x := range tc.earlier {
+			link(x)
+		}
+		for _, x := range tc.flow {
+			fl.add(link(x), nil)
+		}
+		if got := fl.runnable(); got != tc.want {
+			t.Errorf("%s: runnable %d, want %d", tc.name, got, tc.want)
+		}
+	}
+}
