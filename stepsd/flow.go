@@ -41,12 +41,12 @@ type flow struct {
 	exec    engine.ExecFunc
 	onError engine.ErrorFunc
 	// run and onRunError are its run step (runStepOf) and runError, made
-	// once with it like exec. runN is how many requests the run step
+	// once with it like exec. runEnd is the last request the run step
 	// answers, from next on (bad ones among them); runHeld: the run holds
 	// the Limiter (TryEnterRun) until the run step leaves it.
 	run        engine.ExecFunc
 	onRunError engine.ErrorFunc
-	runN       int
+	runEnd     *request
 	runHeld    bool
 }
 
@@ -109,28 +109,27 @@ func (fl *flow) execute() {
 		fl.named = fl.name
 	}
 	rq := fl.next
-	if k := fl.runnable(); k > 0 {
+	if k, end := fl.runnable(); k > 0 {
 		if g := fl.sh.lim.TryEnterRun(k); g > 0 {
-			// The run's requests: up to the g-th that enters the
-			// Limiter, with the refused ones before it (they need no
-			// entry, as badStep's).
-			n := 0
-			for {
-				n++
-				if rq.bad == "" {
-					if g--; g == 0 {
-						break
+			if g < k {
+				// The run ends at the g-th request that enters the
+				// Limiter (the refused ones before it need no entry,
+				// as badStep's).
+				for end = rq; ; end = end.next {
+					if end.bad == "" {
+						if g--; g == 0 {
+							break
+						}
 					}
 				}
-				rq = rq.next
 			}
-			fl.runN, fl.runHeld = n, true
+			fl.runEnd, fl.runHeld = end, true
 			fl.root.Add(fl.run, fl.onRunError)
-			if rq == fl.last {
+			if end == fl.last {
 				fl.root.Execute()
 				return
 			}
-			rq = rq.next
+			rq = end.next
 		}
 	}
 	for {
@@ -156,19 +155,18 @@ func (fl *flow) execute() {
 }
 
 // runnable counts the Limiter entries a run step would need for the
-// requests at the head of fl that it can answer within its callback: up to
-// the first SLEEP (it waits), and, unless every key command of the
-// connection before fl's first request has gone (keyedGone), up to the
-// first key command (it would wait for its turn). Refused requests (bad)
-// need no entry. 0: no run.
-func (fl *flow) runnable() int {
-	k := 0
+// requests at the head of fl that it can answer within its callback, and
+// returns the last of them: up to the first SLEEP (it waits), and, unless
+// every key command of the connection before fl's first request has gone
+// (keyedGone), up to the first key command (it would wait for its turn).
+// Refused requests (bad) need no entry. k 0: no run.
+func (fl *flow) runnable() (k int, end *request) {
 	keyed := -1 // keyedGone, asked at the first key command
 	for rq := fl.next; ; rq = rq.next {
 		if rq.bad == "" {
 			switch rq.op {
 			case OpSleep:
-				return k
+				return k, end
 			case OpSet, OpGet, OpDel:
 				if keyed < 0 {
 					keyed = 0
@@ -177,13 +175,14 @@ func (fl *flow) runnable() int {
 					}
 				}
 				if keyed == 0 {
-					return k
+					return k, end
 				}
 			}
 			k++
+			end = rq
 		}
 		if rq == fl.last {
-			return k
+			return k, end
 		}
 	}
 }
@@ -203,21 +202,21 @@ func (cn *conn) keyedGone(first *request) bool {
 	return true
 }
 
-// runStepOf returns fl's run step (flow.run): it answers fl's first runN
-// requests, in order, inside the Limiter that execute's TryEnterRun let
-// them into, each as its own section would (execStepOf's work for a
-// request that does not wait), and leaves the Limiter.
+// runStepOf returns fl's run step (flow.run): it answers fl's requests
+// from next to runEnd, in order, inside the Limiter that execute's
+// TryEnterRun let them into, each as its own section would (execStepOf's
+// work for a request that does not wait), and leaves the Limiter. It walks
+// the requests itself rather than through take: fl.cur is the one it is
+// at, for runError.
 func runStepOf(fl *flow) engine.ExecFunc {
 	return func(as *engine.Steps) {
-		for fl.runN > 0 {
-			fl.runN-- // first: runError counts cur out of it
-			rq := fl.take()
-			if rq.bad != "" {
+		end := fl.runEnd
+		for rq := fl.next; ; rq = rq.next {
+			fl.cur = rq
+			switch {
+			case rq.bad != "":
 				rq.answerError(engine.InvalidRequest, rq.bad)
-				continue
-			}
-			switch rq.op {
-			case OpSet, OpGet, OpDel:
+			case rq.op == OpSet || rq.op == OpGet || rq.op == OpDel:
 				// Its turn, by runnable's keyedGone: every earlier key
 				// command has gone, the earlier ones of this run in
 				// order. The cursor may still be at a request before
@@ -230,17 +229,34 @@ func runStepOf(fl *flow) engine.ExecFunc {
 					// order, and counted.
 					rq.sh.strays++
 					rq.answerError(engine.InternalError, "stepsd: a key command of a run found another waiting for its turn")
-					continue
+					break
 				}
 				rq.dispatched = true
 				cn.cursor = rq.next
 				rq.sh.s.keys.apply(rq)
+				rq.answered()
+			default:
+				rq.answered()
 			}
-			rq.answered()
+			if rq == end {
+				break
+			}
 		}
-		fl.runHeld = false
-		fl.sh.lim.LeaveRun()
+		fl.endRun(end)
 	}
+}
+
+// endRun moves fl past its run, which ended at end, and leaves the
+// Limiter.
+func (fl *flow) endRun(end *request) {
+	if end == fl.last {
+		fl.next = nil
+	} else {
+		fl.next = end.next
+	}
+	fl.runEnd = nil
+	fl.runHeld = false
+	fl.sh.lim.LeaveRun()
 }
 
 // runError is the run step's error handler: never expected (a request's
@@ -248,19 +264,25 @@ func runStepOf(fl *flow) engine.ExecFunc {
 // it are answered with the error, the Limiter is left, and the flow goes
 // on to the requests after the run, each with its own step.
 func (fl *flow) runError(as *engine.Steps, code string) {
-	info := as.State().ErrorInfo
-	if rq := fl.cur; rq != nil && !rq.done {
-		rq.answerError(code, info)
+	end := fl.runEnd
+	if !fl.runHeld || end == nil {
+		as.Success() // not expected: the run step failed after it ended
+		return
 	}
-	for ; fl.runN > 0; fl.runN-- {
-		if rq := fl.take(); !rq.done {
+	info := as.State().ErrorInfo
+	rq := fl.cur
+	if rq == nil {
+		rq = fl.next
+	}
+	for ; ; rq = rq.next {
+		if !rq.done {
 			rq.answerError(code, info)
 		}
+		if rq == end {
+			break
+		}
 	}
-	if fl.runHeld {
-		fl.runHeld = false
-		fl.sh.lim.LeaveRun()
-	}
+	fl.endRun(end)
 	as.Success()
 }
 

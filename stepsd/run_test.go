@@ -194,7 +194,7 @@ func TestRunnable(t *testing.T) {
 		for _, x := range tc.flow {
 			fl.add(link(x), nil)
 		}
-		if got := fl.runnable(); got != tc.want {
+		if got, _ := fl.runnable(); got != tc.want {
 			t.Errorf("%s: runnable %d, want %d", tc.name, got, tc.want)
 		}
 	}
