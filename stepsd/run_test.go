@@ -160,16 +160,17 @@ func TestRunnable(t *testing.T) {
 		earlier   []r // the connection's requests before the flow's, from its cursor
 		flow      []r
 		turnWaits int
-		want      int
+		want      int // entries
+		wantEnd   int // the run's last request, by its place in the flow; -1: none
 	}{
-		{"all at once", nil, []r{{op: OpSet}, {op: OpGet}, {op: OpEcho}, {op: OpDel}}, 0, 4},
-		{"bad ones need no entry", nil, []r{{op: OpEcho}, {bad: true}, {op: OpGet}}, 0, 2},
-		{"up to a SLEEP", nil, []r{{op: OpEcho}, {op: OpSet}, {op: OpSleep}, {op: OpGet}}, 0, 2},
-		{"SLEEP first", nil, []r{{op: OpSleep}, {op: OpEcho}}, 0, 0},
-		{"earlier key command gone", []r{{op: OpSleep}, {op: OpSet, dispatched: true}}, []r{{op: OpGet}, {op: OpEcho}}, 0, 2},
-		{"earlier key command not gone", []r{{op: OpSet}}, []r{{op: OpEcho}, {op: OpGet}, {op: OpEcho}}, 0, 1},
-		{"a key command waits for its turn", nil, []r{{op: OpPing}, {op: OpSet}}, 1, 1},
-		{"waits, but no key command", nil, []r{{op: OpPing}, {op: OpEcho}}, 1, 2},
+		{"all at once", nil, []r{{op: OpSet}, {op: OpGet}, {op: OpEcho}, {op: OpDel}}, 0, 4, 3},
+		{"bad ones need no entry", nil, []r{{op: OpEcho}, {bad: true}, {op: OpGet}}, 0, 2, 2},
+		{"up to a SLEEP", nil, []r{{op: OpEcho}, {op: OpSet}, {op: OpSleep}, {op: OpGet}}, 0, 2, 1},
+		{"SLEEP first", nil, []r{{op: OpSleep}, {op: OpEcho}}, 0, 0, -1},
+		{"earlier key command gone", []r{{op: OpSleep}, {op: OpSet, dispatched: true}}, []r{{op: OpGet}, {op: OpEcho}}, 0, 2, 1},
+		{"earlier key command not gone", []r{{op: OpSet}}, []r{{op: OpEcho}, {op: OpGet}, {op: OpEcho}}, 0, 1, 0},
+		{"a key command waits for its turn", nil, []r{{op: OpPing}, {op: OpSet}}, 1, 1, 0},
+		{"waits, but no key command", nil, []r{{op: OpPing}, {op: OpEcho}}, 1, 2, 1},
 	}
 	for _, tc := range tests {
 		cn := &conn{turnWaits: tc.turnWaits}
@@ -191,11 +192,19 @@ func TestRunnable(t *testing.T) {
 		for _, x := range tc.earlier {
 			link(x)
 		}
+		var in []*request
 		for _, x := range tc.flow {
-			fl.add(link(x), nil)
+			rq := link(x)
+			in = append(in, rq)
+			fl.add(rq, nil)
 		}
-		if got, _ := fl.runnable(); got != tc.want {
-			t.Errorf("%s: runnable %d, want %d", tc.name, got, tc.want)
+		got, end := fl.runnable()
+		var wantEnd *request
+		if tc.wantEnd >= 0 {
+			wantEnd = in[tc.wantEnd]
+		}
+		if got != tc.want || end != wantEnd {
+			t.Errorf("%s: runnable %d ending at %p, want %d ending at %p (request %d)", tc.name, got, end, tc.want, wantEnd, tc.wantEnd)
 		}
 	}
 }
