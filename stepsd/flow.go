@@ -260,27 +260,30 @@ func (fl *flow) endRun(end *request) {
 }
 
 // runError is the run step's error handler: never expected (a request's
-// work panicked). The request it failed at and the run's requests after
-// it are answered with the error, the Limiter is left, and the flow goes
-// on to the requests after the run, each with its own step.
+// work panicked: InternalError). The request it failed at is answered
+// with the error, as serveError answers a request whose section failed;
+// the run then goes on with its next request, in a step of its own added
+// here, still inside the Limiter, so the requests after it are answered
+// as they would have been (a step per request fails one request alone).
+// After the run's last request the Limiter is left, and the flow goes on
+// to the requests after the run.
 func (fl *flow) runError(as *engine.Steps, code string) {
 	end := fl.runEnd
 	if !fl.runHeld || end == nil {
 		as.Success() // not expected: the run step failed after it ended
 		return
 	}
-	info := as.State().ErrorInfo
 	rq := fl.cur
 	if rq == nil {
-		rq = fl.next
+		rq = fl.next // failed before its first request (not expected)
 	}
-	for ; ; rq = rq.next {
-		if !rq.done {
-			rq.answerError(code, info)
-		}
-		if rq == end {
-			break
-		}
+	if !rq.done {
+		rq.answerError(code, as.State().ErrorInfo)
+	}
+	if rq != end {
+		fl.next = rq.next
+		as.Add(fl.run, fl.onRunError)
+		return
 	}
 	fl.endRun(end)
 	as.Success()

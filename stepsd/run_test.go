@@ -208,3 +208,31 @@ func TestRunnable(t *testing.T) {
 		}
 	}
 }
+
+// TestRunRequestPanics: a request whose work panics inside a run (here a
+// key command, with the server's store taken away) is answered
+// InternalError alone, as with a section per request: the run's other
+// requests keep their replies, and the Limiter is left.
+func TestRunRequestPanics(t *testing.T) {
+	s := start(t, Config{Reactors: 1})
+	c := dial(t, s)
+	sh := s.shards[0]
+	done := make(chan *store, 1)
+	sh.r.Immediate(func() { k := s.keys; s.keys = nil; done <- k })
+	keys := <-done
+	c.send("ECHO a", "SET k v", "ECHO b", "GET k", "ECHO c")
+	want := []string{"a", "-InternalError", "b", "-InternalError", "c"}
+	for _, w := range want {
+		if got, err := c.read(); err != nil || !strings.HasPrefix(got, w) {
+			t.Fatalf("reply %q, %v; want %q", got, err, w)
+		}
+	}
+	sh.r.Immediate(func() { s.keys = keys; done <- nil })
+	<-done
+	c.send("SET k v", "GET k")
+	c.expect("OK", "v")
+	if m := s.Metrics(context.Background()); m.Concurrency.Holders != 0 {
+		t.Errorf("Limiter %+v after the run, want no holder", m.Concurrency)
+	}
+	checkNoStrays(t, s)
+}
