@@ -101,8 +101,14 @@ func (l *Limiter) TryEnterRun(n int) int {
 // LeaveRun ends a run that TryEnterRun let in (k > 0): its concurrency slot
 // goes back, to the first flow queued for one if any (the run's rate
 // entries are spent, as a section's are). Call it once per run, on any
-// goroutine.
-func (l *Limiter) LeaveRun() { l.m.release() }
+// goroutine. A LeaveRun with nobody inside l (no run to end: a mistake)
+// panics, naming it, rather than corrupt l's count.
+func (l *Limiter) LeaveRun() {
+	if n, _ := unpack(l.m.state.Load()); n == 0 {
+		panic("syncprim: Limiter.LeaveRun with no run let in (TryEnterRun returned 0, or LeaveRun called twice)")
+	}
+	l.m.release()
+}
 
 // limiterTry is the Lock's Enter: a concurrency slot and rate budget, both
 // free of waiters, let the flow in at once (arming the period timer if it

@@ -1,6 +1,7 @@
 package syncprim
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -154,4 +155,26 @@ func TestLimiterRunAllocatesNothing(t *testing.T) {
 	}); a != 0 {
 		t.Fatalf("%v allocations per run", a)
 	}
+}
+
+// A LeaveRun with no run to end panics, naming the mistake, and leaves the
+// Limiter as it was.
+func TestLimiterLeaveRunWithoutRunPanics(t *testing.T) {
+	r := reactor.NewManual()
+	l := NewLimiter(r, LimiterOptions{Concurrent: 2, Rate: 10})
+	func() {
+		defer func() {
+			if v, _ := recover().(string); !strings.Contains(v, "LeaveRun") {
+				t.Fatalf("LeaveRun with no run: recovered %q, want a panic naming LeaveRun", v)
+			}
+		}()
+		l.LeaveRun()
+	}()
+	if c, _ := l.Stats(); c.Holders != 0 || c.Queued != 0 {
+		t.Fatalf("after the mistake: %+v", c)
+	}
+	if k := l.TryEnterRun(2); k != 2 {
+		t.Fatalf("run after the mistake: %d", k)
+	}
+	l.LeaveRun()
 }
