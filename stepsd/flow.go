@@ -48,6 +48,13 @@ type flow struct {
 	onRunError engine.ErrorFunc
 	runEnd     *request
 	runHeld    bool
+	// A direct run (startDirect): the first dn requests of the shard's
+	// reqs, answered by its step (runDirectOf) with no request object;
+	// dat is the next it answers, dcn their connection.
+	direct        engine.ExecFunc
+	onDirectError engine.ErrorFunc
+	dn, dat       int
+	dcn           *conn
 }
 
 // pipelineName names a flow whose requests are not all of one command.
@@ -70,15 +77,22 @@ func (sh *shard) newFlow() *flow {
 	fl.onError = fl.serveError
 	fl.run = runStepOf(fl)
 	fl.onRunError = fl.runError
+	fl.direct = runDirectOf(fl)
+	fl.onDirectError = fl.directError
 	return fl
 }
 
 // add appends rq to fl: it runs after fl's earlier requests. fl must not
 // have started yet; its steps are added when it starts (execute).
 func (fl *flow) add(rq *request, name *engine.Name) {
-	if fl.next == nil {
+	if fl.next == nil && fl.dn == 0 {
 		fl.next = rq
 		fl.name = name
+	} else if fl.next == nil {
+		fl.next = rq
+		if fl.name != name {
+			fl.name = pipelineName
+		}
 	} else if fl.name != name {
 		fl.name = pipelineName
 	}
@@ -109,7 +123,16 @@ func (fl *flow) execute() {
 		fl.named = fl.name
 	}
 	rq := fl.next
-	if k, end := fl.runnable(); k > 0 {
+	if fl.dn > 0 {
+		// The direct run holds the Limiter until its step ends: the
+		// requests after it each have their own section, entered after
+		// that (a second run now could hold a second slot meanwhile).
+		fl.root.Add(fl.direct, fl.onDirectError)
+		if rq == nil {
+			fl.root.Execute()
+			return
+		}
+	} else if k, end := fl.runnable(); k > 0 {
 		if g := fl.sh.lim.TryEnterRun(k); g > 0 {
 			if g < k {
 				// The run ends at the g-th request that enters the
@@ -287,6 +310,184 @@ func (fl *flow) runError(as *engine.Steps, code string) {
 	}
 	fl.endRun(end)
 	as.Success()
+}
+
+// directly reports whether a parsed request may be answered by a direct
+// run: framed (its words are the read's bytes, valid until OnData returns;
+// an inline command's may be in the parser's scratch), refused by nobody,
+// answered within a step (not SLEEP), and needing none of its words but
+// Key, Value and Text (not a DEL of several keys, whose Args the next
+// parse reuses; not QUIT, which closes; not OpConst, composed in the
+// parser).
+func directly(p *Request, framed bool) bool {
+	if !framed {
+		return false
+	}
+	if p.Bad != "" {
+		// Refused: answered with its name (Args[0], the read's bytes),
+		// kept in Key since the next parse reuses Args.
+		p.Key = p.Name()
+		return true
+	}
+	switch p.Op {
+	case OpGet, OpSet, OpEcho, OpPing:
+		return true
+	case OpDel:
+		return len(p.Args) == 2
+	}
+	return false
+}
+
+// startDirect ends the head of a read that OnData parsed into the shard's
+// reqs (nd requests, each directly, on a connection with nothing in
+// flight): as many as the Limiter lets in at once (TryEnterRun) become fl's
+// direct run, answered by its first step straight from their parse, with
+// no request object (runDirectOf); the others, from the first the Limiter
+// could not take, become requests of fl (cn.start), each with its own
+// section, so each is queued or refused as itself, in order. It returns
+// the first request it started, or nil.
+//
+// Why: a request answered in a run needs its request object only to
+// carry its reply to flush; the object's life (newRequest, start, flush's
+// walk, recycle) was about 250 instructions a request at pipeline 16
+// (profiles/notes/2026-11-27-limbatch-round6.md).
+//
+// The run's requests count in cn.inflight until runNow has sent their
+// replies (sendDirect), so that a close asked meanwhile (a fatal parse
+// error) waits for them, and MaxPipeline bounds a run as it bounds
+// requests in flight.
+func (fl *flow) startDirect(cn *conn, nd int, now int64) *request {
+	sh := fl.sh
+	ne := 0 // Limiter entries: refused requests need none
+	for i := 0; i < nd; i++ {
+		if sh.reqs[i].Bad == "" {
+			ne++
+		}
+	}
+	g := 0
+	if ne > 0 {
+		g = sh.lim.TryEnterRun(ne)
+	}
+	e := 0 // the run's requests: sh.reqs[:e]
+	if g == ne {
+		e = nd
+	} else if g > 0 {
+		// Up to the g-th that enters the Limiter, with the refused
+		// ones before it.
+		for left := g; left > 0; e++ {
+			if sh.reqs[e].Bad == "" {
+				left--
+			}
+		}
+	}
+	if g > 0 {
+		fl.dn, fl.dat, fl.dcn, fl.runHeld = e, 0, cn, true
+		cn.inflight += e
+		name := cmdNames[cmdIndex(sh.reqs[0].Op, sh.reqs[0].Bad)]
+		for i := 0; i < e; i++ {
+			c := cmdIndex(sh.reqs[i].Op, sh.reqs[i].Bad)
+			sh.cmds[c].started++
+			if cmdNames[c] != name {
+				name = pipelineName
+			}
+		}
+		fl.name = name
+	} else {
+		e = 0
+	}
+	var first *request
+	for i := e; i < nd; i++ {
+		rq := cn.start(&sh.reqs[i], true, fl, now)
+		if first == nil {
+			first = rq
+		}
+	}
+	return first
+}
+
+// runDirectOf returns fl's direct run step (flow.direct): it answers the
+// run's requests in order, inside the Limiter startDirect let them into,
+// appending their replies to the shard's dout (sent by runNow before
+// flush's), and leaves the Limiter. Each is counted by command as a
+// request's flush counts it.
+func runDirectOf(fl *flow) engine.ExecFunc {
+	return func(as *engine.Steps) {
+		sh := fl.sh
+		out := sh.dout
+		for fl.dat < fl.dn {
+			p := &sh.reqs[fl.dat]
+			fl.dat++
+			switch {
+			case p.Bad != "":
+				out = AppendBad(out, p.Bad, p.Key)
+				sh.cmds[cmdInvalid].failed++
+				sh.cmds[cmdInvalid].ended++
+			case p.Op == OpEcho || p.Op == OpPing:
+				out = appendReply(out, p.Op, p.Text, nil, 0)
+				sh.cmds[p.Op].ended++ // its life is 0: answered in the read that brought it
+			default:
+				out = sh.s.keys.applyTo(p, out)
+				sh.cmds[p.Op].ended++
+			}
+			if len(out) >= outChunk && !fl.dcn.closed {
+				// Sent a chunk at a time, as flush does: the run's
+				// replies are the first of its connection.
+				_, _ = fl.dcn.c.Send(out)
+				out = out[:0]
+			}
+			sh.dout = out
+		}
+		fl.runHeld = false
+		sh.lim.LeaveRun()
+	}
+}
+
+// directError is the direct run step's error handler: never expected (a
+// request's work panicked: InternalError). The request it failed at is
+// answered with the error, as serveError answers a request's, and the run
+// goes on after it in a step added here, still inside the Limiter.
+func (fl *flow) directError(as *engine.Steps, code string) {
+	sh := fl.sh
+	if !fl.runHeld || fl.dat == 0 {
+		as.Success() // not expected: failed after the run ended, or before its first request
+		return
+	}
+	p := &sh.reqs[fl.dat-1]
+	c := &sh.cmds[cmdIndex(p.Op, p.Bad)]
+	c.ended++
+	c.failed++
+	sh.dout = AppendError(sh.dout, code, as.State().ErrorInfo)
+	if fl.dat < fl.dn {
+		as.Add(fl.direct, fl.onDirectError)
+		return
+	}
+	fl.runHeld = false
+	sh.lim.LeaveRun()
+	as.Success()
+}
+
+// sendDirect writes fl's direct run's replies, which come before those of
+// every request of cn started after them, and lets the run's requests go
+// from cn.inflight. A flow with no request left (all of its read answered
+// by the run) goes back to the pool here: no request's recycle will.
+func (fl *flow) sendDirect() {
+	sh, cn := fl.sh, fl.dcn
+	if fl.dat < fl.dn {
+		// Never expected (the run step runs in runNow's RunReady, its
+		// flow's first step): the rest would read bytes OnData gives
+		// back. Counted; their replies never come, so cn is closed.
+		sh.strays++
+		_ = cn.c.Close()
+	}
+	if len(sh.dout) > 0 && !cn.closed {
+		_, _ = cn.c.Send(sh.dout)
+	}
+	sh.dout = sh.dout[:0]
+	cn.inflight -= fl.dn
+	fl.dn, fl.dat, fl.dcn = 0, 0, nil
+	if fl.n == 0 {
+		sh.recycleFlow(fl)
+	}
 }
 
 // take moves on to the flow's next request, whose step starts; nil if it

@@ -8,10 +8,40 @@ import (
 	"time"
 )
 
+// sendAs writes lines in one write: inline commands, or (framed) each as
+// a RESP array of its words, as Redis clients send them. Framed requests
+// of a connection with nothing in flight are answered by a direct run
+// (flow.startDirect); inline ones by a run of request objects.
+func (c *client) sendAs(framed bool, lines ...string) {
+	c.t.Helper()
+	if !framed {
+		c.send(lines...)
+		return
+	}
+	var b strings.Builder
+	for _, l := range lines {
+		b.WriteString(resp(strings.Fields(l)...))
+	}
+	c.sendRaw(b.String())
+}
+
+// forms runs f for inline and for framed requests.
+func forms(t *testing.T, f func(t *testing.T, framed bool)) {
+	for _, framed := range []bool{false, true} {
+		name := "inline"
+		if framed {
+			name = "framed"
+		}
+		t.Run(name, func(t *testing.T) { f(t, framed) })
+	}
+}
+
 // TestReadRunsAsOneStep: the requests of a read that are answered within a
 // step run as one step, the Limiter entered once for them all (flow.run),
 // and each still gets its own reply and count.
-func TestReadRunsAsOneStep(t *testing.T) {
+func TestReadRunsAsOneStep(t *testing.T) { forms(t, testReadRunsAsOneStep) }
+
+func testReadRunsAsOneStep(t *testing.T, framed bool) {
 	s := start(t, Config{Reactors: 1})
 	c := dial(t, s)
 	c.send("PING")
@@ -23,7 +53,7 @@ func TestReadRunsAsOneStep(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("SET k%d v%d", i, i), fmt.Sprintf("GET k%d", i), "BOGUS", "ECHO e")
 		want = append(want, "OK", fmt.Sprintf("v%d", i), "-ERR", "e")
 	}
-	c.send(lines...)
+	c.sendAs(framed, lines...)
 	for _, w := range want {
 		got, err := c.read()
 		if err != nil || !strings.HasPrefix(got, w) {
@@ -43,7 +73,9 @@ func TestReadRunsAsOneStep(t *testing.T) {
 // TestRunNeedsOneSlot: a read of more requests than the Limiter has free
 // slots is served whole, as with a step per request: its requests are
 // inside one after another, so they need one slot between them.
-func TestRunNeedsOneSlot(t *testing.T) {
+func TestRunNeedsOneSlot(t *testing.T) { forms(t, testRunNeedsOneSlot) }
+
+func testRunNeedsOneSlot(t *testing.T, framed bool) {
 	s := start(t, Config{Concurrent: 2, Queue: 0, Reactors: 1})
 	busy, other := dial(t, s), dial(t, s)
 	busy.send("SLEEP 300")
@@ -53,7 +85,7 @@ func TestRunNeedsOneSlot(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("ECHO %d", i))
 		want = append(want, fmt.Sprint(i))
 	}
-	other.send(lines...)
+	other.sendAs(framed, lines...)
 	other.expect(want...)
 	if m := s.Metrics(context.Background()); m.Concurrency.Rejected != 0 || m.Concurrency.Holders != 1 {
 		t.Errorf("Limiter %+v; want the SLEEP's slot alone held and nothing rejected", m.Concurrency)
@@ -66,12 +98,14 @@ func TestRunNeedsOneSlot(t *testing.T) {
 // requests the budget covers are answered, and each after them enters the
 // Limiter as itself: refused with DefenseRejected with no Burst, queued
 // for the next period while the Burst has room, in order.
-func TestRunStopsAtTheRate(t *testing.T) {
+func TestRunStopsAtTheRate(t *testing.T) { forms(t, testRunStopsAtTheRate) }
+
+func testRunStopsAtTheRate(t *testing.T, framed bool) {
 	t.Run("no burst", func(t *testing.T) {
 		s := start(t, Config{Rate: 3, Reactors: 1})
 		c := dial(t, s)
-		c.send("ECHO a", "SET k 1", "BOGUS", "ECHO c", "GET k", "ECHO e")
-		want := []string{"a", "OK", "-ERR unknown command", "c", "-DefenseRejected", "-DefenseRejected"}
+		c.sendAs(framed, "ECHO a", "SET k 1", "ECHO c", "BOGUS", "GET k", "ECHO e")
+		want := []string{"a", "OK", "c", "-ERR unknown command", "-DefenseRejected", "-DefenseRejected"}
 		for _, w := range want {
 			if got, err := c.read(); err != nil || !strings.HasPrefix(got, w) {
 				t.Fatalf("reply %q, %v; want %q", got, err, w)
@@ -89,7 +123,7 @@ func TestRunStopsAtTheRate(t *testing.T) {
 		// The SET and GET after the budget wait for the next period in
 		// the rate's queue (the GET behind the SET, for its turn too);
 		// the last ECHO finds the queue full.
-		c.send("SET k 1", "ECHO b", "SET k 2", "GET k", "ECHO e")
+		c.sendAs(framed, "SET k 1", "ECHO b", "SET k 2", "GET k", "ECHO e")
 		c.expect("OK", "b")
 		got, err := c.read() // the next period: after about a second
 		if err != nil || got != "OK" {
@@ -110,11 +144,13 @@ func TestRunStopsAtTheRate(t *testing.T) {
 // that wait in the Limiter's queue (the rate spent by the run) end as
 // themselves: with -Timeout at their deadline, or, when the connection is
 // reset, canceled, leaving the queue at once. The run's own replies stand.
-func TestRunThenWaitersTimeOutOrReset(t *testing.T) {
+func TestRunThenWaitersTimeOutOrReset(t *testing.T) { forms(t, testRunThenWaitersTimeOutOrReset) }
+
+func testRunThenWaitersTimeOutOrReset(t *testing.T, framed bool) {
 	t.Run("timeout", func(t *testing.T) {
 		s := start(t, Config{Rate: 2, Burst: 4, Reactors: 1, Timeout: 100 * time.Millisecond})
 		c := dial(t, s)
-		c.send("SET k v", "ECHO b", "GET k", "ECHO d", "DEL k")
+		c.sendAs(framed, "SET k v", "ECHO b", "GET k", "ECHO d", "DEL k")
 		c.expect("OK", "b")
 		for i := 0; i < 3; i++ {
 			if got, err := c.read(); err != nil || !strings.HasPrefix(got, "-Timeout") {
@@ -130,7 +166,7 @@ func TestRunThenWaitersTimeOutOrReset(t *testing.T) {
 	t.Run("reset", func(t *testing.T) {
 		s := start(t, Config{Rate: 2, Burst: 4, Reactors: 1, Timeout: 10 * time.Second})
 		c := dial(t, s)
-		c.send("SET k v", "ECHO b", "GET k", "ECHO d", "DEL k")
+		c.sendAs(framed, "SET k v", "ECHO b", "GET k", "ECHO d", "DEL k")
 		c.expect("OK", "b")
 		waitFor(t, 2*time.Second, "the requests after the run to queue", func() bool {
 			_, r := s.limiterStats()
@@ -213,14 +249,16 @@ func TestRunnable(t *testing.T) {
 // key command, with the server's store taken away) is answered
 // InternalError alone, as with a section per request: the run's other
 // requests keep their replies, and the Limiter is left.
-func TestRunRequestPanics(t *testing.T) {
+func TestRunRequestPanics(t *testing.T) { forms(t, testRunRequestPanics) }
+
+func testRunRequestPanics(t *testing.T, framed bool) {
 	s := start(t, Config{Reactors: 1})
 	c := dial(t, s)
 	sh := s.shards[0]
 	done := make(chan *store, 1)
 	sh.r.Immediate(func() { k := s.keys; s.keys = nil; done <- k })
 	keys := <-done
-	c.send("ECHO a", "SET k v", "ECHO b", "GET k", "ECHO c")
+	c.sendAs(framed, "ECHO a", "SET k v", "ECHO b", "GET k", "ECHO c")
 	want := []string{"a", "-InternalError", "b", "-InternalError", "c"}
 	for _, w := range want {
 		if got, err := c.read(); err != nil || !strings.HasPrefix(got, w) {
@@ -229,10 +267,97 @@ func TestRunRequestPanics(t *testing.T) {
 	}
 	sh.r.Immediate(func() { s.keys = keys; done <- nil })
 	<-done
-	c.send("SET k v", "GET k")
+	c.sendAs(framed, "SET k v", "GET k")
 	c.expect("OK", "v")
 	if m := s.Metrics(context.Background()); m.Concurrency.Holders != 0 {
 		t.Errorf("Limiter %+v after the run, want no holder", m.Concurrency)
 	}
 	checkNoStrays(t, s)
+}
+
+// TestDirectRunEdges: a direct run (framed requests answered from their
+// parse) and what it shares a read or a connection with.
+func TestDirectRunEdges(t *testing.T) {
+	t.Run("then a fatal framing error", func(t *testing.T) {
+		// The run's replies leave before the error, then the close.
+		s := start(t, Config{Reactors: 1})
+		c := dial(t, s)
+		c.sendRaw(resp("PING") + resp("ECHO", "x") + "*2\r\n$3\r\nGET\r\nfoo\r\n")
+		c.expect("PONG", "x")
+		if got, _ := c.read(); !strings.HasPrefix(got, "-ERR") {
+			t.Fatalf("reply %q, want -ERR (framing lost)", got)
+		}
+		c.expectEOF()
+	})
+	t.Run("then what it cannot answer", func(t *testing.T) {
+		// A SLEEP, an inline command, QUIT end the direct head; their
+		// replies follow the run's, in order.
+		s := start(t, Config{Reactors: 1})
+		c := dial(t, s)
+		c.sendRaw(resp("SET", "k", "1") + resp("DEL", "k", "j") + resp("SLEEP", "10") + "GET k\r\n" + resp("ECHO", "e") + resp("QUIT"))
+		c.expect("OK", ":1", "OK", "(nil)", "e", "OK")
+		c.expectEOF()
+		checkNoStrays(t, s)
+	})
+	t.Run("behind a request in flight", func(t *testing.T) {
+		// A connection with a request in flight answers the next read
+		// through request objects: its replies wait for the SLEEP's.
+		s := start(t, Config{Reactors: 1})
+		c := dial(t, s)
+		c.sendRaw(resp("SLEEP", "50"))
+		c.sendRaw(resp("SET", "k", "2") + resp("GET", "k"))
+		c.expect("OK", "OK", "2")
+		checkNoStrays(t, s)
+	})
+	t.Run("larger than MaxPipeline", func(t *testing.T) {
+		// The run counts against MaxPipeline: reading stops and
+		// resumes once its replies are out.
+		s := start(t, Config{Reactors: 1, MaxPipeline: 4})
+		c := dial(t, s)
+		var b strings.Builder
+		var want []string
+		for i := 0; i < 20; i++ {
+			b.WriteString(resp("ECHO", fmt.Sprint(i)))
+			want = append(want, fmt.Sprint(i))
+		}
+		c.sendRaw(b.String())
+		c.expect(want...)
+	})
+	t.Run("replies larger than a chunk", func(t *testing.T) {
+		s := start(t, Config{Reactors: 1})
+		c := dial(t, s)
+		v := strings.Repeat("v", 100<<10)
+		c.sendRaw(resp("SET", "big", v))
+		c.expect("OK")
+		var b strings.Builder
+		var want []string
+		for i := 0; i < 8; i++ {
+			b.WriteString(resp("GET", "big"))
+			want = append(want, v)
+		}
+		b.WriteString(resp("ECHO", "end"))
+		c.sendRaw(b.String())
+		c.expect(append(want, "end")...)
+	})
+	t.Run("counts its requests", func(t *testing.T) {
+		s := start(t, Config{Reactors: 1})
+		c := dial(t, s)
+		c.sendRaw(resp("SET", "k", "v") + resp("GET", "k") + resp("GET", "k") + resp("PING") + resp("BOGUS"))
+		c.expect("OK", "v", "v", "PONG")
+		if got, _ := c.read(); !strings.HasPrefix(got, "-ERR unknown command") {
+			t.Fatalf("reply %q, want -ERR unknown command", got)
+		}
+		counts := map[string]CommandMetrics{}
+		for _, x := range s.Metrics(context.Background()).Commands[0] {
+			counts[x.Command] = x
+		}
+		for cmd, n := range map[string]uint64{"SET": 1, "GET": 2, "PING": 1} {
+			if x := counts[cmd]; x.Started != n || x.Succeeded != n || x.Failed != 0 {
+				t.Errorf("%s: %+v, want %d started and succeeded", cmd, x, n)
+			}
+		}
+		if x := counts[invalidName.String()]; x.Started != 1 || x.Failed != 1 {
+			t.Errorf("%s: %+v, want 1 started and failed", invalidName, x)
+		}
+	})
 }
