@@ -48,7 +48,8 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	// are parsed into sh.reqs, nd of them, until the first that is not
 	// directly.
 	direct := cn.head == nil
-	nd := 0
+	nd, ne := 0, 0         // requests in sh.reqs; of them, not refused (Limiter entries)
+	var dname *engine.Name // their command, or PIPELINE
 	for !cn.closing {
 		if cn.inflight+nd >= s.cfg.MaxPipeline || cn.held >= s.cfg.MaxRequest {
 			cn.paused = true
@@ -68,7 +69,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		k, fatal := sh.parser.ParseInto(p, data[n:])
 		if fatal != "" {
 			if direct && nd > 0 {
-				first = fl.startDirect(cn, nd, now) // their replies go before the error
+				first = fl.startDirect(cn, nd, ne, dname, now) // their replies go before the error
 				direct = false
 			}
 			cn.closeAfterReplies(fatal)
@@ -87,11 +88,21 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		}
 		if direct {
 			if directly(p, framed) {
+				c := cmdIndex(p.Op, p.Bad)
+				sh.cmds[c].started++
+				if nd == 0 {
+					dname = cmdNames[c]
+				} else if cmdNames[c] != dname {
+					dname = pipelineName
+				}
+				if p.Bad == "" {
+					ne++
+				}
 				nd++
 				continue
 			}
 			direct = false
-			first = fl.startDirect(cn, nd, now)
+			first = fl.startDirect(cn, nd, ne, dname, now)
 		}
 		rq := cn.start(p, framed, fl, now)
 		if first == nil {
@@ -102,7 +113,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		}
 	}
 	if direct && nd > 0 {
-		first = fl.startDirect(cn, nd, now)
+		first = fl.startDirect(cn, nd, ne, dname, now)
 	}
 	if fl != nil {
 		fl.execute()

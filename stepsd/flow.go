@@ -356,48 +356,42 @@ func directly(p *Request, framed bool) bool {
 // replies (sendDirect), so that a close asked meanwhile (a fatal parse
 // error) waits for them, and MaxPipeline bounds a run as it bounds
 // requests in flight.
-func (fl *flow) startDirect(cn *conn, nd int, now int64) *request {
+//
+// OnData counts what it needs as it parses: ne, the run's Limiter entries
+// (refused requests need none), name, its requests' command (PIPELINE
+// when they differ), and each request started in its command's counters
+// (startDirect takes that back for those it starts as request objects,
+// whose start counts them).
+func (fl *flow) startDirect(cn *conn, nd, ne int, name *engine.Name, now int64) *request {
 	sh := fl.sh
-	ne := 0 // Limiter entries: refused requests need none
-	for i := 0; i < nd; i++ {
-		if sh.reqs[i].Bad == "" {
-			ne++
-		}
-	}
 	g := 0
 	if ne > 0 {
 		g = sh.lim.TryEnterRun(ne)
 	}
-	e := 0 // the run's requests: sh.reqs[:e]
-	if g == ne {
-		e = nd
-	} else if g > 0 {
+	e := nd // the run's requests: sh.reqs[:e]
+	switch {
+	case g == 0:
+		e = 0
+	case g < ne:
 		// Up to the g-th that enters the Limiter, with the refused
 		// ones before it.
+		e = 0
 		for left := g; left > 0; e++ {
 			if sh.reqs[e].Bad == "" {
 				left--
 			}
 		}
 	}
-	if g > 0 {
+	if e > 0 {
 		fl.dn, fl.dat, fl.dcn, fl.runHeld = e, 0, cn, true
-		cn.inflight += e
-		name := cmdNames[cmdIndex(sh.reqs[0].Op, sh.reqs[0].Bad)]
-		for i := 0; i < e; i++ {
-			c := cmdIndex(sh.reqs[i].Op, sh.reqs[i].Bad)
-			sh.cmds[c].started++
-			if cmdNames[c] != name {
-				name = pipelineName
-			}
-		}
 		fl.name = name
-	} else {
-		e = 0
+		cn.inflight += e
 	}
 	var first *request
 	for i := e; i < nd; i++ {
-		rq := cn.start(&sh.reqs[i], true, fl, now)
+		p := &sh.reqs[i]
+		sh.cmds[cmdIndex(p.Op, p.Bad)].started-- // start counts it
+		rq := cn.start(p, true, fl, now)
 		if first == nil {
 			first = rq
 		}
