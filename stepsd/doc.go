@@ -51,7 +51,10 @@
 //     each) as far as each would have entered at once; the first the
 //     Limiter cannot take, and every request after it, has its own step,
 //     the Limiter's section, so it is queued or refused with
-//     DefenseRejected as itself.
+//     DefenseRejected as itself. When the connection has nothing in
+//     flight, such a run is answered straight from the parse of its
+//     requests (framed SET, GET, one-key DEL, ECHO, PING, refused ones),
+//     with no request object: its replies leave first, then the others'.
 //   - A request that waits (in the Limiter's queue, a SLEEP, a key command
 //     waiting for an earlier one) holds back no later request of its read:
 //     each of those goes on at once in a flow of its own, as it would with
