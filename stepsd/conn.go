@@ -103,6 +103,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 			}
 			direct = false
 			first = fl.startDirect(cn, nd, ne, dname, now)
+			nd = 0 // in cn.inflight now
 		}
 		rq := cn.start(p, framed, fl, now)
 		if first == nil {
