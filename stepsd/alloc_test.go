@@ -13,10 +13,19 @@ import (
 // timeout and Limiter), the key command under its stripe lock, reply, write. The
 // count covers the whole process, client included, so the client reuses
 // its buffers too.
+//
+// Inline commands run as request objects; framed ones (as Redis clients
+// send them) as a direct run (flow.startDirect).
 func TestRequestPathDoesNotAllocate(t *testing.T) {
 	if raceEnabled {
 		t.Skip("the race detector makes sync.Pool drop buffers on purpose")
 	}
+	for _, framed := range []bool{false, true} {
+		t.Run(fmt.Sprint("framed=", framed), func(t *testing.T) { testRequestPathDoesNotAllocate(t, framed) })
+	}
+}
+
+func testRequestPathDoesNotAllocate(t *testing.T, framed bool) {
 	s := start(t, Config{Reactors: 2})
 	c, err := net.Dial("tcp", s.Addr().String())
 	if err != nil {
@@ -27,6 +36,11 @@ func TestRequestPathDoesNotAllocate(t *testing.T) {
 	var batch []byte
 	const depth = 48
 	for i := 0; i < depth/3; i++ {
+		if framed {
+			k, v, h := fmt.Sprint("key", i), fmt.Sprint("value", i), fmt.Sprint("hello", i)
+			batch = append(batch, resp("SET", k, v)+resp("GET", k)+resp("ECHO", h)...)
+			continue
+		}
 		batch = fmt.Appendf(batch, "SET key%d value%d\nGET key%d\nECHO hello%d\n", i, i, i, i)
 	}
 	roundTrip := func() {

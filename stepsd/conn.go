@@ -37,13 +37,21 @@ func (h *handler) OnOpen(c *netio.Conn) {
 func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	cn := c.Context().(*conn)
 	s := (*Server)(h)
+	sh := cn.sh
 	n := 0
 	var first *request // the first request this read started
 	var fl *flow       // the read's flow: its requests' steps, in order
 	var now int64      // the read's arrival, on the reactor's coarse clock
 	var req Request    // each request in turn: start copies what it keeps
+	// direct: nothing of cn is in flight, so the head of this read may be
+	// answered straight from its parse (flow.startDirect): its requests
+	// are parsed into sh.reqs, nd of them, until the first that is not
+	// directly.
+	direct := cn.head == nil
+	nd, ne := 0, 0         // requests in sh.reqs; of them, not refused (Limiter entries)
+	var dname *engine.Name // their command, or PIPELINE
 	for !cn.closing {
-		if cn.inflight >= s.cfg.MaxPipeline || cn.held >= s.cfg.MaxRequest {
+		if cn.inflight+nd >= s.cfg.MaxPipeline || cn.held >= s.cfg.MaxRequest {
 			cn.paused = true
 			c.PauseRead()
 			break
@@ -51,8 +59,19 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		// A multi-bulk request's words alias data; an inline one's may be
 		// in the parser's scratch, which the next Parse reuses.
 		framed := n < len(data) && data[n] == '*'
-		k, fatal := cn.sh.parser.ParseInto(&req, data[n:])
+		p := &req
+		if direct {
+			if nd == len(sh.reqs) {
+				sh.reqs = append(sh.reqs, Request{})
+			}
+			p = &sh.reqs[nd]
+		}
+		k, fatal := sh.parser.ParseInto(p, data[n:])
 		if fatal != "" {
+			if direct && nd > 0 {
+				first = fl.startDirect(cn, nd, ne, dname, now) // their replies go before the error
+				direct = false
+			}
 			cn.closeAfterReplies(fatal)
 			break
 		}
@@ -60,20 +79,42 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 			break // the rest of a request is still to come
 		}
 		n += k
-		if req.Op == OpNone {
+		if p.Op == OpNone {
 			continue
 		}
 		if fl == nil {
-			fl = cn.sh.newFlow()
-			now = cn.sh.r.CoarseNow()
+			fl = sh.newFlow()
+			now = sh.r.CoarseNow()
 		}
-		rq := cn.start(&req, framed, fl, now)
+		if direct {
+			if directly(p, framed) {
+				c := cmdIndex(p.Op, p.Bad)
+				sh.cmds[c].started++
+				if nd == 0 {
+					dname = cmdNames[c]
+				} else if cmdNames[c] != dname {
+					dname = pipelineName
+				}
+				if p.Bad == "" {
+					ne++
+				}
+				nd++
+				continue
+			}
+			direct = false
+			first = fl.startDirect(cn, nd, ne, dname, now)
+			nd = 0 // in cn.inflight now
+		}
+		rq := cn.start(p, framed, fl, now)
 		if first == nil {
 			first = rq
 		}
-		if req.Op == OpQuit && req.Bad == "" {
+		if p.Op == OpQuit && p.Bad == "" {
 			cn.closeAfterReplies("")
 		}
+	}
+	if direct && nd > 0 {
+		first = fl.startDirect(cn, nd, ne, dname, now)
 	}
 	if fl != nil {
 		fl.execute()
@@ -102,7 +143,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 func (cn *conn) runNow(first *request, fl *flow, now int64) {
 	sh := cn.sh
 	sh.inline = cn
-	if engine.RunReady(sh.r); fl.next != nil || !fl.last.done {
+	if engine.RunReady(sh.r); fl.next != nil || fl.last != nil && !fl.last.done {
 		// fl waits at a request (or, past the engine's turn budget of
 		// 4,096 steps, is queued to go on later): the requests behind
 		// it go on in flows of their own.
@@ -110,6 +151,10 @@ func (cn *conn) runNow(first *request, fl *flow, now int64) {
 		engine.RunReady(sh.r)
 	}
 	sh.inline = nil
+	direct := fl.dn > 0
+	if direct {
+		fl.sendDirect() // the run's replies come first
+	}
 	if cn.undone > 0 {
 		// Not every request of this read is answered: flush will leave
 		// some in the queue, whose key and text must outlive the read.
@@ -118,8 +163,8 @@ func (cn *conn) runNow(first *request, fl *flow, now int64) {
 		}
 		sh.watch(first)
 	}
-	if cn.head != nil && cn.head.done {
-		cn.flush(now) // the read's loop round: its coarse clock has not moved
+	if direct || cn.head != nil && cn.head.done {
+		cn.flush(now) // the read's loop round: its coarse clock has not moved. After a direct run: resumes reading, closes if asked
 	}
 }
 

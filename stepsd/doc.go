@@ -1,6 +1,6 @@
 // Package stepsd is a Redis-protocol (RESP2) key-value server that runs
-// AsyncSteps flows on per-core reactors, one per read of a connection and
-// a Limiter section per request; cmd/stepsd is its
+// AsyncSteps flows on per-core reactors, one per read of a connection,
+// each request inside a Limiter; cmd/stepsd is its
 // command. It is the worked example of embedding the engine in a network
 // server: Redis clients in every language, redis-cli, redis-benchmark and
 // twemproxy drive it.
@@ -40,11 +40,21 @@
 //     one read run as one flow on the connection's reactor, one after
 //     another in arrival order: a flow's start, run and end, which cost
 //     about as much as the rest of a request, are paid once per read of a
-//     pipeline. Each request is still its own: its step is the Limiter's
-//     section (one Limiter per reactor with its share of the bounds, or
-//     one shared: Config, "The Limiter") with the command inside it, which
-//     records the request's reply; an error (-DefenseRejected, -ERR ...)
-//     answers that request alone, and the flow goes on to the next.
+//     pipeline. Each request is still its own: it runs inside the
+//     Limiter (one per reactor with its share of the bounds, or one
+//     shared: Config, "The Limiter") and records its own reply; an error
+//     (-DefenseRejected, -ERR ...) answers that request alone, and the
+//     flow goes on to the next. The requests at the head of a read that
+//     are answered within a step (all but SLEEP and a key command whose
+//     turn has not come) run as one step, let into the Limiter together
+//     (syncprim's Limiter.TryEnterRun: one concurrency slot, a rate entry
+//     each) as far as each would have entered at once; the first the
+//     Limiter cannot take, and every request after it, has its own step,
+//     the Limiter's section, so it is queued or refused with
+//     DefenseRejected as itself. When the connection has nothing in
+//     flight, such a run is answered straight from the parse of its
+//     requests (framed SET, GET, one-key DEL, ECHO, PING, refused ones),
+//     with no request object: its replies leave first, then the others'.
 //   - A request that waits (in the Limiter's queue, a SLEEP, a key command
 //     waiting for an earlier one) holds back no later request of its read:
 //     each of those goes on at once in a flow of its own, as it would with

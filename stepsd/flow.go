@@ -40,6 +40,21 @@ type flow struct {
 	// instructions a request, profiles/notes/2026-11-27-glue2-round5.md).
 	exec    engine.ExecFunc
 	onError engine.ErrorFunc
+	// run and onRunError are its run step (runStepOf) and runError, made
+	// once with it like exec. runEnd is the last request the run step
+	// answers, from next on (bad ones among them); runHeld: the run holds
+	// the Limiter (TryEnterRun) until the run step leaves it.
+	run        engine.ExecFunc
+	onRunError engine.ErrorFunc
+	runEnd     *request
+	runHeld    bool
+	// A direct run (startDirect): the first dn requests of the shard's
+	// reqs, answered by its step (runDirectOf) with no request object;
+	// dat is the next it answers, dcn their connection.
+	direct        engine.ExecFunc
+	onDirectError engine.ErrorFunc
+	dn, dat       int
+	dcn           *conn
 }
 
 // pipelineName names a flow whose requests are not all of one command.
@@ -60,43 +75,413 @@ func (sh *shard) newFlow() *flow {
 	fl.root.State().User = fl
 	fl.exec = execStepOf(fl)
 	fl.onError = fl.serveError
+	fl.run = runStepOf(fl)
+	fl.onRunError = fl.runError
+	fl.direct = runDirectOf(fl)
+	fl.onDirectError = fl.directError
 	return fl
 }
 
-// add appends rq to fl: its step runs after those of fl's earlier
-// requests. fl must not have started yet.
+// add appends rq to fl: it runs after fl's earlier requests. fl must not
+// have started yet; its steps are added when it starts (execute).
 func (fl *flow) add(rq *request, name *engine.Name) {
-	if fl.next == nil {
+	if fl.next == nil && fl.dn == 0 {
 		fl.next = rq
 		fl.name = name
+	} else if fl.next == nil {
+		fl.next = rq
+		if fl.name != name {
+			fl.name = pipelineName
+		}
 	} else if fl.name != name {
 		fl.name = pipelineName
 	}
 	fl.last = rq
 	rq.fl = fl
 	fl.n++
-	if rq.bad != "" {
-		fl.root.Add(badStep, fl.onError)
-		return
-	}
-	// The Limiter's section is the request's one step: no step of its
-	// own around it (profiles/notes/2026-11-27-stepsd-round3.md).
-	// Limiter.Sync is what Steps.Sync would call; called directly, a
-	// request skips the accessor's checks (a pooled root of ours, never
-	// released, never foreign, one ErrorFunc) and the call through the
-	// engine.Sync interface.
-	fl.sh.lim.Sync(fl.root, fl.exec, fl.onError)
 }
 
-// execute names fl's root after its requests' command (PIPELINE when they
-// differ), so CPU profiles split by command as with a flow per request,
-// and starts it.
+// execute adds fl's steps, names its root after its requests' command
+// (PIPELINE when they differ), so CPU profiles split by command as with a
+// flow per request, and starts it.
+//
+// The steps: first, when the Limiter lets them in at once, one run step
+// (runStepOf) for the requests at the head of the flow that are answered
+// within a step (runnable); then, for each request after those, its own
+// step: the Limiter's section (Limiter.Sync, execStepOf), or badStep for a
+// request the parser refused. The run takes the Limiter for as many of
+// its requests as each would have entered at once through its own section
+// (Limiter.TryEnterRun: one concurrency slot, a rate entry each); the
+// first request it could not take is the first with a section of its own,
+// which then queues or is refused with DefenseRejected as itself, as
+// every request after it may: what a client sees is what a step per
+// request gives, at about a third of the engine's cost per request
+// (profiles/notes/2026-11-27-limbatch-round6.md).
 func (fl *flow) execute() {
 	if fl.named != fl.name {
 		fl.root.SetFlowName(fl.name) // kept by the root from run to run
 		fl.named = fl.name
 	}
+	rq := fl.next
+	if fl.dn > 0 {
+		// The direct run holds the Limiter until its step ends: the
+		// requests after it each have their own section, entered after
+		// that (a second run now could hold a second slot meanwhile).
+		fl.root.Add(fl.direct, fl.onDirectError)
+		if rq == nil {
+			fl.root.Execute()
+			return
+		}
+	} else if k, end := fl.runnable(); k > 0 {
+		if g := fl.sh.lim.TryEnterRun(k); g > 0 {
+			if g < k {
+				// The run ends at the g-th request that enters the
+				// Limiter (the refused ones before it need no entry,
+				// as badStep's).
+				for end = rq; ; end = end.next {
+					if end.bad == "" {
+						if g--; g == 0 {
+							break
+						}
+					}
+				}
+			}
+			fl.runEnd, fl.runHeld = end, true
+			fl.root.Add(fl.run, fl.onRunError)
+			if end == fl.last {
+				fl.root.Execute()
+				return
+			}
+			rq = end.next
+		}
+	}
+	for {
+		if rq.bad != "" {
+			fl.root.Add(badStep, fl.onError)
+		} else {
+			// The Limiter's section is the request's one step: no
+			// step of its own around it
+			// (profiles/notes/2026-11-27-stepsd-round3.md).
+			// Limiter.Sync is what Steps.Sync would call; called
+			// directly, a request skips the accessor's checks (a
+			// pooled root of ours, never released, never foreign,
+			// one ErrorFunc) and the call through the engine.Sync
+			// interface.
+			fl.sh.lim.Sync(fl.root, fl.exec, fl.onError)
+		}
+		if rq == fl.last {
+			break
+		}
+		rq = rq.next
+	}
 	fl.root.Execute()
+}
+
+// runnable counts the Limiter entries a run step would need for the
+// requests at the head of fl that it can answer within its callback, and
+// returns the last of them: up to the first SLEEP (it waits), and, unless
+// every key command of the connection before fl's first request has gone
+// (keyedGone), up to the first key command (it would wait for its turn).
+// Refused requests (bad) need no entry. k 0: no run.
+func (fl *flow) runnable() (k int, end *request) {
+	keyed := -1 // keyedGone, asked at the first key command
+	for rq := fl.next; ; rq = rq.next {
+		if rq.bad == "" {
+			switch rq.op {
+			case OpSleep:
+				return k, end
+			case OpSet, OpGet, OpDel:
+				if keyed < 0 {
+					keyed = 0
+					if rq.cn.keyedGone(fl.next) {
+						keyed = 1
+					}
+				}
+				if keyed == 0 {
+					return k, end
+				}
+			}
+			k++
+			end = rq
+		}
+		if rq == fl.last {
+			return k, end
+		}
+	}
+}
+
+// keyedGone reports whether every key command of cn before first has gone
+// (applied, or answered otherwise) and none waits for its turn: then the
+// key commands from first on, run in order, each go at once.
+func (cn *conn) keyedGone(first *request) bool {
+	if cn.turnWaits != 0 {
+		return false
+	}
+	for rq := cn.cursor; rq != nil && rq != first; rq = rq.next {
+		if rq.keyed() && !rq.dispatched && !rq.done {
+			return false
+		}
+	}
+	return true
+}
+
+// runStepOf returns fl's run step (flow.run): it answers fl's requests
+// from next to runEnd, in order, inside the Limiter that execute's
+// TryEnterRun let them into, each as its own section would (execStepOf's
+// work for a request that does not wait), and leaves the Limiter. It walks
+// the requests itself rather than through take: fl.cur is the one it is
+// at, for runError.
+func runStepOf(fl *flow) engine.ExecFunc {
+	return func(as *engine.Steps) {
+		end := fl.runEnd
+		for rq := fl.next; ; rq = rq.next {
+			fl.cur = rq
+			switch {
+			case rq.bad != "":
+				rq.answerError(engine.InvalidRequest, rq.bad)
+			case rq.op == OpSet || rq.op == OpGet || rq.op == OpDel:
+				// Its turn, by runnable's keyedGone: every earlier key
+				// command has gone, the earlier ones of this run in
+				// order. The cursor may still be at a request before
+				// it that has no key command (dispatchKeyed skips
+				// those).
+				cn := rq.cn
+				if cn.turnWaits != 0 {
+					// Never expected (keyedGone held when the run
+					// was made); answered rather than applied out of
+					// order, and counted.
+					rq.sh.strays++
+					rq.answerError(engine.InternalError, "stepsd: a key command of a run found another waiting for its turn")
+					break
+				}
+				rq.dispatched = true
+				cn.cursor = rq.next
+				rq.sh.s.keys.apply(rq)
+				rq.answered()
+			default:
+				rq.answered()
+			}
+			if rq == end {
+				break
+			}
+		}
+		fl.endRun(end)
+	}
+}
+
+// endRun moves fl past its run, which ended at end, and leaves the
+// Limiter.
+func (fl *flow) endRun(end *request) {
+	if end == fl.last {
+		fl.next = nil
+	} else {
+		fl.next = end.next
+	}
+	fl.runEnd = nil
+	fl.runHeld = false
+	fl.sh.lim.LeaveRun()
+}
+
+// runError is the run step's error handler: never expected (a request's
+// work panicked: InternalError). The request it failed at is answered
+// with the error, as serveError answers a request whose section failed;
+// the run then goes on with its next request, in a step of its own added
+// here, still inside the Limiter, so the requests after it are answered
+// as they would have been (a step per request fails one request alone).
+// After the run's last request the Limiter is left, and the flow goes on
+// to the requests after the run.
+func (fl *flow) runError(as *engine.Steps, code string) {
+	end := fl.runEnd
+	if !fl.runHeld || end == nil {
+		as.Success() // not expected: the run step failed after it ended
+		return
+	}
+	rq := fl.cur
+	if rq == nil {
+		rq = fl.next // failed before its first request (not expected)
+	}
+	if !rq.done {
+		rq.answerError(code, as.State().ErrorInfo)
+	}
+	if rq != end {
+		fl.next = rq.next
+		as.Add(fl.run, fl.onRunError)
+		return
+	}
+	fl.endRun(end)
+	as.Success()
+}
+
+// directly reports whether a parsed request may be answered by a direct
+// run: framed (its words are the read's bytes, valid until OnData returns;
+// an inline command's may be in the parser's scratch), refused by nobody,
+// answered within a step (not SLEEP), and needing none of its words but
+// Key, Value and Text (not a DEL of several keys, whose Args the next
+// parse reuses; not QUIT, which closes; not OpConst, composed in the
+// parser).
+func directly(p *Request, framed bool) bool {
+	if !framed {
+		return false
+	}
+	if p.Bad != "" {
+		// Refused: answered with its name (Args[0], the read's bytes),
+		// kept in Key since the next parse reuses Args.
+		p.Key = p.Name()
+		return true
+	}
+	switch p.Op {
+	case OpGet, OpSet, OpEcho, OpPing:
+		return true
+	case OpDel:
+		return len(p.Args) == 2
+	}
+	return false
+}
+
+// startDirect ends the head of a read that OnData parsed into the shard's
+// reqs (nd requests, each directly, on a connection with nothing in
+// flight): as many as the Limiter lets in at once (TryEnterRun) become fl's
+// direct run, answered by its first step straight from their parse, with
+// no request object (runDirectOf); the others, from the first the Limiter
+// could not take, become requests of fl (cn.start), each with its own
+// section, so each is queued or refused as itself, in order. It returns
+// the first request it started, or nil.
+//
+// Why: a request answered in a run needs its request object only to
+// carry its reply to flush; the object's life (newRequest, start, flush's
+// walk, recycle) was about 250 instructions a request at pipeline 16
+// (profiles/notes/2026-11-27-limbatch-round6.md).
+//
+// The run's requests count in cn.inflight until runNow has sent their
+// replies (sendDirect), so that a close asked meanwhile (a fatal parse
+// error) waits for them, and MaxPipeline bounds a run as it bounds
+// requests in flight.
+//
+// OnData counts what it needs as it parses: ne, the run's Limiter entries
+// (refused requests need none), name, its requests' command (PIPELINE
+// when they differ), and each request started in its command's counters
+// (startDirect takes that back for those it starts as request objects,
+// whose start counts them).
+func (fl *flow) startDirect(cn *conn, nd, ne int, name *engine.Name, now int64) *request {
+	sh := fl.sh
+	g := 0
+	if ne > 0 {
+		g = sh.lim.TryEnterRun(ne)
+	}
+	e := nd // the run's requests: sh.reqs[:e]
+	switch {
+	case g == 0:
+		e = 0
+	case g < ne:
+		// Up to the g-th that enters the Limiter, with the refused
+		// ones before it.
+		e = 0
+		for left := g; left > 0; e++ {
+			if sh.reqs[e].Bad == "" {
+				left--
+			}
+		}
+	}
+	if e > 0 {
+		fl.dn, fl.dat, fl.dcn, fl.runHeld = e, 0, cn, true
+		fl.name = name
+		cn.inflight += e
+	}
+	var first *request
+	for i := e; i < nd; i++ {
+		p := &sh.reqs[i]
+		sh.cmds[cmdIndex(p.Op, p.Bad)].started-- // start counts it
+		rq := cn.start(p, true, fl, now)
+		if first == nil {
+			first = rq
+		}
+	}
+	return first
+}
+
+// runDirectOf returns fl's direct run step (flow.direct): it answers the
+// run's requests in order, inside the Limiter startDirect let them into,
+// appending their replies to the shard's dout (sent by runNow before
+// flush's), and leaves the Limiter. Each is counted by command as a
+// request's flush counts it.
+func runDirectOf(fl *flow) engine.ExecFunc {
+	return func(as *engine.Steps) {
+		sh := fl.sh
+		out := sh.dout
+		for fl.dat < fl.dn {
+			p := &sh.reqs[fl.dat]
+			fl.dat++
+			switch {
+			case p.Bad != "":
+				out = AppendBad(out, p.Bad, p.Key)
+				sh.cmds[cmdInvalid].failed++
+				sh.cmds[cmdInvalid].ended++
+			case p.Op == OpEcho || p.Op == OpPing:
+				out = appendReply(out, p.Op, p.Text, nil, 0)
+				sh.cmds[p.Op].ended++ // its life is 0: answered in the read that brought it
+			default:
+				out = sh.s.keys.applyTo(p, out)
+				sh.cmds[p.Op].ended++
+			}
+			if len(out) >= outChunk && !fl.dcn.closed {
+				// Sent a chunk at a time, as flush does: the run's
+				// replies are the first of its connection.
+				_, _ = fl.dcn.c.Send(out)
+				out = out[:0]
+			}
+			sh.dout = out
+		}
+		fl.runHeld = false
+		sh.lim.LeaveRun()
+	}
+}
+
+// directError is the direct run step's error handler: never expected (a
+// request's work panicked: InternalError). The request it failed at is
+// answered with the error, as serveError answers a request's, and the run
+// goes on after it in a step added here, still inside the Limiter.
+func (fl *flow) directError(as *engine.Steps, code string) {
+	sh := fl.sh
+	if !fl.runHeld || fl.dat == 0 {
+		as.Success() // not expected: failed after the run ended, or before its first request
+		return
+	}
+	p := &sh.reqs[fl.dat-1]
+	c := &sh.cmds[cmdIndex(p.Op, p.Bad)]
+	c.ended++
+	c.failed++
+	sh.dout = AppendError(sh.dout, code, as.State().ErrorInfo)
+	if fl.dat < fl.dn {
+		as.Add(fl.direct, fl.onDirectError)
+		return
+	}
+	fl.runHeld = false
+	sh.lim.LeaveRun()
+	as.Success()
+}
+
+// sendDirect writes fl's direct run's replies, which come before those of
+// every request of cn started after them, and lets the run's requests go
+// from cn.inflight. A flow with no request left (all of its read answered
+// by the run) goes back to the pool here: no request's recycle will.
+func (fl *flow) sendDirect() {
+	sh, cn := fl.sh, fl.dcn
+	if fl.dat < fl.dn {
+		// Never expected (the run step runs in runNow's RunReady, its
+		// flow's first step): the rest would read bytes OnData gives
+		// back. Counted; their replies never come, so cn is closed.
+		sh.strays++
+		_ = cn.c.Close()
+	}
+	if len(sh.dout) > 0 && !cn.closed {
+		_, _ = cn.c.Send(sh.dout)
+	}
+	sh.dout = sh.dout[:0]
+	cn.inflight -= fl.dn
+	fl.dn, fl.dat, fl.dcn = 0, 0, nil
+	if fl.n == 0 {
+		sh.recycleFlow(fl)
+	}
 }
 
 // take moves on to the flow's next request, whose step starts; nil if it

@@ -29,8 +29,10 @@ type shard struct {
 	// trim: requests nobody took for a whole trimEvery go back to the GC
 	// (trimRequests), so a burst does not keep its peak forever.
 	freeN, freeLow int
-	out            []byte // reply scratch
-	parser         Parser // parses every connection's input on this reactor, one request at a time
+	out            []byte    // reply scratch
+	reqs           []Request // the head of a read parsed for a direct run (OnData, flow.startDirect); valid until its OnData returns
+	dout           []byte    // a direct run's replies, written by runNow before flush's
+	parser         Parser    // parses every connection's input on this reactor, one request at a time
 
 	inline *conn   // the connection whose runNow runs flows now: its replies are written there
 	posted bool    // endOfIteration is posted

@@ -119,6 +119,36 @@ func (s *store) apply(rq *request) {
 	st.mu.Unlock()
 }
 
+// applyTo runs the key command of a parsed request, SET, GET or a DEL of
+// one key (directly), and appends its reply to out: a direct run's
+// (flow.startDirect), with no request object, the value of a GET copied
+// into the reply under its lock rather than into the request.
+func (s *store) applyTo(p *Request, out []byte) []byte {
+	if p.Op == OpDel {
+		if s.del(p.Key) {
+			return appendInt(out, ':', 1)
+		}
+		return appendInt(out, ':', 0)
+	}
+	st := s.stripeOf(p.Key)
+	st.mu.Lock()
+	if p.Op == OpGet {
+		if e, ok := st.m[string(p.Key)]; ok {
+			out = appendBulk(out, e.v)
+		} else {
+			out = append(out, ReplyNil...)
+		}
+	} else if e, ok := st.m[string(p.Key)]; ok {
+		e.v = append(e.v[:0], p.Value...)
+		out = append(out, ReplyOK...)
+	} else {
+		st.m[string(p.Key)] = &entry{v: append([]byte(nil), p.Value...)}
+		out = append(out, ReplyOK...)
+	}
+	st.mu.Unlock()
+	return out
+}
+
 // del deletes key and reports whether it was there.
 func (s *store) del(key []byte) bool {
 	st := s.stripeOf(key)

@@ -244,6 +244,26 @@ func (g *gate) tryEnter(mark uint64) (prev uint64, ok bool) {
 	}
 }
 
+// tryEnterN is tryEnter for up to n entries at once: as many as there is
+// room for, at least one, if nobody waits. It returns how many it counted
+// and the state it replaced.
+func (g *gate) tryEnterN(n int, mark uint64) (k int, prev uint64, ok bool) {
+	for {
+		s := g.state.Load()
+		c, q := unpack(s)
+		if c >= g.max || q != 0 {
+			return 0, s, false
+		}
+		room := g.max - c
+		if n < int(room) {
+			room = uint32(n)
+		}
+		if g.state.CompareAndSwap(s, (s+uint64(room))|mark) {
+			return int(room), s, true
+		}
+	}
+}
+
 // enqueue queues w (wait), or enters if there is room after all. It reports
 // ok=false when the queue is full, and the state it replaced.
 func (g *gate) enqueue(w *waiter, mark uint64) (prev uint64, wait, ok bool) {

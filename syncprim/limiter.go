@@ -55,6 +55,61 @@ func (l *Limiter) Sync(as *engine.Steps, f engine.ExecFunc, onerror engine.Error
 	engine.AddLocked(as, &l.lock, f, onerror)
 }
 
+// TryEnterRun lets a run of up to n critical sections into l at once, with
+// no step for each: sections one flow runs one after another on its own
+// loop, each begun and ended within one step's callback, none waiting and
+// none entering l again (a server answering the pipelined requests of one
+// read, each request one section). It lets them in exactly as far as each,
+// entering through Sync in its turn, would have entered at once: a
+// concurrency slot free and nobody queued for one, and budget left this
+// period with nobody queued for the rate. The run takes one concurrency
+// slot, held until LeaveRun (its sections are never inside at the same
+// time), and one of the period's rate entries for each section it lets in.
+//
+// It returns k, how many of the n sections may run now, in order: n when
+// the period's budget allows them all, fewer when it runs out after k, and
+// 0 when the first could not enter at once (l full, or flows queued on
+// it), with nothing taken. The caller runs the sections from k on (all of
+// them when k is 0) through Sync, each as itself, as it would have with no
+// run: so each is let in, queued, or refused with DefenseRejected in its
+// turn, as it would have been. When k > 0 the caller calls LeaveRun once,
+// when the k sections are over, however they end (an error or panic in one
+// included).
+//
+// While the run holds its slot, a flow that comes to l queues (or is
+// refused) as it would behind any holder; with Concurrent 1 that includes
+// the runner's own flow, which must not Sync on l before LeaveRun. No flow
+// records the hold: Holds(l) is false in the run's sections.
+func (l *Limiter) TryEnterRun(n int) int {
+	if n <= 0 {
+		return 0
+	}
+	if _, ok := l.m.tryEnter(0); !ok {
+		return 0
+	}
+	k, prev, ok := l.t.tryEnterN(n, armedBit)
+	if !ok {
+		l.m.release()
+		return 0
+	}
+	if prev&armedBit == 0 {
+		l.t.arm()
+	}
+	return k
+}
+
+// LeaveRun ends a run that TryEnterRun let in (k > 0): its concurrency slot
+// goes back, to the first flow queued for one if any (the run's rate
+// entries are spent, as a section's are). Call it once per run, on any
+// goroutine. A LeaveRun with nobody inside l (no run to end: a mistake)
+// panics, naming it, rather than corrupt l's count.
+func (l *Limiter) LeaveRun() {
+	if n, _ := unpack(l.m.state.Load()); n == 0 {
+		panic("syncprim: Limiter.LeaveRun with no run let in (TryEnterRun returned 0, or LeaveRun called twice)")
+	}
+	l.m.release()
+}
+
 // limiterTry is the Lock's Enter: a concurrency slot and rate budget, both
 // free of waiters, let the flow in at once (arming the period timer if it
 // was not running). A slot taken when the rate then says no is given back
