@@ -251,8 +251,8 @@ func (g *gate) tryEnterN(n int, mark uint64) (k int, prev uint64, ok bool) {
 	for {
 		s := g.state.Load()
 		c, q := unpack(s)
-		if c >= g.max || q != 0 {
-			return 0, s, false
+		if c >= g.max || q != 0 || s&lockBit != 0 { // full, queued or locked, as tryEnter
+			return 0, s &^ lockBit, false
 		}
 		room := g.max - c
 		if n < int(room) {

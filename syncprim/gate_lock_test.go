@@ -61,3 +61,18 @@ func TestGateLockBitExcludes(t *testing.T) {
 		t.Fatalf("state after the run = %#x, want 0 (an entry or a release lost)", got)
 	}
 }
+
+// tryEnterN (a Limiter run's rate entries) fails while the lock bit is
+// held, as tryEnter does: an entry counted under the holder's feet would be
+// lost when unlockWord stores the holder's word.
+func TestGateLockBitHeldRun(t *testing.T) {
+	g := NewMutex(4, 0) // tryEnterN is the gate's: a Mutex's will do
+	s := g.lockWord()
+	if k, _, ok := g.tryEnterN(2, 0); ok || k != 0 {
+		t.Fatalf("tryEnterN = %d, %v while the gate's lock was held; want 0, false", k, ok)
+	}
+	g.unlockWord(s)
+	if k, prev, ok := g.tryEnterN(2, 0); !ok || k != 2 || prev&lockBit != 0 {
+		t.Fatalf("tryEnterN after unlockWord = %d, %#x, %v; want 2 entries", k, prev, ok)
+	}
+}
