@@ -133,8 +133,7 @@ func (r *Reactor) runLocalTo(end uint64) (done bool) {
 		slot := q.slot(p)
 		fn, cb, arg, aux := slot.fn, slot.cb, slot.arg, slot.aux
 		slot.fn, slot.arg = nil, nil // what may keep memory alive (cb is a plain function)
-		q.head++
-		r.m.timers++                           // Metrics.TimersFired counts loop-side Immediate and Post
+		q.head++ // also Metrics.TimersFired's count of local tasks (LoopMetrics)
 		if r.remote.timerPending.Load() != 0 { // not &&: that spent a bool on every task
 			if r.takeTimerCanceled(localBit | p) {
 				continue // canceled off the loop before it ran

@@ -232,3 +232,35 @@ func TestRingNilImmediateNamed(t *testing.T) {
 		t.Fatalf("panics %v, want one naming Immediate(nil)", panics)
 	}
 }
+
+// Metrics.TimersFired counts the local tasks taken (the local queue's head
+// counts them, LoopMetrics adds it), canceled ones included, as the
+// per-task increment it replaced did, beside the wheel's timers.
+func TestTimersFiredCountsLocalTasks(t *testing.T) {
+	r := NewManual()
+	var before, after Metrics
+	ran := 0
+	r.Immediate(func() {
+		before = r.LoopMetrics()
+		r.Immediate(func() { ran++ })
+		h := r.Immediate(func() { ran += 100 })
+		r.Cancel(h)
+		r.xPost(func(unsafe.Pointer, uint64) { ran++ }, nil, 0)
+		r.Deferred(0, func() { ran++ })
+		r.RunUntilIdle()
+		r.Advance(0)
+		after = r.LoopMetrics()
+	})
+	r.RunUntilIdle()
+	if ran != 3 {
+		t.Fatalf("ran %d, want 3 (the canceled task must not run)", ran)
+	}
+	// The three local tasks (one canceled) and the wheel's timer.
+	if got := after.TimersFired - before.TimersFired; got != 4 {
+		t.Fatalf("TimersFired grew by %d, want 4", got)
+	}
+	// The outer Immediate was counted as it was taken, before it ran.
+	if m := r.LoopMetrics(); m.TimersFired != after.TimersFired || before.TimersFired != 1 {
+		t.Fatalf("TimersFired %d inside the first task and %d after the drive, want 1 and %d", before.TimersFired, m.TimersFired, after.TimersFired)
+	}
+}
