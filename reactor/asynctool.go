@@ -34,12 +34,10 @@ func (r *Reactor) Immediate(fn func()) Handle {
 		if p-q.head == uint64(len(q.buf)) {
 			q.grow()
 		}
-		if fn == nil {
-			fn = nilImmediate // invariant 5 of local.go
-		}
 		s := q.slot(p)
 		// arg is nil already and aux unused with fn (invariant 4 of
-		// local.go): two stores, not four.
+		// local.go): two stores, not four. A nil fn is stored as it is
+		// and named when it runs (invariant 5).
 		s.fn, s.cb = fn, nil
 		q.tail = p + 1
 		h = Handle{pos: localBit | p, kind: handleLocal}
