@@ -143,8 +143,8 @@ func (r *Reactor) runLocalTo(end uint64) (done bool) {
 		p := q.head
 		slot := q.slot(p)
 		fn, cb, arg, aux := slot.fn, slot.cb, slot.arg, slot.aux
-		slot.fn, slot.arg = nil, nil // what may keep memory alive (cb is a plain function)
-		q.head++ // also Metrics.TimersFired's count of local tasks (LoopMetrics)
+		slot.fn, slot.arg = nil, nil           // what may keep memory alive (cb is a plain function)
+		q.head++                               // also Metrics.TimersFired's count of local tasks (LoopMetrics)
 		if r.remote.timerPending.Load() != 0 { // not &&: that spent a bool on every task
 			if r.takeTimerCanceled(localBit | p) {
 				continue // canceled off the loop before it ran
