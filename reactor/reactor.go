@@ -72,7 +72,7 @@ type Reactor struct {
 	done       chan struct{} // closed when a real loop has shut down
 
 	closed atomic.Bool
-	inbox  *ring.MPSC[task]
+	inbox  ring.MPSC[task] // in place: the idle look reads its positions without a pointer to follow (issue 24)
 
 	// overflow takes what a full ring cannot on a manual reactor, whose
 	// loop runs only when its owner drives it: waiting there would
@@ -134,10 +134,10 @@ func newReactor(opts Options, manual bool) *Reactor {
 		manual: manual,
 		tick:   tick,
 		epoch:  time.Now(),
-		inbox:  ring.NewMPSC[task](size),
 		done:   make(chan struct{}),
 		spin:   opts.Spin,
 	}
+	r.inbox.Init(size)
 	r.extMay.Store(&noRun)
 	r.SetPanicHandler(opts.PanicHandler)
 	return r
