@@ -19,34 +19,47 @@ import (
 // finds a manual reactor idle (nobody driving it, nothing posted waiting).
 func (r *Reactor) Immediate(fn func()) Handle {
 	me := goid.Current()
-	held := r.loopG.Load() == me // on the loop
-	if !held && !r.takeLoop(me) {
-		return r.immediateRing(fn)
-	}
-	// The loop, or a goroutine that took an idle manual reactor's loop
-	// for this call: the append written out (see localQueue.grow; as a
-	// call of its own, with the frame that the ring path's task needs, it
-	// was a third of the on-loop Immediate, issue 24).
-	var h Handle
-	if !r.closed.Load() {
+	if r.loopG.Load() == me {
+		// On the loop: the append written out (see localQueue.grow; as a
+		// call of its own, with the frame that the ring path's task needs,
+		// it was a third of the on-loop Immediate, issue 24), and written
+		// twice (keep the two alike): here, where the turn returns at
+		// once, and below for a goroutine that takes an idle manual
+		// reactor's loop for this call, which gives it back after. One
+		// branch on a saved "held" did both and cost the turn a second
+		// test and a longer path.
+		if r.closed.Load() {
+			return Handle{}
+		}
 		q := &r.local
 		p := q.tail
 		if p-q.head == uint64(len(q.buf)) {
 			q.grow()
 		}
-		if fn == nil {
-			fn = nilImmediate // invariant 5 of local.go
-		}
 		s := q.slot(p)
 		// arg is nil already and aux unused with fn (invariant 4 of
-		// local.go): two stores, not four.
+		// local.go): two stores, not four. A nil fn is stored as it is
+		// and named when it runs (invariant 5).
+		s.fn, s.cb = fn, nil
+		q.tail = p + 1
+		return Handle{pos: localBit | p, kind: handleLocal}
+	}
+	if !r.takeLoop(me) {
+		return r.immediateRing(fn)
+	}
+	var h Handle
+	if !r.closed.Load() { // the append above (keep alike)
+		q := &r.local
+		p := q.tail
+		if p-q.head == uint64(len(q.buf)) {
+			q.grow()
+		}
+		s := q.slot(p)
 		s.fn, s.cb = fn, nil
 		q.tail = p + 1
 		h = Handle{pos: localBit | p, kind: handleLocal}
 	}
-	if !held {
-		storerel.Uintptr(&r.loopG, 0) // a lock word's release (see takeLoop)
-	}
+	storerel.Uintptr(&r.loopG, 0) // a lock word's release (see takeLoop)
 	return h
 }
 

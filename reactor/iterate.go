@@ -32,14 +32,16 @@ func (r *Reactor) iterate() bool {
 	// the shortcut cost that iteration. A task posted after this look is
 	// found by the next iteration, or, on a real reactor, by the sleep
 	// protocol's re-check after the loop word is published (doc.go), as
-	// after a full pass that found nothing.
+	// after a full pass that found nothing. The ring's look is Idle, not
+	// Empty: a closed ring reads as work, so after Close every iteration
+	// takes the full pass, which finds Close (one instruction fewer).
 	if !r.local.empty() {
 		r.runLocal()
 		if !r.local.empty() {
 			return r.iterateFull()
 		}
 	}
-	if !r.work.any() && r.inbox.Empty() && !r.overflow.active.Load() {
+	if !r.work.any() && r.inbox.Idle() && !r.overflow.active.Load() {
 		return false
 	}
 	return r.iterateFull()

@@ -17,7 +17,7 @@ import (
 // Invariants:
 //  1. Only the goroutine holding the loop (loopG == its goid) touches
 //     buf, head and tail; loopG's CAS and store order those accesses.
-//  2. The task added p-th (from 0) sits at buf[p&(len(buf)-1)] while
+//  2. The task added p-th (from 0) sits at buf[p&mask] while
 //     head <= p < tail; its Handle's pos is localBit|p, a sequence of its
 //     own, so an off-loop cancel mark in timerCanceled never names a wheel
 //     timer.
@@ -27,11 +27,13 @@ import (
 //  4. A slot that holds no task has fn and arg nil (grow's new slots are
 //     zero; runLocalTo clears both as it takes a task), so Immediate
 //     writes only fn and cb: aux is read only with cb.
-//  5. A queued task is canceled when both fn and cb are nil (cancel
-//     clears fn, cb and arg, which also lets go of what they hold):
-//     Immediate never queues a nil fn (it queues nilImmediate, which
-//     panics with the mistake's name), nor postLocal a nil cb (it
-//     queues nilPost). The slot is then four words, so its address is a shift.
+//  5. A queued task is canceled when fn and cb are nil and arg is
+//     canceledArg (cancel clears fn and cb, which also lets go of what
+//     they hold, and marks arg). fn and cb both nil with any other arg
+//     is Immediate(nil): Immediate stores fn as given (no test on the
+//     turn's path, issue 24), and the run panics with the mistake's name
+//     (nilImmediate). postLocal never queues a nil cb (it queues
+//     nilPost). The slot is four words, so its address is a shift.
 
 // localBit marks a local task's sequence number (invariant 2).
 const localBit = 1 << 62
@@ -43,15 +45,23 @@ type localTask struct {
 	aux uint64
 }
 
+// canceledMark is what canceledArg points at: a task's arg is never its
+// address, since nothing outside this file can name it.
+var canceledMark byte
+
+// canceledArg marks a canceled local task's arg (invariant 5).
+var canceledArg = unsafe.Pointer(&canceledMark)
+
 // cancel cancels the task in t (invariant 5).
-func (t *localTask) cancel() { t.fn, t.cb, t.arg = nil, nil, nil }
+func (t *localTask) cancel() { t.fn, t.cb, t.arg = nil, nil, canceledArg }
 
 // live reports whether t holds a task that was not canceled (invariant 5).
-func (t *localTask) live() bool { return t.fn != nil || t.cb != nil }
+func (t *localTask) live() bool { return t.fn != nil || t.cb != nil || t.arg != canceledArg }
 
-// nilImmediate is what Immediate queues for a nil fn: the mistake then
-// reaches the panic handler with its name, when the task runs, as a nil
-// call did before (invariant 5).
+// nilImmediate is what an Immediate(nil) runs: on the loop, runLocalTo
+// calls it for a task whose fn and cb are nil and that was not canceled
+// (invariant 5); through the ring, immediateRing queues it. The mistake
+// reaches the panic handler with its name.
 func nilImmediate() { panic("reactor: Immediate(nil)") }
 
 // nilPost is what postLocal queues for a nil callback (a Post, PostTo or
@@ -62,6 +72,7 @@ func nilPost(unsafe.Pointer, uint64) { panic("reactor: Post with a nil callback"
 
 type localQueue struct {
 	buf        []localTask // power-of-two length, or nil before the first add
+	mask       uint64      // len(buf)-1 once buf is not nil: the slot's index without a decrement
 	head, tail uint64
 }
 
@@ -84,7 +95,7 @@ func (q *localQueue) grow() {
 	for p := q.head; p < q.tail; p++ {
 		buf[p&uint64(n-1)] = q.buf[p&uint64(len(q.buf)-1)]
 	}
-	q.buf = buf
+	q.buf, q.mask = buf, uint64(n-1)
 }
 
 // slot returns the place of the task with sequence p: buf[p mod len]
@@ -94,7 +105,7 @@ func (q *localQueue) grow() {
 // runs before the first append fills a slot); callers pass a p they
 // appended or are appending.
 func (q *localQueue) slot(p uint64) *localTask {
-	return (*localTask)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(q.buf)), uintptr(p&uint64(len(q.buf)-1))*unsafe.Sizeof(localTask{})))
+	return (*localTask)(unsafe.Add(unsafe.Pointer(unsafe.SliceData(q.buf)), uintptr(p&q.mask)*unsafe.Sizeof(localTask{})))
 }
 
 // at returns the task with sequence p if it is still queued, or nil.
@@ -102,7 +113,7 @@ func (q *localQueue) at(p uint64) *localTask {
 	if p < q.head || p >= q.tail {
 		return nil
 	}
-	return &q.buf[p&uint64(len(q.buf)-1)]
+	return &q.buf[p&q.mask]
 }
 
 // runLocal runs the local tasks queued when it was called (invariant 3).
@@ -132,9 +143,8 @@ func (r *Reactor) runLocalTo(end uint64) (done bool) {
 		p := q.head
 		slot := q.slot(p)
 		fn, cb, arg, aux := slot.fn, slot.cb, slot.arg, slot.aux
-		slot.fn, slot.arg = nil, nil // what may keep memory alive (cb is a plain function)
-		q.head++
-		r.m.timers++                           // Metrics.TimersFired counts loop-side Immediate and Post
+		slot.fn, slot.arg = nil, nil           // what may keep memory alive (cb is a plain function)
+		q.head++                               // also Metrics.TimersFired's count of local tasks (LoopMetrics)
 		if r.remote.timerPending.Load() != 0 { // not &&: that spent a bool on every task
 			if r.takeTimerCanceled(localBit | p) {
 				continue // canceled off the loop before it ran
@@ -142,8 +152,10 @@ func (r *Reactor) runLocalTo(end uint64) (done bool) {
 		}
 		if cb != nil {
 			cb(arg, aux)
-		} else if fn != nil { // both nil: canceled (invariant 5)
+		} else if fn != nil {
 			fn()
+		} else if arg != canceledArg { // both nil: canceled, or Immediate(nil) (invariant 5)
+			nilImmediate()
 		}
 	}
 	return true

@@ -232,3 +232,69 @@ func TestRingNilImmediateNamed(t *testing.T) {
 		t.Fatalf("panics %v, want one naming Immediate(nil)", panics)
 	}
 }
+
+// Metrics.TimersFired counts the local tasks taken (the local queue's head
+// counts them, LoopMetrics adds it), canceled ones included, as the
+// per-task increment it replaced did, beside the wheel's timers.
+func TestTimersFiredCountsLocalTasks(t *testing.T) {
+	r := NewManual()
+	var before, after Metrics
+	ran := 0
+	r.Immediate(func() {
+		before = r.LoopMetrics()
+		r.Immediate(func() { ran++ })
+		h := r.Immediate(func() { ran += 100 })
+		r.Cancel(h)
+		r.xPost(func(unsafe.Pointer, uint64) { ran++ }, nil, 0)
+		r.Deferred(0, func() { ran++ })
+		r.RunUntilIdle()
+		r.Advance(0)
+		after = r.LoopMetrics()
+	})
+	r.RunUntilIdle()
+	if ran != 3 {
+		t.Fatalf("ran %d, want 3 (the canceled task must not run)", ran)
+	}
+	// The three local tasks (one canceled) and the wheel's timer.
+	if got := after.TimersFired - before.TimersFired; got != 4 {
+		t.Fatalf("TimersFired grew by %d, want 4", got)
+	}
+	// The outer Immediate was counted as it was taken, before it ran.
+	if m := r.LoopMetrics(); m.TimersFired != after.TimersFired || before.TimersFired != 1 {
+		t.Fatalf("TimersFired %d inside the first task and %d after the drive, want 1 and %d", before.TimersFired, m.TimersFired, after.TimersFired)
+	}
+}
+
+// Immediate(nil) is stored as it is and named when it runs (invariant 5
+// of local.go): canceled before it runs, it is gone like any canceled
+// task (no panic, not valid); a canceled task is told from it by its
+// marked arg, and IsValid sees the difference.
+func TestLocalQueueCanceledNilImmediate(t *testing.T) {
+	var panics []any
+	r := newReactor(Options{CPU: -1, PanicHandler: func(v any) { panics = append(panics, v) }}, true)
+	ran := 0
+	r.Immediate(func() {
+		h := r.Immediate(nil)
+		live := r.Immediate(func() { ran++ })
+		gone := r.Immediate(func() { ran += 100 })
+		r.Cancel(h)
+		r.Cancel(gone)
+		if r.IsValid(h) || r.IsValid(gone) {
+			t.Error("a canceled local task is still valid")
+		}
+		if !r.IsValid(live) {
+			t.Error("a queued local task is not valid")
+		}
+		again := r.Immediate(nil)
+		if !r.IsValid(again) {
+			t.Error("Immediate(nil) not valid before it runs")
+		}
+	})
+	r.RunUntilIdle()
+	if ran != 1 {
+		t.Fatalf("ran %d, want 1", ran)
+	}
+	if len(panics) != 1 || panics[0] != "reactor: Immediate(nil)" {
+		t.Fatalf("panics %v, want one naming Immediate(nil)", panics)
+	}
+}

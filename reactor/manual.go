@@ -108,7 +108,7 @@ func (r *Reactor) RunUntilIdle() {
 					goto full
 				}
 			}
-			if !r.work.any() && r.inbox.Empty() && !r.overflow.active.Load() {
+			if !r.work.any() && r.inbox.Idle() && !r.overflow.active.Load() {
 				return
 			}
 		full:
@@ -127,7 +127,7 @@ func (r *Reactor) RunUntilIdle() {
 				goto full2
 			}
 		}
-		if !r.work.any() && r.inbox.Empty() && !r.overflow.active.Load() {
+		if !r.work.any() && r.inbox.Idle() && !r.overflow.active.Load() {
 			return
 		}
 	full2:

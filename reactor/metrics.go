@@ -24,6 +24,11 @@ type Metrics struct {
 }
 
 // loopCounters are the loop-owned fields behind Metrics.
+//
+// timers counts the wheel's entries; the local tasks taken are counted by
+// the local queue's head itself, which grows by one per task taken and
+// never goes back (Metrics.TimersFired is the sum): one increment of each
+// on-loop Immediate or Post fewer (issue 24).
 type loopCounters struct {
 	iterations, tasks, timers, wakeups uint64
 	spins, spinsFound                  uint64
@@ -59,7 +64,7 @@ func (r *Reactor) LoopMetrics() Metrics {
 	return Metrics{
 		Iterations:    c.iterations,
 		TasksRun:      c.tasks,
-		TimersFired:   c.timers,
+		TimersFired:   c.timers + r.local.head,
 		Wakeups:       c.wakeups,
 		RingHighWater: c.ringHigh,
 		RingSize:      r.inbox.Cap(),

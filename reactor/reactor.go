@@ -72,7 +72,6 @@ type Reactor struct {
 	done       chan struct{} // closed when a real loop has shut down
 
 	closed atomic.Bool
-	inbox  *ring.MPSC[task]
 
 	// overflow takes what a full ring cannot on a manual reactor, whose
 	// loop runs only when its owner drives it: waiting there would
@@ -101,6 +100,13 @@ type Reactor struct {
 	// panicHandler receives a panic recovered from a callback
 	// (Options.PanicHandler or SetPanicHandler); never nil.
 	panicHandler func(v any)
+
+	// inbox is the ring other goroutines post through, kept in place so
+	// that the idle look reads its two positions without a pointer to
+	// follow (issue 24). Last, so that the loop's other fields keep the
+	// offsets and cache lines they had beside a pointer; the ring's own
+	// padding keeps its producers' line apart from them.
+	inbox ring.MPSC[task]
 }
 
 // printPanic is the panic handler of a reactor given none.
@@ -137,10 +143,10 @@ func newReactor(opts Options, manual bool) *Reactor {
 		manual: manual,
 		tick:   tick,
 		epoch:  time.Now(),
-		inbox:  ring.NewMPSC[task](size),
 		done:   make(chan struct{}),
 		spin:   opts.Spin,
 	}
+	r.inbox.Init(size)
 	r.extMay.Store(&noRun)
 	r.SetPanicHandler(opts.PanicHandler)
 	return r

@@ -59,13 +59,21 @@ type MPSC[T any] struct {
 // rounded up to a power of two, and values below 2 become 2. It panics if
 // the rounded capacity would not fit in an int.
 func NewMPSC[T any](capacity int) *MPSC[T] {
+	q := new(MPSC[T])
+	q.Init(capacity)
+	return q
+}
+
+// Init makes q an empty queue holding up to capacity items, as NewMPSC
+// does, in place: for a queue kept inside another structure, whose
+// consumer then reaches its positions without a pointer to follow. Call it
+// before q is used, once.
+func (q *MPSC[T]) Init(capacity int) {
 	c := roundCapacity(capacity)
 	// Every seq starts at 0, which is "not published" for every position
 	// because position p is published as p+1 >= 1.
-	return &MPSC[T]{
-		slots: make([]slot[T], c),
-		mask:  uint64(c - 1),
-	}
+	q.slots = make([]slot[T], c)
+	q.mask = uint64(c - 1)
 }
 
 // TryPush appends v and reports whether there was room. It never blocks;
@@ -196,6 +204,15 @@ func (q *MPSC[T]) Len() int {
 func (q *MPSC[T]) Empty() bool {
 	deq := q.deq.Load() // before enq: see invariant 6 in the package doc.
 	return q.enq.Load()&^closedBit == deq
+}
+
+// Idle reports whether q is empty and not closed: Empty without the
+// closed bit's clearing, for a consumer's look that only needs to know
+// whether it may skip its pass (a closed queue reads as not idle, so the
+// consumer takes its full pass, which finds Close).
+func (q *MPSC[T]) Idle() bool {
+	deq := q.deq.Load() // before enq, as in Empty
+	return q.enq.Load() == deq
 }
 
 // Cap returns the capacity after rounding.

@@ -449,3 +449,30 @@ func TestMPSCEmptyAgreesWithLen(t *testing.T) {
 	q.Close()
 	check("closed with one item")
 }
+
+// Idle is Empty for an open queue; a closed one reads as not idle, empty
+// or not. A queue made in place by Init behaves as one from NewMPSC.
+func TestMPSCIdleAndInit(t *testing.T) {
+	var q MPSC[int]
+	q.Init(3)
+	if q.Cap() != 4 {
+		t.Fatalf("Init(3): Cap = %d, want 4", q.Cap())
+	}
+	steps := []struct {
+		do          func()
+		empty, idle bool
+	}{
+		{func() {}, true, true},
+		{func() { q.TryPush(1) }, false, false},
+		{func() { q.TryPop() }, true, true},
+		{func() { q.TryPush(2) }, false, false},
+		{func() { q.Close() }, false, false},
+		{func() { q.TryPop() }, true, false},
+	}
+	for i, s := range steps {
+		s.do()
+		if q.Empty() != s.empty || q.Idle() != s.idle {
+			t.Fatalf("step %d: Empty %v Idle %v, want %v %v", i, q.Empty(), q.Idle(), s.empty, s.idle)
+		}
+	}
+}
