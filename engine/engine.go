@@ -631,7 +631,7 @@ func (e *engine) keepOrRelease(p, f *Steps) {
 // has room: releasePlain's common case, inlined where a step ends.
 func (e *engine) toSpare(rt *root, f *Steps) {
 	f.fl, f.parent, f.fn, f.onerr, f.x, f.xfn = nil, nil, nil, nil, nil, nil
-	f.n, f.kind, f.flags, f.st = 0, 0, 0, stFree
+	f.kind, f.flags, f.st = 0, 0, stFree
 	e.stats.FramesLive--
 	f.next = rt.spare
 	rt.spare = f
@@ -658,7 +658,7 @@ func (e *engine) releasePlain(f *Steps) {
 		return
 	}
 	f.fl, f.parent, f.fn, f.onerr, f.x, f.xfn = nil, nil, nil, nil, nil, nil
-	f.n, f.kind, f.flags, f.st = 0, 0, 0, stFree
+	f.kind, f.flags, f.st = 0, 0, stFree
 	e.stats.FramesLive--
 	f.next = e.free
 	e.free = f

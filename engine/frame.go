@@ -218,7 +218,7 @@ func (f *Steps) reset() {
 	f.timer = reactor.Timer{}
 	f.scope = arena.Scope{}
 	f.x, f.xfn, f.bin = nil, nil, nil
-	f.n, f.kind, f.flags, f.st = 0, 0, 0, stFree
+	f.kind, f.flags, f.st = 0, 0, stFree
 }
 
 // discardQueued destroys f's not-started sub-steps (recursively: a queued

@@ -40,7 +40,6 @@ type Steps struct {
 	// on the loop (ctl, e, fl, st, flags) reads one cache line of a frame
 	// that a round over many parked flows has evicted, not two (issue 24's
 	// ParallelWaitLoop: a frame is 144 bytes, three lines).
-	n     int32 // parallel: branches still running
 	kind  uint8
 	st    uint8 // status; loop-owned, so no atomic on the step path
 	flags uint16
