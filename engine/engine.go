@@ -798,7 +798,7 @@ func (e *engine) advance(fl *flow) {
 			e.loopNext(p)
 			return
 		}
-		if f.head == nil && f.oncancel == nil && f.fl != nil && f.timer.IsZero() && f.ctl.Load()&xMask == xNone {
+		if f.head == nil && f.oncancel == nil && f.fl != nil && !f.timed() && f.ctl.Load()&xMask == xNone {
 			// A step that waited and was completed (its External spent):
 			// nothing queued, armed or timed is left, so releasePlain
 			// undoes all it can hold, or the iteration keeps it.

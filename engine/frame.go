@@ -5,7 +5,6 @@ import (
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/arena"
-	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 // A *Steps is two things, and its methods say which by their receiver's
@@ -177,8 +176,8 @@ func (e *engine) releaseFrame(f *Steps) {
 	if f.head != nil {
 		e.discardQueued(f) // never lose queued frames, whatever path ends f
 	}
-	if !f.timer.IsZero() {
-		e.r.Stop(f.timer)
+	if f.timed() {
+		e.r.Stop(f.timer())
 	}
 	if !f.scope.Empty() {
 		e.ar.Release(&f.scope)
@@ -215,7 +214,7 @@ func (e *engine) releaseFrame(f *Steps) {
 func (f *Steps) reset() {
 	f.fl, f.parent, f.next, f.head, f.tail = nil, nil, nil, nil, nil
 	f.fn, f.onerr, f.oncancel = nil, nil, nil
-	f.timer = reactor.Timer{}
+	f.tidx, f.tgen = 0, 0
 	f.scope = arena.Scope{}
 	f.x, f.xfn, f.bin = nil, nil, nil
 	f.kind, f.flags, f.st = 0, 0, stFree

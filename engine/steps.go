@@ -37,9 +37,17 @@ type Steps struct {
 	ctl atomic.Uint64
 
 	// The small fields sit beside ctl, so that an External's completion
-	// on the loop (ctl, e, fl, st, flags) reads one cache line of a frame
-	// that a round over many parked flows has evicted, not two (issue 24's
-	// ParallelWaitLoop: a frame is 144 bytes, three lines).
+	// on the loop (ctl, e, fl, st, flags) reads the frame's first cache
+	// line only, after a round over many parked flows has evicted it
+	// (issue 24's ParallelWaitLoop).
+	//
+	// tidx and tgen are the parts of the step's SetTimeout timer
+	// (reactor.X.TimerParts; tidx 0: none), kept apart so that the
+	// frame is 128 bytes: a reactor.Timer is 16 (a uint32 and a uint64),
+	// and 136 bytes took the 144-byte size class, where a frame spans
+	// three cache lines wherever it lies; at 128 the class aligns it to
+	// two (frame_layout_test.go). Read them through timed and timer.
+	tidx  uint32
 	kind  uint8
 	st    uint8 // status; loop-owned, so no atomic on the step path
 	flags uint16
@@ -56,7 +64,7 @@ type Steps struct {
 	fn       ExecFunc
 	onerr    ErrorFunc
 	oncancel CancelFunc
-	timer    reactor.Timer
+	tgen     uint64         // see tidx
 	scope    arena.Scope    // Stack[T] memory and per-kind state, freed with the step
 	x        unsafe.Pointer // per-kind: *loopState, *Args of SuccessStep, first branch *flow of a running parallel, AddWith's *T, a foreign accessor's *foreignSteps
 	bin      unsafe.Pointer // a bridge's binding (binary.go): released through Bridge.Release when the step is destroyed

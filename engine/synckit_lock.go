@@ -7,7 +7,6 @@ import (
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/internal/cast"
-	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 // Lock is a Sync object's uncontended path, for AddLocked: one step per
@@ -305,14 +304,14 @@ func WaitBound[T, V any](as *Steps, l *Lock[T], f ExecFunc, v *V, oncancel Cance
 // the cancel handler that would have unqueued the flow is dropped, and so
 // is a timeout the Slow set for the wait.
 func (e *engine) relock(f *Steps) {
-	if !f.timer.IsZero() {
+	if f.timed() {
 		// A timeout the Slow set (SetTimeout) limited the wait, and is
 		// spent with it: fTimeout goes below, and the section's end
 		// releases the frame as a plain step's (releasePlain), which
 		// stops no timer; one left armed would fail whatever step has
 		// the frame by then.
-		e.r.Stop(f.timer)
-		f.timer = reactor.Timer{}
+		e.r.Stop(f.timer())
+		f.tidx, f.tgen = 0, 0
 	}
 	f.flags = f.flags&fBuilt | fLocked
 	f.fl.locked++
