@@ -120,16 +120,14 @@ var raiseSignal = new(int)
 //   - A flow runs only from the ready queue (RunReady) or from the task
 //     that starts or resumes it, never inside another flow's callback.
 type flow struct {
-	// The fields a flow's turn and an External's completion touch come
-	// first, with args right after them: a flow is 480 bytes (seven and a
-	// half lines), and with narrow saving the look at args' upper slots,
-	// each of the two touches reads two cache lines of a flow that a round
-	// over many parked flows has evicted, where it read three or four
-	// (issue 24's ParallelWaitLoop).
-	e    *engine
-	root *root
-	top  *Steps // root frame, or the branch's step
-	cur  *Steps // deepest live frame: the one to run or advance
+	// The fields an External's completion on the loop touches (cur,
+	// owned, narrow, args' slot 0; action, queued and prevReady as it
+	// queues the flow) fill the first 64 bytes, and a flow is 488 bytes,
+	// in the 512-byte size class, so they are one cache line: a round over
+	// many parked flows (issue 24's ParallelWaitLoop) has evicted the
+	// flow, and that completion misses once, not twice. The flow's turn
+	// reads that line and root and top. flow_layout_test.go checks it.
+	cur *Steps // deepest live frame: the one to run or advance
 
 	action uint8 // what the flow does when it runs next
 	queued bool  // in the ready queue
@@ -144,7 +142,12 @@ type flow struct {
 
 	prevReady, nextReady *flow // in the ready queue; a flow that ends is unlinked (unlinkReady)
 	args                 Args  // what the last successful step gave the next one
-	prevRun, nextRun     *flow // a root's flow, in engine.runHead while it runs
+
+	e    *engine
+	root *root
+	top  *Steps // root frame, or the branch's step
+
+	prevRun, nextRun *flow // a root's flow, in engine.runHead while it runs
 
 	par        *Steps // the parallel step of a branch; nil for a root flow
 	nextBranch *flow  // next branch of the same parallel step
