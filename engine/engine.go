@@ -474,7 +474,7 @@ func (e *engine) run(fl *flow, budget *int) {
 
 // plainDone is what a completed frame may carry and still take
 // advanceFast: Success called (or not), built off the loop (or not).
-const plainDone = fSucceeded | fBuilt
+const plainDone = fSucceeded | fBuilt | fBare
 
 // advanceFast advances fl past f, whose callback just returned, when f
 // succeeded plainly: no sub-steps, nothing armed or waited for, no cancel
@@ -485,8 +485,8 @@ const plainDone = fSucceeded | fBuilt
 // releaseFrame followed by newFrame would hand back the same memory anyway,
 // since the free list is LIFO.
 func (e *engine) advanceFast(fl *flow, f *Steps) bool {
-	if f.flags&^plainDone != 0 || f.head != nil || f.oncancel != nil || f == fl.top {
-		if f.head != nil && f.flags&^fBuilt == 0 && f.ctl.Load()&xMask == xNone {
+	if f.flags&^plainDone != 0 || f.head != nil || f.flags&fBare == 0 && f.oncancel != nil || f == fl.top {
+		if f.head != nil && f.flags&^(fBuilt|fBare) == 0 && f.ctl.Load()&xMask == xNone {
 			// afterCallback's sub-step case (nothing armed, not forwarding
 			// its values) without the call: the first sub-step runs next.
 			f.setStatus(stActive)
@@ -498,7 +498,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 			fl.action = actExec
 			return true
 		}
-		if f.head == nil && f.flags&fWait != 0 && f.flags&^(fWait|fArmed|fBuilt) == 0 {
+		if f.head == nil && f.flags&fWait != 0 && f.flags&^(fWait|fArmed|fBuilt|fBare) == 0 {
 			// afterCallback's waiting case without the call: the step
 			// parked (External, WaitExternal) and nothing else.
 			f.setStatus(stWaiting)
@@ -539,7 +539,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	// a tenth of a sequential step): nothing held, the root keeps the frame.
 	// Once the root's spare list is full, a loop iteration's sub-step stays
 	// with the iteration for its next iteration's Add (keep).
-	if rt := f.fl.root; f.scope.Empty() && f.bin == nil && rt.spareN < rt.spareCap {
+	if rt := f.fl.root; (f.flags&fBare != 0 || f.scope.Empty() && f.bin == nil) && rt.spareN < rt.spareCap {
 		e.toSpare(rt, f)
 	} else {
 		e.keepOrRelease(p, f)
@@ -801,7 +801,7 @@ func (e *engine) advance(fl *flow) {
 			e.loopNext(p)
 			return
 		}
-		if f.head == nil && f.oncancel == nil && f.fl != nil && !f.timed() && f.ctl.Load()&xMask == xNone {
+		if f.head == nil && (f.flags&fBare != 0 || f.oncancel == nil) && f.fl != nil && !f.timed() && f.ctl.Load()&xMask == xNone {
 			// A step that waited and was completed (its External spent):
 			// nothing queued, armed or timed is left, so releasePlain
 			// undoes all it can hold, or the iteration keeps it.

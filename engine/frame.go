@@ -125,7 +125,7 @@ func (e *engine) grow() *Steps {
 // armed, timed or left to cancel: the caller checked), holds nothing a kept
 // frame may not keep.
 func (f *Steps) keepable() bool {
-	return f.scope.Empty() && f.bin == nil && f.onerr == nil && f.x == nil && f.xfn == nil
+	return f.flags&fBare != 0 || f.scope.Empty() && f.bin == nil && f.onerr == nil && f.x == nil && f.xfn == nil
 }
 
 // keep gives f, a keepable sub-step of the iteration p that ended, to p.

@@ -156,7 +156,7 @@ func callLocked(as *Steps) {
 // call it: advanceFast asks only when its own test failed on a step that
 // has fLocked set.
 func (e *engine) leftPlainly(fl *flow, f *Steps) bool {
-	if f.flags&^(plainDone|fLocked) != 0 || f.head != nil || f.oncancel != nil || f == fl.top {
+	if f.flags&^(plainDone|fLocked) != 0 || f.head != nil || f.flags&fBare == 0 && f.oncancel != nil || f == fl.top {
 		return false
 	}
 	// leaveCompleted written out: one call less per section.
