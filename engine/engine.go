@@ -485,7 +485,12 @@ const plainDone = fSucceeded | fBuilt | fBare
 // releaseFrame followed by newFrame would hand back the same memory anyway,
 // since the free list is LIFO.
 func (e *engine) advanceFast(fl *flow, f *Steps) bool {
-	if f.flags&^plainDone != 0 || f.head != nil || f.flags&fBare == 0 && f.oncancel != nil || f == fl.top {
+	// No look at oncancel: it is set only with fArmed (SetCancel, Lock.Wait)
+	// or fFinally (SetFinally), neither in plainDone, and those flags are
+	// cleared only where oncancel is nil or cleared with them (relock,
+	// runCancel, the resets): a cancel or finally handler fails the flags
+	// test. It sits in the frame's second line.
+	if f.flags&^plainDone != 0 || f.head != nil || f == fl.top {
 		if f.head != nil && f.flags&^(fBuilt|fBare) == 0 && f.ctl.Load()&xMask == xNone {
 			// afterCallback's sub-step case (nothing armed, not forwarding
 			// its values) without the call: the first sub-step runs next.
@@ -539,7 +544,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	// a tenth of a sequential step): nothing held, the root keeps the frame.
 	// Once the root's spare list is full, a loop iteration's sub-step stays
 	// with the iteration for its next iteration's Add (keep).
-	if rt := f.fl.root; (f.flags&fBare != 0 || f.scope.Empty() && f.bin == nil) && rt.spareN < rt.spareCap {
+	if rt := f.fl.root; rt.spareN < rt.spareCap && f.scope.Empty() && f.bin == nil {
 		e.toSpare(rt, f)
 	} else {
 		e.keepOrRelease(p, f)
