@@ -156,7 +156,9 @@ func callLocked(as *Steps) {
 // call it: advanceFast asks only when its own test failed on a step that
 // has fLocked set.
 func (e *engine) leftPlainly(fl *flow, f *Steps) bool {
-	if f.flags&^(plainDone|fLocked) != 0 || f.head != nil || f.flags&fBare == 0 && f.oncancel != nil || f == fl.top {
+	// No look at oncancel, as in advanceFast: a cancel or finally handler
+	// comes with fArmed or fFinally, which fail the flags test.
+	if f.flags&^(plainDone|fLocked) != 0 || f.head != nil || f == fl.top {
 		return false
 	}
 	// leaveCompleted written out: one call less per section.
