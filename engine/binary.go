@@ -117,6 +117,7 @@ func xBind(as *Steps, bin unsafe.Pointer) bool {
 		return false
 	}
 	as.bin = bin
+	as.flags &^= fBare
 	return true
 }
 

@@ -6,7 +6,7 @@ package engine
 func (as *Steps) SetCancel(f CancelFunc) {
 	if as.execOnly("SetCancel") {
 		as.oncancel = f
-		as.flags &^= fFinally
+		as.flags &^= fFinally | fBare
 		as.arm()
 	} else if as.isForeign() {
 		if b := (*foreignSteps)(as.x).box; b != nil && f != nil {
@@ -36,7 +36,7 @@ func (as *Steps) SetCancel(f CancelFunc) {
 func (as *Steps) SetFinally(f CancelFunc) {
 	if as.execOnly("SetFinally") {
 		as.oncancel = f
-		as.flags |= fFinally
+		as.flags = as.flags&^fBare | fFinally
 	} else if as.isForeign() {
 		foreignMisuse(as, "SetFinally")
 	}

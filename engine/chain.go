@@ -47,7 +47,7 @@ func chainable(as *Steps) bool {
 		return false
 	}
 	e := as.e
-	return e.cur == as && e.raised.kind == raiseNone && !e.tracing && as.flags&^fBuilt == 0 &&
+	return e.cur == as && e.raised.kind == raiseNone && !e.tracing && as.flags&^(fBuilt|fBare) == 0 &&
 		as.oncancel == nil && as.ctl.Load()&xMask == xNone
 }
 

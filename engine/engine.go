@@ -120,16 +120,14 @@ var raiseSignal = new(int)
 //   - A flow runs only from the ready queue (RunReady) or from the task
 //     that starts or resumes it, never inside another flow's callback.
 type flow struct {
-	// The fields a flow's turn and an External's completion touch come
-	// first, with args right after them: a flow is 480 bytes (seven and a
-	// half lines), and with narrow saving the look at args' upper slots,
-	// each of the two touches reads two cache lines of a flow that a round
-	// over many parked flows has evicted, where it read three or four
-	// (issue 24's ParallelWaitLoop).
-	e    *engine
-	root *root
-	top  *Steps // root frame, or the branch's step
-	cur  *Steps // deepest live frame: the one to run or advance
+	// The fields an External's completion on the loop touches (cur,
+	// owned, narrow, args' slot 0; action, queued and prevReady as it
+	// queues the flow) fill the first 64 bytes, and a flow is 488 bytes,
+	// in the 512-byte size class, so they are one cache line: a round over
+	// many parked flows (issue 24's ParallelWaitLoop) has evicted the
+	// flow, and that completion misses once, not twice. The flow's turn
+	// reads that line and root and top. flow_layout_test.go checks it.
+	cur *Steps // deepest live frame: the one to run or advance
 
 	action uint8 // what the flow does when it runs next
 	queued bool  // in the ready queue
@@ -144,7 +142,12 @@ type flow struct {
 
 	prevReady, nextReady *flow // in the ready queue; a flow that ends is unlinked (unlinkReady)
 	args                 Args  // what the last successful step gave the next one
-	prevRun, nextRun     *flow // a root's flow, in engine.runHead while it runs
+
+	e    *engine
+	root *root
+	top  *Steps // root frame, or the branch's step
+
+	prevRun, nextRun *flow // a root's flow, in engine.runHead while it runs
 
 	par        *Steps // the parallel step of a branch; nil for a root flow
 	nextBranch *flow  // next branch of the same parallel step
@@ -471,7 +474,7 @@ func (e *engine) run(fl *flow, budget *int) {
 
 // plainDone is what a completed frame may carry and still take
 // advanceFast: Success called (or not), built off the loop (or not).
-const plainDone = fSucceeded | fBuilt
+const plainDone = fSucceeded | fBuilt | fBare
 
 // advanceFast advances fl past f, whose callback just returned, when f
 // succeeded plainly: no sub-steps, nothing armed or waited for, no cancel
@@ -482,8 +485,13 @@ const plainDone = fSucceeded | fBuilt
 // releaseFrame followed by newFrame would hand back the same memory anyway,
 // since the free list is LIFO.
 func (e *engine) advanceFast(fl *flow, f *Steps) bool {
-	if f.flags&^plainDone != 0 || f.head != nil || f.oncancel != nil || f == fl.top {
-		if f.head != nil && f.flags&^fBuilt == 0 && f.ctl.Load()&xMask == xNone {
+	// No look at oncancel: it is set only with fArmed (SetCancel, Lock.Wait)
+	// or fFinally (SetFinally), neither in plainDone, and those flags are
+	// cleared only where oncancel is nil or cleared with them (relock,
+	// runCancel, the resets): a cancel or finally handler fails the flags
+	// test. It sits in the frame's second line.
+	if f.flags&^plainDone != 0 || f.head != nil || f == fl.top {
+		if f.head != nil && f.flags&^(fBuilt|fBare) == 0 && f.ctl.Load()&xMask == xNone {
 			// afterCallback's sub-step case (nothing armed, not forwarding
 			// its values) without the call: the first sub-step runs next.
 			f.setStatus(stActive)
@@ -495,7 +503,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 			fl.action = actExec
 			return true
 		}
-		if f.head == nil && f.flags&fWait != 0 && f.flags&^(fWait|fArmed|fBuilt) == 0 {
+		if f.head == nil && f.flags&fWait != 0 && f.flags&^(fWait|fArmed|fBuilt|fBare) == 0 {
 			// afterCallback's waiting case without the call: the step
 			// parked (External, WaitExternal) and nothing else.
 			f.setStatus(stWaiting)
@@ -536,7 +544,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	// a tenth of a sequential step): nothing held, the root keeps the frame.
 	// Once the root's spare list is full, a loop iteration's sub-step stays
 	// with the iteration for its next iteration's Add (keep).
-	if rt := f.fl.root; f.scope.Empty() && f.bin == nil && rt.spareN < rt.spareCap {
+	if rt := f.fl.root; rt.spareN < rt.spareCap && f.scope.Empty() && f.bin == nil {
 		e.toSpare(rt, f)
 	} else {
 		e.keepOrRelease(p, f)
@@ -631,7 +639,7 @@ func (e *engine) keepOrRelease(p, f *Steps) {
 // has room: releasePlain's common case, inlined where a step ends.
 func (e *engine) toSpare(rt *root, f *Steps) {
 	f.fl, f.parent, f.fn, f.onerr, f.x, f.xfn = nil, nil, nil, nil, nil, nil
-	f.n, f.kind, f.flags, f.st = 0, 0, 0, stFree
+	f.kind, f.flags, f.st = 0, 0, stFree
 	e.stats.FramesLive--
 	f.next = rt.spare
 	rt.spare = f
@@ -658,7 +666,7 @@ func (e *engine) releasePlain(f *Steps) {
 		return
 	}
 	f.fl, f.parent, f.fn, f.onerr, f.x, f.xfn = nil, nil, nil, nil, nil, nil
-	f.n, f.kind, f.flags, f.st = 0, 0, 0, stFree
+	f.kind, f.flags, f.st = 0, 0, stFree
 	e.stats.FramesLive--
 	f.next = e.free
 	e.free = f
@@ -798,7 +806,7 @@ func (e *engine) advance(fl *flow) {
 			e.loopNext(p)
 			return
 		}
-		if f.head == nil && f.oncancel == nil && f.fl != nil && f.timer.IsZero() && f.ctl.Load()&xMask == xNone {
+		if f.head == nil && (f.flags&fBare != 0 || f.oncancel == nil) && f.fl != nil && !f.timed() && f.ctl.Load()&xMask == xNone {
 			// A step that waited and was completed (its External spent):
 			// nothing queued, armed or timed is left, so releasePlain
 			// undoes all it can hold, or the iteration keeps it.

@@ -5,7 +5,6 @@ import (
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/arena"
-	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 // A *Steps is two things, and its methods say which by their receiver's
@@ -126,7 +125,7 @@ func (e *engine) grow() *Steps {
 // armed, timed or left to cancel: the caller checked), holds nothing a kept
 // frame may not keep.
 func (f *Steps) keepable() bool {
-	return f.scope.Empty() && f.bin == nil && f.onerr == nil && f.x == nil && f.xfn == nil
+	return f.flags&fBare != 0 || f.scope.Empty() && f.bin == nil && f.onerr == nil && f.x == nil && f.xfn == nil
 }
 
 // keep gives f, a keepable sub-step of the iteration p that ended, to p.
@@ -177,8 +176,8 @@ func (e *engine) releaseFrame(f *Steps) {
 	if f.head != nil {
 		e.discardQueued(f) // never lose queued frames, whatever path ends f
 	}
-	if !f.timer.IsZero() {
-		e.r.Stop(f.timer)
+	if f.timed() {
+		e.r.Stop(f.timer())
 	}
 	if !f.scope.Empty() {
 		e.ar.Release(&f.scope)
@@ -215,10 +214,10 @@ func (e *engine) releaseFrame(f *Steps) {
 func (f *Steps) reset() {
 	f.fl, f.parent, f.next, f.head, f.tail = nil, nil, nil, nil, nil
 	f.fn, f.onerr, f.oncancel = nil, nil, nil
-	f.timer = reactor.Timer{}
+	f.tidx, f.tgen = 0, 0
 	f.scope = arena.Scope{}
 	f.x, f.xfn, f.bin = nil, nil, nil
-	f.n, f.kind, f.flags, f.st = 0, 0, 0, stFree
+	f.kind, f.flags, f.st = 0, 0, stFree
 }
 
 // discardQueued destroys f's not-started sub-steps (recursively: a queued

@@ -126,6 +126,7 @@ func allocFor[T any](f *Steps) *T {
 	if f.flags&fBuilt != 0 {
 		return new(T)
 	}
+	f.flags &^= fBare
 	return arena.Alloc[T](f.e.ar, &f.scope)
 }
 

@@ -156,3 +156,58 @@ func TestLoopKeptFramesBounded(t *testing.T) {
 	}
 	root.Release()
 }
+
+// A step Add made (flagged bare: nothing but its fn) that then sets a
+// cancel or finally handler is not kept by its iteration with that
+// handler: the next iteration's step, which sets none, must not run it.
+// Iteration 0's step sets the handler, parks and is completed; iteration
+// 1's step fails, which would run a cancel handler left on its frame.
+func TestLoopKeptFrameDropsItsHandlers(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		set  func(as *engine.Steps, h engine.CancelFunc)
+		want int // runs of the handler: a finally handler runs at iteration 0's success
+	}{
+		{"SetCancel", func(as *engine.Steps, h engine.CancelFunc) { as.SetCancel(h) }, 0},
+		{"SetFinally", func(as *engine.Steps, h engine.CancelFunc) { as.SetFinally(h) }, 1},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := reactor.NewManual()
+			root := engine.New(r)
+			runs, i := 0, 0
+			outcome := "running"
+			var x engine.External
+			h := func(as *engine.Steps) { runs++ }
+			root.Add(func(as *engine.Steps) {
+				as.Loop(func(as *engine.Steps) {
+					k := i
+					i++
+					as.Add(func(as *engine.Steps) {
+						if k == 0 {
+							tt.set(as, h)
+							x = as.External()
+							return
+						}
+						as.Error("Boom")
+					})
+				})
+			}, func(as *engine.Steps, code string) { outcome = code })
+			root.Execute()
+			r.RunUntilIdle()
+			if !x.Success() {
+				t.Fatal("iteration 0's External did not complete its step")
+			}
+			r.RunUntilIdle()
+			if outcome != "Boom" || i != 2 {
+				t.Fatalf("outcome %q after %d iterations, want Boom after 2", outcome, i)
+			}
+			if runs != tt.want {
+				t.Fatalf("the handler of iteration 0's step ran %d times, want %d", runs, tt.want)
+			}
+			if st := engine.StatsOf(r); st.FramesLive != 0 {
+				t.Fatalf("FramesLive %d after the loop ended, want 0", st.FramesLive)
+			}
+			root.Release()
+		})
+	}
+}

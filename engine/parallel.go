@@ -52,7 +52,6 @@ func (e *engine) startParallel(p *Steps) {
 			last.nextBranch = bf
 		}
 		last = bf
-		p.n++
 		e.ready(bf, actExec)
 	}
 	fl.action = actNone
@@ -70,17 +69,19 @@ func (e *engine) unlinkBranch(p *Steps, bf *flow) {
 		}
 	}
 	bf.nextBranch = nil
-	p.n--
 }
 
 // branchDone ends a branch whose top step succeeded. Its values are
 // dropped; when the last branch ends, the parallel step succeeds with none.
+// p's list of branches holds exactly those still running (startParallel
+// links each, unlinkBranch and cancelBranches take them out), so an empty
+// list is the count of zero: the frame keeps no counter of its own.
 func (e *engine) branchDone(bf *flow) {
 	p := bf.par
 	e.unlinkBranch(p, bf)
 	e.releaseFrame(bf.top)
 	e.releaseFlow(bf)
-	if p.n == 0 {
+	if p.branches() == nil {
 		pfl := p.fl
 		pfl.clearArgs()
 		pfl.cur = p
@@ -112,5 +113,4 @@ func (e *engine) cancelBranches(p *Steps) {
 		bf = next
 	}
 	p.x = nil
-	p.n = 0
 }

@@ -49,6 +49,13 @@ type root struct {
 	// loop (an error) may both set it.
 	stateUsed atomic.Bool
 
+	// spare holds frames this root's flows gave back (spareN of at most
+	// spareCap, below), so that building the root again off the loop
+	// takes frames without a lock. Owned by the loop while running, by
+	// the holder otherwise. It sits here, before run, so that run falls
+	// on a multiple of 32 (the embedded Steps is 128 bytes, the State 80).
+	spare *Steps
+
 	// run, more and spareN/spareCap are neighbours at a 32-byte boundary:
 	// RunReady reads the first two for every flow it runs (the cancel
 	// test, the label) and the step path the last for every step that
@@ -92,11 +99,6 @@ type root struct {
 	// whoever Swaps it back to false releases, so exactly one does.
 	releaseAtEnd atomic.Bool
 
-	// spare holds frames this root's flows gave back (spareN of at most
-	// spareCap, beside run above), so that building the root again off
-	// the loop takes frames without a lock. Owned by the loop while
-	// running, by the holder otherwise.
-	spare          *Steps
 	built, created int32 // frames taken/allocated while building, handed to the loop's counters at start
 
 }

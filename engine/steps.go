@@ -37,10 +37,17 @@ type Steps struct {
 	ctl atomic.Uint64
 
 	// The small fields sit beside ctl, so that an External's completion
-	// on the loop (ctl, e, fl, st, flags) reads one cache line of a frame
-	// that a round over many parked flows has evicted, not two (issue 24's
-	// ParallelWaitLoop: a frame is 144 bytes, three lines).
-	n     int32 // parallel: branches still running
+	// on the loop (ctl, e, fl, st, flags) reads the frame's first cache
+	// line only, after a round over many parked flows has evicted it
+	// (issue 24's ParallelWaitLoop).
+	//
+	// tidx and tgen are the parts of the step's SetTimeout timer
+	// (reactor.X.TimerParts; tidx 0: none), kept apart so that the
+	// frame is 128 bytes: a reactor.Timer is 16 (a uint32 and a uint64),
+	// and 136 bytes took the 144-byte size class, where a frame spans
+	// three cache lines wherever it lies; at 128 the class aligns it to
+	// two (frame_layout_test.go). Read them through timed and timer.
+	tidx  uint32
 	kind  uint8
 	st    uint8 // status; loop-owned, so no atomic on the step path
 	flags uint16
@@ -51,13 +58,18 @@ type Steps struct {
 	next   *Steps  // next sibling in parent's queue; free-list link when free
 
 	// head..tail: sub-steps added but not yet started, in order. For a
-	// parallel step before it starts: its branches.
-	head, tail *Steps
+	// parallel step before it starts: its branches. tail is in the second
+	// line: fn takes its place in the first, so that a step added by Add
+	// (fBare) is run, completed and kept, or taken again, reading and
+	// writing that line only; tail is its parent's, whose second line
+	// holds x (a loop iteration's kept frames) as well.
+	head *Steps
+	fn   ExecFunc
 
-	fn       ExecFunc
+	tail     *Steps
 	onerr    ErrorFunc
 	oncancel CancelFunc
-	timer    reactor.Timer
+	tgen     uint64         // see tidx
 	scope    arena.Scope    // Stack[T] memory and per-kind state, freed with the step
 	x        unsafe.Pointer // per-kind: *loopState, *Args of SuccessStep, first branch *flow of a running parallel, AddWith's *T, a foreign accessor's *foreignSteps
 	bin      unsafe.Pointer // a bridge's binding (binary.go): released through Bridge.Release when the step is destroyed
@@ -109,6 +121,20 @@ const (
 	fLocked                 // an AddLocked step that entered its Lock (x): endStep calls its Leave
 	fYield                  // its callback or error handler canceled its own root: the flow stops after it (yieldCanceled)
 	fRelock                 // a Lock's Slow step waiting in Lock.Wait: a pass enters its section (relock) instead of completing it
+
+	// fBare: a step Add gave its fn and nothing else (Add's running-step
+	// path), so onerr, oncancel, scope, bin, x and xfn are all nil while
+	// it is set: the tests of a step that ended (advanceFast, advance,
+	// keepable) read it in the frame's first line instead of those six
+	// fields in the second, a miss each in a round over many parked flows
+	// (issue 24's ParallelWaitLoop). Whatever may set one of them on the
+	// running step clears it first (SetCancel, SetFinally, Stack, allocFor,
+	// the bridge's xBind); the rest (AddWith, AddLocked, Lock.Wait,
+	// Rebind, a binding's Add, CopyFrom) act on frames Add did not flag.
+	// False is always safe: it only costs the look at the second line.
+	// Every mask of "nothing else set" lists it (plainDone, advanceFast's,
+	// chainable's).
+	fBare
 )
 
 // current reports whether as is the step whose callback is running; if not,
@@ -257,6 +283,7 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 				c = e.newFrame(kStep, as, as.fl)
 			}
 			c.fn = f
+			c.flags = fBare // kept and free frames carry flags 0 and nil extras
 			as.enqueue(c)
 			return as
 		}
@@ -757,5 +784,6 @@ func Stack[T any](as *Steps) *T {
 		// long as the step.
 		return new(T)
 	}
+	as.flags &^= fBare
 	return arena.Alloc[T](as.e.ar, &as.scope)
 }

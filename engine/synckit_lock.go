@@ -7,7 +7,6 @@ import (
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/internal/cast"
-	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 // Lock is a Sync object's uncontended path, for AddLocked: one step per
@@ -157,7 +156,9 @@ func callLocked(as *Steps) {
 // call it: advanceFast asks only when its own test failed on a step that
 // has fLocked set.
 func (e *engine) leftPlainly(fl *flow, f *Steps) bool {
-	if f.flags&^(plainDone|fLocked) != 0 || f.head != nil || f.oncancel != nil || f == fl.top {
+	// No look at oncancel, as in advanceFast: a cancel or finally handler
+	// comes with fArmed or fFinally, which fail the flags test.
+	if f.flags&^(plainDone|fLocked) != 0 || f.head != nil || f == fl.top {
 		return false
 	}
 	// leaveCompleted written out: one call less per section.
@@ -305,14 +306,14 @@ func WaitBound[T, V any](as *Steps, l *Lock[T], f ExecFunc, v *V, oncancel Cance
 // the cancel handler that would have unqueued the flow is dropped, and so
 // is a timeout the Slow set for the wait.
 func (e *engine) relock(f *Steps) {
-	if !f.timer.IsZero() {
+	if f.timed() {
 		// A timeout the Slow set (SetTimeout) limited the wait, and is
 		// spent with it: fTimeout goes below, and the section's end
 		// releases the frame as a plain step's (releasePlain), which
 		// stops no timer; one left armed would fail whatever step has
 		// the frame by then.
-		e.r.Stop(f.timer)
-		f.timer = reactor.Timer{}
+		e.r.Stop(f.timer())
+		f.tidx, f.tgen = 0, 0
 	}
 	f.flags = f.flags&fBuilt | fLocked
 	f.fl.locked++

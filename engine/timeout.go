@@ -18,10 +18,10 @@ func (as *Steps) SetTimeout(d time.Duration) {
 		return
 	}
 	e := as.e
-	if !as.timer.IsZero() {
-		e.r.Stop(as.timer)
+	if as.timed() {
+		e.r.Stop(as.timer())
 	}
-	as.timer = reactor.X.After(e.r, d, onTimeout, unsafe.Pointer(as), 0)
+	as.tidx, as.tgen = reactor.X.TimerParts(reactor.X.After(e.r, d, onTimeout, unsafe.Pointer(as), 0))
 	as.flags |= fTimeout
 	as.arm()
 }
@@ -39,7 +39,7 @@ func onTimeout(arg unsafe.Pointer, _ uint64) {
 		return
 	}
 	e := t.e
-	t.timer = reactor.Timer{}
+	t.tidx, t.tgen = 0, 0
 	e.cancelBelow(t)
 	t.releaseClaim()
 	fl := t.fl
@@ -47,3 +47,10 @@ func onTimeout(arg unsafe.Pointer, _ uint64) {
 	fl.failCode, fl.failInfo, fl.failErr = Timeout, "", nil
 	e.ready(fl, actFail)
 }
+
+// timed reports whether the step has a SetTimeout timer armed.
+func (f *Steps) timed() bool { return f.tidx != 0 }
+
+// timer is the step's SetTimeout timer, rebuilt from its parts (see
+// Steps.tidx); the zero Timer when none is armed.
+func (f *Steps) timer() reactor.Timer { return reactor.X.TimerOf(f.tidx, f.tgen) }

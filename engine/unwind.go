@@ -4,7 +4,6 @@ import (
 	"fmt"
 
 	"github.com/asyncsteps/asyncsteps/internal/cast"
-	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 // setError records an error in the flow's State (spec 1.7): error_info,
@@ -90,9 +89,9 @@ func (e *engine) unwind(f *Steps, code string) {
 			if f.flags&fFinally == 0 {
 				e.runCancel(f)
 			}
-			if !f.timer.IsZero() {
-				e.r.Stop(f.timer)
-				f.timer = reactor.Timer{}
+			if f.timed() {
+				e.r.Stop(f.timer())
+				f.tidx, f.tgen = 0, 0
 			}
 			if h := f.onerr; h != nil {
 				f.onerr = nil // an error handler runs at most once (spec 1.2.1)

@@ -3,12 +3,15 @@ package reactor
 import (
 	"time"
 	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/timerwheel"
 )
 
 // X holds the reactor's entry points for the layers built on it (package
 // engine; netio and abi through the engine): the untyped callback forms
 // that take an unsafe.Pointer (Post, After, Watch, AtShutdown,
-// RemoveAtShutdown; PostTo, AfterTo, WatchTo, AtShutdownTo and
+// RemoveAtShutdown; TimerParts and TimerOf for a Timer kept in two
+// fields; PostTo, AfterTo, WatchTo, AtShutdownTo and
 // RemoveAtShutdownOf are the typed forms a user calls) and the keyed
 // attachment of a layer's per-reactor state (NewExtKey, Ext, ExtOrInit).
 //
@@ -31,6 +34,19 @@ func (internals) Post(r *Reactor, cb func(arg unsafe.Pointer, aux uint64), arg u
 // It is the engine's timer: arg is typically a frame and aux its generation.
 func (internals) After(r *Reactor, d time.Duration, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) Timer {
 	return r.xAfter(d, cb, arg, aux)
+}
+
+// TimerParts returns t's two parts, and TimerOf rebuilds the Timer from
+// them, so that a holder short of space keeps them in two fields of its
+// own (the engine's 128-byte step frame puts idx beside its small fields).
+// idx is 0 exactly for the zero Timer. A rebuilt Timer is
+// generation-checked like any other: a forged one stops no timer unless
+// both parts match a pending timer's.
+func (internals) TimerParts(t Timer) (idx uint32, gen uint64) { return t.h.Parts() }
+
+// TimerOf rebuilds a Timer from TimerParts.
+func (internals) TimerOf(idx uint32, gen uint64) Timer {
+	return Timer{timerwheel.HandleOf(idx, gen)}
 }
 
 // Watch registers fd with the loop's poller: cb(arg, fd, ev) runs on the
