@@ -114,3 +114,43 @@ func ExampleLimiter() {
 	// 100ms: b enters
 	// 1s: d enters
 }
+
+// TryEnterRun lets a flow run several short sections of a Limiter in one
+// step, as a server answers the pipelined requests of one read: those the
+// Limiter would have let in at once run now, the rest go through Sync, each
+// in its turn, as they would have with no run.
+func ExampleLimiter_TryEnterRun() {
+	r := reactor.NewManual()
+	start := r.Now()
+	l := syncprim.NewLimiter(r, syncprim.LimiterOptions{
+		Concurrent: 1, MaxQueue: 0,
+		Rate: 3, Period: time.Second, // three entries per second
+		Burst: syncprim.Unlimited,
+	})
+	requests := []string{"r0", "r1", "r2", "r3", "r4"}
+
+	root := engine.New(r)
+	root.Add(func(as *engine.Steps) {
+		k := l.TryEnterRun(len(requests))
+		for _, req := range requests[:k] {
+			fmt.Printf("%v: %s answered in the run\n", r.Now().Sub(start), req)
+		}
+		if k > 0 {
+			l.LeaveRun()
+		}
+		for _, req := range requests[k:] {
+			as.Sync(l, func(as *engine.Steps) {
+				fmt.Printf("%v: %s answered in its own section\n", r.Now().Sub(start), req)
+			})
+		}
+	})
+	root.Execute()
+	r.RunUntilIdle()
+	r.Advance(2 * time.Second)
+	// Output:
+	// 0s: r0 answered in the run
+	// 0s: r1 answered in the run
+	// 0s: r2 answered in the run
+	// 1s: r3 answered in its own section
+	// 1s: r4 answered in its own section
+}
