@@ -3,6 +3,7 @@
 package reactor
 
 import (
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -223,4 +224,53 @@ func TestReview2Round6CloseRacingDirectTurns(t *testing.T) {
 			t.Logf("last round: %d of %d tasks ran directly on their callers", direct.Load(), done.Load())
 		}
 	}
+}
+
+// A task run directly by PostRun that ends its goroutine (runtime.Goexit:
+// t.FailNow in a callback does) never returns to PostRun; its deferred end
+// gives the word and the assist slot back and wakes the loop, so the
+// reactor goes on: its loop takes the next post, and the next caller runs
+// its own direct turn.
+func TestReview2Round6DirectGoexitGivesAllBack(t *testing.T) {
+	r := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	waitParked(t, r)
+	type seen struct {
+		g      uintptr
+		direct bool
+	}
+	ran := make(chan seen, 1)
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		me := goid.Current()
+		X.PostRun(r, func(unsafe.Pointer, uint64) {
+			ran <- seen{me, goid.Current() == me}
+			runtime.Goexit()
+		}, nil, 0)
+		t.Error("PostRun returned after its task called Goexit")
+	}()
+	s := <-ran
+	<-exited
+	if !s.direct {
+		t.Skip("the loop woke before the PostRun: no direct turn")
+	}
+	if g := r.loopG.Load(); g == s.g {
+		t.Fatal("the exited goroutine still holds the loop word")
+	}
+	for i := range assistants {
+		if assistants[i].Load() == s.g {
+			t.Fatalf("assist slot %d still holds the exited goroutine", i)
+		}
+	}
+	if n := nAway.Load(); n != 0 {
+		t.Fatalf("nAway %d after the goroutine exited", n)
+	}
+	next := make(chan bool, 1)
+	waitParked(t, r) // the wake-up abandonTurn gave, then the loop parks again
+	me := goid.Current()
+	X.PostRun(r, func(unsafe.Pointer, uint64) { next <- goid.Current() == me && r.IsSameThread() }, nil, 0)
+	if !<-next {
+		t.Log("the next PostRun ran on the loop, not on the caller")
+	}
+	onLoop(r, func() {}) // the loop itself runs a post
 }
