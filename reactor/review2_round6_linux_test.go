@@ -274,3 +274,61 @@ func TestReview2Round6DirectGoexitGivesAllBack(t *testing.T) {
 	}
 	onLoop(r, func() {}) // the loop itself runs a post
 }
+
+// A goroutine that gets the identity of a loop goroutine whose Run
+// returned (the runtime reuses a g once it exits) is no loop: isLoop is
+// false, with every running loop in its slot and with one counted off its
+// slot (the map answers then), and it may claim an assist. The loop's own
+// identity, while it ran, was a loop for isLoop.
+func TestReview2Round6IsLoopAfterIdentityReuse(t *testing.T) {
+	r, err := New(Options{CPU: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- r.Run() }()
+	var g uintptr
+	var wasLoop bool
+	onLoop(r, func() { g = goid.Current(); wasLoop = isLoop(g) })
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	if !wasLoop {
+		t.Fatal("isLoop false on the running loop")
+	}
+	type seen struct {
+		reused, loop, loopOff, claimed bool
+	}
+	reused := false
+	for i := 0; i < 10000 && !reused; i++ {
+		ch := make(chan seen)
+		go func() {
+			me := goid.Current()
+			var s seen
+			s.reused = me == g
+			s.loop = isLoop(me)
+			loopsOffSlot.Add(1) // as if some loop lost its slot: the map answers
+			s.loopOff = isLoop(me)
+			loopsOffSlot.Add(-1)
+			if slot, ok := claimAssist(me); ok {
+				s.claimed = true
+				releaseAssist(slot)
+			}
+			ch <- s
+		}()
+		s := <-ch
+		if s.loop || s.loopOff {
+			t.Fatalf("isLoop true for a goroutine outside any loop (slot %v, map %v; the dead loop's identity: %v)", s.loop, s.loopOff, s.reused)
+		}
+		if s.reused && !s.claimed {
+			t.Fatal("the goroutine with the dead loop's identity was refused an assist")
+		}
+		reused = s.reused
+	}
+	if !reused {
+		t.Log("the loop goroutine's identity was not reused here: isLoop checked on other goroutines only")
+	}
+}
