@@ -272,12 +272,10 @@ func (r *Reactor) runFirst(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.P
 //
 // Holding the word, the caller runs the task first, directly, when the
 // local queue, the ring and the overflow list are all empty (nothing
-// posted before it is waiting: the turn would run it first anyway);
-// queues it on the loop's local queue when only that holds work (the
-// loop's own posts are local too, so each producer's order holds), and in
-// the ring behind what is there otherwise: either way the turn runs it,
-// without the ring's atomic push and pop when it can. A
-// full ring gives the word back and is Post's. The turn is at most
+// posted before it is waiting: the turn would run it first anyway), and
+// queues it in the ring behind what is there otherwise; either way the
+// turn runs it, and Metrics.TasksRun counts it once. A full ring gives
+// the word back and is Post's. The turn is at most
 // maxIterPerTurn iterations: the flows the task starts and whatever else
 // the parked loop had ready run on the caller's goroutine as the loop
 // (reactor doc, "Who the loop is"); work the turn leaves wakes the loop.
@@ -326,13 +324,13 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 			r.m.tasks++ // a post from another goroutine (Metrics.TasksRun), which skipped the ring
 			more = r.directTurn(cb, arg, aux)
 		}
-	case r.inbox.Empty() && !r.overflow.active.Load():
-		ok = r.postLocal(cb, arg, aux) // false once closed: nothing queued
-		if ok {
-			r.m.tasks++
-			more = r.borrowedTurn()
-		}
 	default:
+		// Behind what is queued, through the ring even when only the
+		// local queue holds work (left by a turn run in the loop's place
+		// that ran out of iterations; rare): the turn runs the local
+		// tasks first, then this one, and counts it once, in TasksRun, as
+		// the direct path does. Queued locally, runLocalTo would also
+		// count it in TimersFired, which counts the loop's own posts.
 		_, ok = r.inbox.TryPushPos(task{cb: cb, arg: arg, aux: aux, kind: taskCall})
 		if ok {
 			more = r.borrowedTurn()

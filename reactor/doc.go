@@ -50,8 +50,9 @@
 // posted work runs without a wake-up of the loop's thread, and the waiter,
 // which would otherwise be woken by the loop in its turn, does not sleep
 // at all. A goroutine outside the loops that executes a flow (engine's
-// Execute, through X.PostRun) does the same: its start task goes into the
-// ring without a wake-up and it runs the turn that takes it, so a program
+// Execute, through X.PostRun) does the same: without a wake-up, it runs
+// the turn that runs its start task (directly, first, when nothing else is
+// queued; from the ring, behind what is queued, otherwise), so a program
 // that starts a flow and waits on its own channel (not a Promise) pays
 // neither wake-up either; Execute then returns once that turn is over,
 // which is why steps must not block on their executor. Safe because

@@ -12,7 +12,7 @@ import "time"
 // does, rather than reading the fields racily.
 type Metrics struct {
 	Iterations    uint64        // loop iterations: posted tasks, due timers, ready flows
-	TasksRun      uint64        // tasks posted from other goroutines: taken from the cross-goroutine ring (and its overflow), or queued by a caller that ran the parked loop's turn (engine's Execute)
+	TasksRun      uint64        // tasks posted from other goroutines: taken from the cross-goroutine ring (and its overflow), or run by a caller in the parked loop's turn (PostRun: engine's Execute); each once, never also in TimersFired
 	TimersFired   uint64        // timer-wheel entries fired (Deferred, After) and local tasks taken (Immediate or Post made on the loop)
 	Wakeups       uint64        // real loops: times the loop woke up after blocking in epoll_wait (gnet's Polling fallback: callbacks after an idle turn)
 	RingHighWater int           // the most tasks one iteration took from the ring: its depth high-water mark, to within what arrived while it drained (at most 1024, the per-iteration batch)
