@@ -250,6 +250,9 @@ func (cn *conn) start(req *Request, framed bool, fl *flow, now int64) *request {
 	switch {
 	case req.Bad != "":
 		rq.key = req.Name() // for the error reply
+		if req.Args == nil {
+			rq.key = req.Key // a direct head's: directly kept its name there
+		}
 	case req.Op == OpDel:
 		rq.key = req.Key
 		if len(req.Args) > 2 {

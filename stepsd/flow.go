@@ -325,8 +325,11 @@ func directly(p *Request, framed bool) bool {
 	}
 	if p.Bad != "" {
 		// Refused: answered with its name (Args[0], the read's bytes),
-		// kept in Key since the next parse reuses Args.
+		// kept in Key since the next parse reuses Args; Args is cleared
+		// so that nothing reads another request's words through it
+		// (cn.start, for one the run does not take).
 		p.Key = p.Name()
+		p.Args = nil
 		return true
 	}
 	switch p.Op {
