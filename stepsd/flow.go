@@ -427,9 +427,14 @@ func runDirectOf(fl *flow) engine.ExecFunc {
 				sh.cmds[p.Op].ended++
 			}
 			if len(out) >= outChunk && !fl.dcn.closed {
-				// Sent a chunk at a time, as flush does: the run's
-				// replies are the first of its connection.
-				_, _ = fl.dcn.c.Send(out)
+				// Queued a chunk at a time, so the scratch stays
+				// small as flush's: the run's replies are the first
+				// of its connection. Queued, not sent (Write, not
+				// Send): a write that fails ends the connection
+				// there and then (OnClose), and netio gives back the
+				// read's bytes, which this run's requests and those
+				// after it still read. sendDirect writes them.
+				_, _ = fl.dcn.c.Write(out)
 				out = out[:0]
 			}
 			sh.dout = out

@@ -37,3 +37,33 @@ func TestDirectHeadRefusedKeepsItsName(t *testing.T) {
 		checkNoStrays(t, s)
 	})
 }
+
+// A client that goes away while a direct run's replies are over a chunk:
+// the run's replies are queued, never written, inside its step, so a
+// failed write cannot end the connection (OnClose, netio giving the read's
+// bytes back) while the run and the requests after it still read their
+// words from those bytes. OnClose counts one that comes while its
+// connection's read is being run (shard.strays).
+func TestDirectRunPeerGoneMidReplies(t *testing.T) {
+	s := start(t, Config{Reactors: 1})
+	c := dial(t, s)
+	v := strings.Repeat("v", 100<<10)
+	c.sendRaw(resp("SET", "big", v))
+	c.expect("OK")
+	var b strings.Builder
+	for i := 0; i < 16; i++ {
+		b.WriteString(resp("GET", "big"))
+		b.WriteString(resp("SET", "k", "after"))
+	}
+	b.WriteString("GET k\r\n") // a request object after the run
+	for round := 0; round < 20; round++ {
+		g := dial(t, s)
+		g.sendRaw(b.String())
+		_ = g.c.Close() // the server's writes meet a closed socket: RST, then EPIPE
+		other := dial(t, s)
+		other.sendRaw(resp("ECHO", "alive"))
+		other.expect("alive")
+		_ = other.c.Close()
+	}
+	checkNoStrays(t, s)
+}
