@@ -49,6 +49,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	// directly.
 	direct := cn.head == nil
 	nd, ne := 0, 0         // requests in sh.reqs; of them, not refused (Limiter entries)
+	used := 0              // slots of sh.reqs this read parsed into: cleared before it returns
 	var dname *engine.Name // their command, or PIPELINE
 	for !cn.closing {
 		if cn.inflight+nd >= s.cfg.MaxPipeline || cn.held >= s.cfg.MaxRequest {
@@ -65,6 +66,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 				sh.reqs = append(sh.reqs, Request{})
 			}
 			p = &sh.reqs[nd]
+			used = nd + 1
 		}
 		k, fatal := sh.parser.ParseInto(p, data[n:])
 		if fatal != "" {
@@ -119,6 +121,12 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	if fl != nil {
 		fl.execute()
 		cn.runNow(first, fl, now)
+	}
+	if used > 0 {
+		// No reference to the read's bytes is kept (as recycle drops a
+		// request's): a netio input buffer may be one of up to
+		// MaxRequest bytes.
+		clear(sh.reqs[:used])
 	}
 	return n
 }

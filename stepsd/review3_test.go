@@ -67,3 +67,33 @@ func TestDirectRunPeerGoneMidReplies(t *testing.T) {
 	}
 	checkNoStrays(t, s)
 }
+
+// The shard's scratch of parsed requests (a direct head's) keeps no
+// reference to a read's bytes once OnData returns, as a recycled request
+// keeps none (shard.recycle): a stale slot would keep a netio input buffer,
+// up to MaxRequest, alive until a head as long overwrote it.
+func TestDirectScratchKeepsNoReadBytes(t *testing.T) {
+	s := start(t, Config{Reactors: 1})
+	c := dial(t, s)
+	c.sendRaw(resp("SET", "k", "v") + resp("GET", "k") + resp("BOGUS", "x") + resp("DEL", "k") + resp("ECHO", "e") + "PING\r\n" + resp("ECHO", "f"))
+	c.expect("OK", "v")
+	if got, _ := c.read(); !strings.HasPrefix(got, "-ERR unknown command 'BOGUS'") {
+		t.Fatalf("reply %q, want -ERR unknown command 'BOGUS'", got)
+	}
+	c.expect(":1", "e", "PONG", "f")
+	sh := s.shards[0]
+	ch := make(chan int, 1)
+	sh.r.Immediate(func() {
+		n := 0
+		for i := range sh.reqs {
+			p := &sh.reqs[i]
+			if p.Key != nil || p.Value != nil || p.Text != nil || p.Args != nil {
+				n++
+			}
+		}
+		ch <- n
+	})
+	if n := <-ch; n != 0 {
+		t.Fatalf("%d slots of the shard's parsed requests still hold a read's bytes", n)
+	}
+}
