@@ -119,7 +119,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		first = fl.startDirect(cn, nd, ne, dname, now)
 	}
 	if fl != nil {
-		fl.execute()
+		fl.execute(true)
 		cn.runNow(first, fl, now)
 	}
 	if used > 0 {

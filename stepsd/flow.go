@@ -117,7 +117,10 @@ func (fl *flow) add(rq *request, name *engine.Name) {
 // every request after it may: what a client sees is what a step per
 // request gives, at about a third of the engine's cost per request
 // (profiles/notes/2026-11-27-limbatch-round6.md).
-func (fl *flow) execute() {
+//
+// run false (a flow split off by splitRest) adds no run: its request meets
+// the Limiter in its section, in its turn.
+func (fl *flow) execute(run bool) {
 	if fl.named != fl.name {
 		fl.root.SetFlowName(fl.name) // kept by the root from run to run
 		fl.named = fl.name
@@ -132,6 +135,9 @@ func (fl *flow) execute() {
 			fl.root.Execute()
 			return
 		}
+	} else if !run {
+		// A split flow's request enters in its section, in order (see
+		// splitRest).
 	} else if k, end := fl.runnable(); k > 0 {
 		if g := fl.sh.lim.TryEnterRun(k); g > 0 {
 			if g < k {
@@ -545,7 +551,12 @@ func (fl *flow) splitRest() {
 		fl.n-- // p is left: fl.n stays above 0
 		nf := fl.sh.newFlow()
 		nf.add(rq, cmdNames[rq.cmd])
-		nf.execute()
+		// No run: a run takes its slot now, when it starts, while the
+		// sections of the flows split off before it enter only when
+		// they run (RunReady, in order); a later request would enter
+		// ahead of an earlier one, which could then be refused in its
+		// place (TestSplitFlowsEnterInOrder).
+		nf.execute(false)
 		moved++
 		if rq == last {
 			break

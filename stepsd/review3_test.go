@@ -97,3 +97,24 @@ func TestDirectScratchKeepsNoReadBytes(t *testing.T) {
 		t.Fatalf("%d slots of the shard's parsed requests still hold a read's bytes", n)
 	}
 }
+
+// The requests behind one that waits go on in flows of their own (split),
+// each meeting the Limiter as itself, in order: a later one's run must not
+// take the slot an earlier one of the read was about to enter. Concurrent 2,
+// no queue: the first SLEEP holds a slot, the second takes the other, and
+// the ECHO after them is refused, as with a section per request (base
+// 82b7ef4); the run of a split flow took the slot at its start, ahead of
+// the second SLEEP's section, which was refused instead.
+func TestSplitFlowsEnterInOrder(t *testing.T) { forms(t, testSplitFlowsEnterInOrder) }
+
+func testSplitFlowsEnterInOrder(t *testing.T, framed bool) {
+	s := start(t, Config{Concurrent: 2, Reactors: 1})
+	c := dial(t, s)
+	c.sendAs(framed, "SLEEP 30", "SLEEP 30", "ECHO y")
+	for _, w := range []string{"OK", "OK", "-DefenseRejected"} {
+		if got, err := c.read(); err != nil || !strings.HasPrefix(got, w) {
+			t.Fatalf("reply %q, %v; want %q", got, err, w)
+		}
+	}
+	checkNoStrays(t, s)
+}
