@@ -49,6 +49,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	// directly.
 	direct := cn.head == nil
 	nd, ne := 0, 0         // requests in sh.reqs; of them, not refused (Limiter entries)
+	used := 0              // slots of sh.reqs this read parsed into: cleared before it returns
 	var dname *engine.Name // their command, or PIPELINE
 	for !cn.closing {
 		if cn.inflight+nd >= s.cfg.MaxPipeline || cn.held >= s.cfg.MaxRequest {
@@ -65,6 +66,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 				sh.reqs = append(sh.reqs, Request{})
 			}
 			p = &sh.reqs[nd]
+			used = nd + 1
 		}
 		k, fatal := sh.parser.ParseInto(p, data[n:])
 		if fatal != "" {
@@ -117,8 +119,14 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		first = fl.startDirect(cn, nd, ne, dname, now)
 	}
 	if fl != nil {
-		fl.execute()
+		fl.execute(true)
 		cn.runNow(first, fl, now)
+	}
+	if used > 0 {
+		// No reference to the read's bytes is kept (as recycle drops a
+		// request's): a netio input buffer may be one of up to
+		// MaxRequest bytes.
+		clear(sh.reqs[:used])
 	}
 	return n
 }
@@ -151,10 +159,6 @@ func (cn *conn) runNow(first *request, fl *flow, now int64) {
 		engine.RunReady(sh.r)
 	}
 	sh.inline = nil
-	direct := fl.dn > 0
-	if direct {
-		fl.sendDirect() // the run's replies come first
-	}
 	if cn.undone > 0 {
 		// Not every request of this read is answered: flush will leave
 		// some in the queue, whose key and text must outlive the read.
@@ -162,6 +166,12 @@ func (cn *conn) runNow(first *request, fl *flow, now int64) {
 			rq.own()
 		}
 		sh.watch(first)
+	}
+	// The run's replies come first. Written after own: a write that
+	// fails ends the connection, and netio gives the read's bytes back.
+	direct := fl.dn > 0
+	if direct {
+		fl.sendDirect()
 	}
 	if direct || cn.head != nil && cn.head.done {
 		cn.flush(now) // the read's loop round: its coarse clock has not moved. After a direct run: resumes reading, closes if asked
@@ -183,6 +193,12 @@ func (h *handler) OnEOF(c *netio.Conn) {
 func (h *handler) OnClose(c *netio.Conn, _ error) {
 	cn := c.Context().(*conn)
 	cn.closed = true
+	if cn.sh.inline == cn {
+		// Never expected: no step writes (runNow writes its read's
+		// replies after its flows ran), so the read's bytes, which its
+		// requests borrow, are never given back under them. Counted.
+		cn.sh.strays++
+	}
 	if cn.undone == 0 {
 		return
 	}
@@ -250,6 +266,9 @@ func (cn *conn) start(req *Request, framed bool, fl *flow, now int64) *request {
 	switch {
 	case req.Bad != "":
 		rq.key = req.Name() // for the error reply
+		if req.Args == nil {
+			rq.key = req.Key // a direct head's: directly kept its name there
+		}
 	case req.Op == OpDel:
 		rq.key = req.Key
 		if len(req.Args) > 2 {

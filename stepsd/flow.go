@@ -117,7 +117,10 @@ func (fl *flow) add(rq *request, name *engine.Name) {
 // every request after it may: what a client sees is what a step per
 // request gives, at about a third of the engine's cost per request
 // (profiles/notes/2026-11-27-limbatch-round6.md).
-func (fl *flow) execute() {
+//
+// run false (a flow split off by splitRest) adds no run: its request meets
+// the Limiter in its section, in its turn.
+func (fl *flow) execute(run bool) {
 	if fl.named != fl.name {
 		fl.root.SetFlowName(fl.name) // kept by the root from run to run
 		fl.named = fl.name
@@ -132,6 +135,9 @@ func (fl *flow) execute() {
 			fl.root.Execute()
 			return
 		}
+	} else if !run {
+		// A split flow's request enters in its section, in order (see
+		// splitRest).
 	} else if k, end := fl.runnable(); k > 0 {
 		if g := fl.sh.lim.TryEnterRun(k); g > 0 {
 			if g < k {
@@ -325,8 +331,11 @@ func directly(p *Request, framed bool) bool {
 	}
 	if p.Bad != "" {
 		// Refused: answered with its name (Args[0], the read's bytes),
-		// kept in Key since the next parse reuses Args.
+		// kept in Key since the next parse reuses Args; Args is cleared
+		// so that nothing reads another request's words through it
+		// (cn.start, for one the run does not take).
 		p.Key = p.Name()
+		p.Args = nil
 		return true
 	}
 	switch p.Op {
@@ -424,9 +433,14 @@ func runDirectOf(fl *flow) engine.ExecFunc {
 				sh.cmds[p.Op].ended++
 			}
 			if len(out) >= outChunk && !fl.dcn.closed {
-				// Sent a chunk at a time, as flush does: the run's
-				// replies are the first of its connection.
-				_, _ = fl.dcn.c.Send(out)
+				// Queued a chunk at a time, so the scratch stays
+				// small as flush's: the run's replies are the first
+				// of its connection. Queued, not sent (Write, not
+				// Send): a write that fails ends the connection
+				// there and then (OnClose), and netio gives back the
+				// read's bytes, which this run's requests and those
+				// after it still read. sendDirect writes them.
+				_, _ = fl.dcn.c.Write(out)
 				out = out[:0]
 			}
 			sh.dout = out
@@ -537,7 +551,12 @@ func (fl *flow) splitRest() {
 		fl.n-- // p is left: fl.n stays above 0
 		nf := fl.sh.newFlow()
 		nf.add(rq, cmdNames[rq.cmd])
-		nf.execute()
+		// No run: a run takes its slot now, when it starts, while the
+		// sections of the flows split off before it enter only when
+		// they run (RunReady, in order); a later request would enter
+		// ahead of an earlier one, which could then be refused in its
+		// place (TestSplitFlowsEnterInOrder).
+		nf.execute(false)
 		moved++
 		if rq == last {
 			break
