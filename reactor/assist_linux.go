@@ -332,7 +332,13 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 	case r.inbox.Empty() && !r.overflow.active.Load():
 		ok = r.postLocal(cb, arg, aux) // false once closed: nothing queued
 		if ok {
+			// Counted once, in TasksRun, as when it runs directly: the
+			// local queue's head will count it in TimersFired as it is
+			// taken (LoopMetrics), so timers takes one back (mod 2^64).
+			// No callback reads the sum lower than before: the queue
+			// held a task, taken (head+1) before any callback runs.
 			r.m.tasks++
+			r.m.timers--
 			more = r.borrowedTurn()
 		}
 	default:
