@@ -56,3 +56,25 @@ func TestNilPostNamedThroughRingAndOverflow(t *testing.T) {
 		})
 	}
 }
+
+// Under TakeIdle the driver is the loop for a moment: an Immediate(nil)
+// or a nil Post made there is queued locally and, when it runs, reaches
+// the panic handler with its name, as on the loop.
+func TestNilImmediateAndPostNamedUnderTakeIdle(t *testing.T) {
+	var panics []any
+	r := newReactor(Options{CPU: -1, PanicHandler: func(v any) { panics = append(panics, v) }}, true)
+	r.RunUntilIdle() // the caller becomes the driver
+	if !X.TakeIdle(r) {
+		t.Fatal("TakeIdle refused by the driver of an idle reactor")
+	}
+	h := r.Immediate(nil)
+	ok := X.Post(r, nil, nil, 0)
+	X.GiveBack(r)
+	if h.kind != handleLocal || !ok {
+		t.Fatalf("under TakeIdle: handle kind %d, Post %v; want a local handle and true", h.kind, ok)
+	}
+	r.RunUntilIdle()
+	if len(panics) != 2 || panics[0] != "reactor: Immediate(nil)" || panics[1] != "reactor: Post with a nil callback" {
+		t.Fatalf("panics %v, want Immediate(nil)'s, then the nil Post's", panics)
+	}
+}
