@@ -258,6 +258,9 @@ func (r *Reactor) runFirst(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.P
 			r.panicHandler(v)
 		}
 	}()
+	if cb == nil {
+		cb = nilPost // named as postLocal names it (invariant 5 of local.go)
+	}
 	cb(arg, aux)
 	done = true
 }

@@ -139,6 +139,9 @@ func (r *Reactor) runTask(t task, pos uint64) {
 	case taskImmediate:
 		r.safeCall(t.fn)
 	case taskCall:
+		if t.cb == nil {
+			t.cb = nilPost // a nil Post named as on the local queue (invariant 5 of local.go)
+		}
 		r.safeCb(t.cb, t.arg, t.aux)
 	case taskCancelTimer:
 		r.wheel.Cancel(timerwheel.HandleOf(t.timerIdx, t.aux))

@@ -66,8 +66,10 @@ func nilImmediate() { panic("reactor: Immediate(nil)") }
 
 // nilPost is what postLocal queues for a nil callback (a Post, PostTo or
 // PostRun whose callback is nil): the mistake reaches the panic handler
-// with its name, as it does through the ring, instead of reading as a
-// canceled task and vanishing while Post reports true (invariant 5).
+// with its name instead of reading as a canceled task and vanishing while
+// Post reports true (invariant 5). The ring's and the overflow list's
+// tasks (runTask) and PostRun's direct run (runFirst) call it for a nil
+// callback too, so the name is the same on every path.
 func nilPost(unsafe.Pointer, uint64) { panic("reactor: Post with a nil callback") }
 
 type localQueue struct {

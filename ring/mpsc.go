@@ -36,7 +36,8 @@ type slot[T any] struct {
 // MPSC is a bounded multi-producer, single-consumer FIFO queue.
 //
 // Any goroutine may push; only one goroutine at a time may pop. The zero
-// value is not usable; create queues with [NewMPSC]. An MPSC must not be
+// value is not usable: create queues with [NewMPSC], or make one kept in
+// place inside another structure with [MPSC.Init]. An MPSC must not be
 // copied after first use.
 type MPSC[T any] struct {
 	_ pad
