@@ -16,17 +16,21 @@ import (
 // connections.
 func TestIdleTimeout(t *testing.T) {
 	h := newEcho()
-	s, _ := serve(t, h, Options{IdleTimeout: 250 * time.Millisecond})
+	// The period is long beside the client's 20ms pace, so that a client
+	// goroutine stalled by a loaded machine (the test failed once under
+	// load 20, at 250ms, at base too) is not taken for an idle one.
+	const period = time.Second
+	s, _ := serve(t, h, Options{IdleTimeout: period})
 	idle, busy := dial(t, s), dial(t, s)
 	echoCheck(t, idle, "hello\n")
 	began := time.Now()
-	// busy keeps talking for 3 idle periods: it stays open.
-	for time.Since(began) < 750*time.Millisecond {
+	// busy keeps talking for 1.5 idle periods: it stays open.
+	for time.Since(began) < period*3/2 {
 		echoCheck(t, busy, "tick\n")
 		time.Sleep(20 * time.Millisecond) // the client's pace, not a synchronisation
 	}
 	expectEnd(t, idle)
-	if d := time.Since(began); d > 3*time.Second {
+	if d := time.Since(began); d > 6*period {
 		t.Fatalf("idle connection closed after %v", d)
 	}
 	echoCheck(t, busy, "still here\n")
