@@ -267,3 +267,33 @@ func join(s []string) string {
 	}
 	return out
 }
+
+// A started parallel step takes no more branches: a branch that adds one
+// to it (through the accessor Parallel returned) fails with InternalError,
+// as any misuse in a callback does, and the parallel step, whose list
+// holds exactly the branches that run, fails once with its siblings
+// canceled, leaving no flow or frame behind.
+func TestParallelStartedTakesNoBranch(t *testing.T) {
+	r := reactor.NewManual()
+	root := engine.New(r)
+	outcome, cancels, extra := "running", 0, 0
+	root.Add(func(as *engine.Steps) {
+		p := as.Parallel()
+		p.Add(func(as *engine.Steps) {
+			as.SetCancel(func(*engine.Steps) { cancels++ })
+			as.External()
+		})
+		p.Add(func(as *engine.Steps) {
+			p.Add(func(as *engine.Steps) { extra++ })
+		})
+	}, func(as *engine.Steps, code string) { outcome = code })
+	root.Execute()
+	r.RunUntilIdle()
+	if outcome != engine.InternalError || cancels != 1 || extra != 0 {
+		t.Fatalf("outcome %q, %d cancels, the added branch ran %d times; want InternalError, 1, 0", outcome, cancels, extra)
+	}
+	if st := engine.StatsOf(r); st.FramesLive != 0 || st.FlowsLive != 0 {
+		t.Fatalf("FramesLive %d, FlowsLive %d after the root ended, want 0", st.FramesLive, st.FlowsLive)
+	}
+	root.Release()
+}
