@@ -75,7 +75,28 @@ type osLoop struct {
 	// epfd is the poller's epoll descriptor (pollerFD) or -1: for the one
 	// registration gnet's Poller has no call for (InterestHangup alone).
 	epfd int
+	// lastYield is when an unlocked loop last passed the Go scheduler
+	// (poll, yieldEvery); nanotime.
+	lastYield int64
 }
+
+// yieldEvery is how often an unlocked loop that keeps going to sleep
+// passes the Go scheduler (runtime.Gosched) just before it blocks in
+// epoll_wait. The loop never parks its goroutine, so without it the P's
+// schedtick never moves; after forcePreemptNS (10 ms) of that, sysmon
+// treats the loop as a goroutine that hogs its P: at each of its ticks it
+// asks it to yield and, if the loop sits in a system call (epoll_wait,
+// read, write: most of the time at pipeline 1), takes its P away at once,
+// which puts sysmon on its shortest 20 µs period for good. On 2 cores
+// shared with a client that was every second request's worth of
+// context switches, and the reactor thread preempted by sysmon
+// 30-60 times per 1000 requests (profiles/notes/2026-11-27-p99-round7.md).
+// One yield every 2 ms (at most 500 a second, only while the loop keeps
+// waking) keeps the schedtick fresh well inside sysmon's 10 ms; it is
+// taken only when the loop has nothing to do, so no work waits for it.
+// A locked loop does not yield: there a yield hands the P to another
+// thread and back.
+const yieldEvery = 2 * time.Millisecond
 
 // New returns a reactor with a real loop: a gnet netpoll Poller, an eventfd
 // to wake it and a timerfd to fire its timer wheel. Run it with Run,
@@ -382,6 +403,9 @@ func (r *Reactor) poll(epfd int) error {
 		msec = -1
 		if more {
 			msec = 0
+		} else if l.unlocked && t0-l.lastYield >= int64(yieldEvery) {
+			runtime.Gosched()
+			l.lastYield = t0
 		}
 	}
 }

@@ -52,7 +52,10 @@ type Options struct {
 	// whichever thread is awake. One request's round trip through stepsd
 	// over loopback on 2 shared CPUs: p50 64 µs locked, 34 µs unlocked
 	// (profiles/README.md). A pinned loop needs its thread: Unlocked with
-	// Pin is refused.
+	// Pin is refused. An unlocked loop that keeps going to sleep passes
+	// the Go scheduler (runtime.Gosched) before it blocks, at most every
+	// 2 ms, so that the runtime's sysmon never takes it for a goroutine
+	// hogging its P and takes the P away from under its system calls.
 	Unlocked bool
 	// PanicHandler receives, on the loop, the value of a panic recovered
 	// from a callback; the loop then goes on. nil prints it to standard

@@ -39,7 +39,7 @@ import (
 //     reactors. Metrics.Limiters says which applies.
 type Config struct {
 	Addr       string        // listen address
-	Reactors   int           // reactors (one OS thread each); 0 = one per CPU
+	Reactors   int           // reactors (one OS thread each); 0 = DefaultReactors()
 	Pin        bool          // pin reactor i to CPU i
 	Timeout    time.Duration // per request, from its arrival
 	Concurrent int           // Limiter: requests executing at once
@@ -77,6 +77,22 @@ type Config struct {
 	Procs int
 }
 
+// DefaultReactors is the default number of reactors: one per CPU but one,
+// and at least one. The CPU left over runs what a request costs outside
+// the reactor threads, which on a small machine is much: the kernel's
+// network work for the peer, the Go runtime's threads (with Procs'
+// default GOMAXPROCS is then the number of CPUs, not more), and any
+// client on the same machine. Measured on 2 CPUs with redis-benchmark -c
+// 50 beside the server, one reactor against two: 20-28% less server CPU
+// per request at pipeline 1 and 16, a sixth of the involuntary context
+// switches, and on a quiet machine a pipeline-1 p99 about half as long
+// (0.95-1.50 ms against 1.88-3.74; redis-server 0.70-1.41) with as many
+// requests per second at pipeline 16 or more
+// (profiles/notes/2026-11-27-p99-round7.md). Redis gives the same advice
+// for its I/O threads: leave a core spare. Set Config.Reactors (stepsd
+// -reactors) to use every CPU.
+func DefaultReactors() int { return max(1, runtime.NumCPU()-1) }
+
 // DefaultConfig returns the defaults: generous enough that 256 pipelining
 // connections are never rejected, so the Limiter answers DefenseRejected
 // only to real overload. Shared over up to 100 reactors ("The Limiter"),
@@ -86,7 +102,7 @@ type Config struct {
 func DefaultConfig() Config {
 	return Config{
 		Addr:        "127.0.0.1:7070",
-		Reactors:    runtime.NumCPU(),
+		Reactors:    DefaultReactors(),
 		Timeout:     5 * time.Second,
 		Concurrent:  65536,
 		Rate:        100_000_000,

@@ -65,7 +65,7 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	fs := flag.NewFlagSet("stepsd", flag.ContinueOnError)
 	fs.SetOutput(out)
 	fs.StringVar(&cfg.Addr, "addr", d.Addr, "listen address")
-	fs.IntVar(&cfg.Reactors, "reactors", d.Reactors, "reactors, one OS thread each (at least 1)")
+	fs.IntVar(&cfg.Reactors, "reactors", d.Reactors, "reactors, one OS thread each (at least 1); default: one per CPU but one (a CPU left for the kernel, the runtime and clients; see stepsd.DefaultReactors)")
 	fs.BoolVar(&cfg.Pin, "pin", false, "pin reactor i to CPU i")
 	fs.DurationVar(&cfg.Timeout, "timeout", d.Timeout, "per-request timeout (more than 0)")
 	fs.IntVar(&cfg.Concurrent, "concurrent", d.Concurrent, "Limiter: requests executing at once (at least 1)")
