@@ -37,13 +37,12 @@ func (h *handler) OnOpen(c *netio.Conn) {
 
 func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	cn := c.Context().(*conn)
-	s := (*Server)(h)
 	sh := cn.sh
 	n := 0
 	var first *request // the first request this read started
 	var fl *flow       // the read's flow: its requests' steps, in order
 	var now int64      // the read's arrival, on the reactor's coarse clock
-	more := true       // the general loop below has requests to parse
+	more := true       // readRest has requests to parse
 	used := 0          // slots of sh.reqs this read parsed into: cleared before it returns
 	if cn.head == nil && !cn.closing {
 		// Nothing of cn is in flight, so the head of this read may be
@@ -65,9 +64,36 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 			first = cn.startOne(p, true, fl, now, first)
 		}
 	}
+	if more && !cn.closing {
+		n, first, fl, now = cn.readRest(data, n, first, fl, now)
+	}
+	if fl != nil {
+		fl.execute(true)
+		cn.runNow(first, fl, now)
+	}
+	if used > 0 {
+		// No reference to the read's bytes is kept (as recycle drops a
+		// request's): a netio input buffer may be one of up to
+		// MaxRequest bytes. And the next direct head parses into zeroed
+		// slots (parseDirect).
+		clear(sh.reqs[:used])
+	}
+	sh.reqsDirty = false
+	return n
+}
+
+// readRest is OnData's general loop: it parses and starts the requests
+// of data from n on that a direct head did not take, each as a request
+// object of the read's flow fl (made at the first, with now), until the
+// read's end, a partial request, a protocol error, QUIT or MaxPipeline.
+// Its own function, so that a read all answered by its direct head (what
+// a pipelining client sends) does not pay for its frame: its Request
+// alone, zeroed on entry, was about 110 instructions a read.
+func (cn *conn) readRest(data []byte, n int, first *request, fl *flow, now int64) (int, *request, *flow, int64) {
+	sh, c, cfg := cn.sh, cn.c, &cn.sh.s.cfg
 	var req Request // each request in turn: start copies what it keeps
-	for more && !cn.closing {
-		if cn.inflight >= s.cfg.MaxPipeline || cn.held >= s.cfg.MaxRequest {
+	for !cn.closing {
+		if cn.inflight >= cfg.MaxPipeline || cn.held >= cfg.MaxRequest {
 			cn.paused = true
 			c.PauseRead()
 			break
@@ -93,19 +119,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		}
 		first = cn.startOne(&req, framed, fl, now, first)
 	}
-	if fl != nil {
-		fl.execute(true)
-		cn.runNow(first, fl, now)
-	}
-	if used > 0 {
-		// No reference to the read's bytes is kept (as recycle drops a
-		// request's): a netio input buffer may be one of up to
-		// MaxRequest bytes. And the next direct head parses into zeroed
-		// slots (Parser.parseFramed).
-		clear(sh.reqs[:used])
-	}
-	sh.reqsDirty = false
-	return n
+	return n, first, fl, now
 }
 
 // startOne starts the parsed request p as a request of the read's flow fl
@@ -125,9 +139,9 @@ func (cn *conn) startOne(p *Request, framed bool, fl *flow, now int64, first *re
 // parseDirect parses the head of a read on a connection with nothing in
 // flight into the shard's reqs while each request may be answered by a
 // direct run (directly), and stops before the first that may not, at a
-// protocol error (the general loop parses it again and closes), at
-// MaxPipeline or MaxRequest (the general loop pauses), at an inline
-// command (the general loop parses it) or at the end of what is complete.
+// protocol error (readRest parses it again and closes), at
+// MaxPipeline or MaxRequest (readRest pauses), at an inline
+// command (readRest parses it) or at the end of what is complete.
 //
 // It returns n, the bytes of the nd requests of the direct head (and of
 // the empty ones among them); ne, how many of those need a Limiter entry
@@ -137,9 +151,9 @@ func (cn *conn) startOne(p *Request, framed bool, fl *flow, now int64, first *re
 // a framed one, parsed into reqs[nd], pk bytes long and not yet in n
 // (OnData starts it).
 //
-// Its own loop, apart from OnData's: the direct head is what a pipelining
+// Its own loop, apart from readRest: the direct head is what a pipelining
 // client sends, and a loop that keeps only its own state in registers
-// costs about half of OnData's general one per request
+// costs about half of that general one per request
 // (profiles/notes/2026-11-27-srv-round7.md). No counter is touched here:
 // the run step counts each request it answers as started and ended at
 // once (runDirectOf), in the same OnData; startDirect's request objects
@@ -147,7 +161,7 @@ func (cn *conn) startOne(p *Request, framed bool, fl *flow, now int64, first *re
 func (cn *conn) parseDirect(data []byte) (n, nd, ne, pk, used int, cmds uint32, more bool) {
 	sh := cn.sh
 	if cn.held >= sh.s.cfg.MaxRequest {
-		return 0, 0, 0, 0, 0, 0, true // the general loop pauses
+		return 0, 0, 0, 0, 0, 0, true // readRest pauses
 	}
 	if sh.reqsDirty || sh.parser.Limits == (Limits{}) {
 		// Never expected: an OnData that panicked after a parse (its
@@ -173,7 +187,7 @@ func (cn *conn) parseDirect(data []byte) (n, nd, ne, pk, used int, cmds uint32, 
 		// about 60 instructions a request less than ParseInto.
 		argc, k, fatal := sh.parser.frameArray(data[n:])
 		if k == 0 || fatal != "" {
-			more = fatal != "" // the rest of a request is still to come, or a protocol error the general loop answers
+			more = fatal != "" // the rest of a request is still to come, or a protocol error readRest answers
 			break
 		}
 		if argc == 0 {
