@@ -268,6 +268,9 @@ func branchKind(kind uint8) bool { return kind == kStep || kind == kLoop }
 func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 	checkReleased(as, "Add")
 	if as == nil || f == nil || len(onerror) != 0 {
+		if len(onerror) == 1 && as != nil && f != nil && as.kind == kRoot {
+			return as.addRootOnError(f, onerror)
+		}
 		return as.addSlow(f, onerror)
 	}
 	// From here on onerror is empty: the fallbacks below pass nil, so that
@@ -305,6 +308,28 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 	}
 	rt.markBuilt(c, kStep, as)
 	c.fn = f
+	as.enqueue(c)
+	return as
+}
+
+// addRootOnError is Add for a step with one error handler on a root being
+// built that has a spare frame (a pooled root run again, as stepsd's read
+// flows are, each starting with such a step): the plain step's short path
+// below Add's goroutine check, with the handler, rather than addSlow's
+// checks and addFrame's walk (59 instructions a root,
+// profiles/notes/2026-11-27-srv-round7.md). Anything else goes to addSlow.
+func (as *Steps) addRootOnError(f ExecFunc, onerror []ErrorFunc) *Steps {
+	rt := rootOf(as)
+	if rt.run.Load()&runActive != 0 || rt.isReleased() {
+		return as.addSlow(f, onerror)
+	}
+	c := rt.popSpare()
+	if c == nil {
+		return as.addSlow(f, onerror)
+	}
+	rt.markBuilt(c, kStep, as)
+	c.fn = f
+	c.onerr = onerror[0]
 	as.enqueue(c)
 	return as
 }

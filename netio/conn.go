@@ -28,7 +28,7 @@ type Conn struct {
 	outOff int
 	linger reactor.Timer // Close's deadline for draining output
 
-	// For the time limits (now() values; 0: not set): the last byte read
+	// For the time limits (loop.now values; 0: not set): the last byte read
 	// or written, since when input is kept, and since when output has
 	// waited for the socket with no byte taken (the socket was found full
 	// and nothing was written since).
@@ -141,7 +141,7 @@ func (c *Conn) Send(p []byte) (int, error) {
 		n, err := sysWrite(c.fd, p[off:])
 		if n > 0 {
 			off += n
-			c.lastIO = now()
+			c.lastIO = c.l.now()
 		}
 		if err == errAgain {
 			break
@@ -162,7 +162,7 @@ func (c *Conn) Send(p []byte) (int, error) {
 	if off > 0 {
 		c.blockedSince = c.lastIO
 	} else if c.blockedSince == 0 {
-		c.blockedSince = now()
+		c.blockedSince = c.l.now()
 	}
 	if c.state&stOutFull == 0 && c.Buffered() >= c.l.s.o.HighWater {
 		c.state |= stOutFull
@@ -230,7 +230,7 @@ func (c *Conn) ResumeRead() {
 	}
 	c.state &^= stPaused
 	if c.inSince != 0 {
-		c.inSince = now() // kept while paused: a backlog, not a slow peer
+		c.inSince = c.l.now() // kept while paused: a backlog, not a slow peer
 	}
 	c.updateInterest()
 	// Posted even with no input kept yet: called from inside OnData on a
@@ -352,7 +352,7 @@ func (c *Conn) read() {
 	n, err := sysRead(c.fd, buf)
 	switch {
 	case n > 0:
-		c.lastIO = now()
+		c.lastIO = c.l.now()
 		c.deliver(buf[:n])
 	case err == nil: // end of stream
 		c.state |= stEOF
@@ -458,7 +458,7 @@ func (c *Conn) flush() {
 		n, err := sysWrite(c.fd, c.output.B[c.outOff:])
 		if n > 0 {
 			c.outOff += n
-			c.lastIO = now()
+			c.lastIO = c.l.now()
 			progress = true
 		}
 		if err == errAgain {
@@ -468,7 +468,7 @@ func (c *Conn) flush() {
 			if progress {
 				c.blockedSince = c.lastIO
 			} else if c.blockedSince == 0 {
-				c.blockedSince = now()
+				c.blockedSince = c.l.now()
 			}
 			if c.outOff >= o.LowWater && c.outOff > len(c.output.B)/2 {
 				// The peer reads slowly: reclaim the written prefix

@@ -93,8 +93,11 @@ func (o Options) validate() error {
 	return nil
 }
 
-// clock is the connections' monotonic clock, in nanoseconds since the
-// package started (never 0, which means "not set").
-var clockStart = time.Now()
-
-func now() int64 { return int64(time.Since(clockStart)) + 1 }
+// now is the connections' clock for the time limits, in nanoseconds: the
+// loop's coarse clock (reactor.CoarseNow, read once each time the loop
+// wakes, so a read costs a load, not a clock read: two clock reads a
+// request at pipeline 1 were about 100 instructions,
+// profiles/notes/2026-11-27-srv-round7.md), never 0, which means "not
+// set". It lags the true time by at most the loop's current round, far
+// below any time limit. Loop only.
+func (l *loop) now() int64 { return l.r.CoarseNow() + 1 }

@@ -186,7 +186,7 @@ func logRefusals(s *Server, _ uint64) {
 // runs again; it stops once the server has shut down and its connections
 // are gone.
 func sweepLoop(l *loop, _ uint64) {
-	o, t := &l.s.o, now()
+	o, t := &l.s.o, l.now()
 	for c := l.head; c != nil; {
 		next := c.next // finish unlinks c
 		if c.state&stClosed == 0 {
@@ -396,7 +396,7 @@ func (l *loop) openConn(c *Conn) {
 		return
 	}
 	c.in = in
-	c.lastIO = now()
+	c.lastIO = c.l.now()
 	c.next = l.head
 	if l.head != nil {
 		l.head.prev = c

@@ -2,6 +2,7 @@ package stepsd
 
 import (
 	"encoding/binary"
+	"math/bits"
 
 	"github.com/asyncsteps/asyncsteps/engine"
 	"github.com/asyncsteps/asyncsteps/netio"
@@ -36,87 +37,35 @@ func (h *handler) OnOpen(c *netio.Conn) {
 
 func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	cn := c.Context().(*conn)
-	s := (*Server)(h)
 	sh := cn.sh
 	n := 0
 	var first *request // the first request this read started
 	var fl *flow       // the read's flow: its requests' steps, in order
 	var now int64      // the read's arrival, on the reactor's coarse clock
-	var req Request    // each request in turn: start copies what it keeps
-	// direct: nothing of cn is in flight, so the head of this read may be
-	// answered straight from its parse (flow.startDirect): its requests
-	// are parsed into sh.reqs, nd of them, until the first that is not
-	// directly.
-	direct := cn.head == nil
-	nd, ne := 0, 0         // requests in sh.reqs; of them, not refused (Limiter entries)
-	used := 0              // slots of sh.reqs this read parsed into: cleared before it returns
-	var dname *engine.Name // their command, or PIPELINE
-	for !cn.closing {
-		if cn.inflight+nd >= s.cfg.MaxPipeline || cn.held >= s.cfg.MaxRequest {
-			cn.paused = true
-			c.PauseRead()
-			break
-		}
-		// A multi-bulk request's words alias data; an inline one's may be
-		// in the parser's scratch, which the next Parse reuses.
-		framed := n < len(data) && data[n] == '*'
-		p := &req
-		if direct {
-			if nd == len(sh.reqs) {
-				sh.reqs = append(sh.reqs, Request{})
-			}
-			p = &sh.reqs[nd]
-			used = nd + 1
-		}
-		k, fatal := sh.parser.ParseInto(p, data[n:])
-		if fatal != "" {
-			if direct && nd > 0 {
-				first = fl.startDirect(cn, nd, ne, dname, now) // their replies go before the error
-				direct = false
-			}
-			cn.closeAfterReplies(fatal)
-			break
-		}
-		if k == 0 {
-			break // the rest of a request is still to come
-		}
-		n += k
-		if p.Op == OpNone {
-			continue
-		}
-		if fl == nil {
+	more := true       // readRest has requests to parse
+	used := 0          // slots of sh.reqs this read parsed into: cleared before it returns
+	if cn.head == nil && !cn.closing {
+		// Nothing of cn is in flight, so the head of this read may be
+		// answered straight from its parse (flow.startDirect).
+		var nd, ne, pk int
+		var cmds uint32
+		n, nd, ne, pk, used, cmds, more = cn.parseDirect(data)
+		if nd > 0 || pk > 0 {
 			fl = sh.newFlow()
 			now = sh.r.CoarseNow()
 		}
-		if direct {
-			if directly(p, framed) {
-				c := cmdIndex(p.Op, p.Bad)
-				sh.cmds[c].started++
-				if nd == 0 {
-					dname = cmdNames[c]
-				} else if cmdNames[c] != dname {
-					dname = pipelineName
-				}
-				if p.Bad == "" {
-					ne++
-				}
-				nd++
-				continue
-			}
-			direct = false
-			first = fl.startDirect(cn, nd, ne, dname, now)
-			nd = 0 // in cn.inflight now
+		if nd > 0 {
+			first = fl.startDirect(cn, nd, ne, directName(cmds), now)
 		}
-		rq := cn.start(p, framed, fl, now)
-		if first == nil {
-			first = rq
-		}
-		if p.Op == OpQuit && p.Bad == "" {
-			cn.closeAfterReplies("")
+		if pk > 0 {
+			// The request that ended the direct head, parsed already.
+			p := &sh.reqs[nd]
+			n += pk
+			first = cn.startOne(p, true, fl, now, first)
 		}
 	}
-	if direct && nd > 0 {
-		first = fl.startDirect(cn, nd, ne, dname, now)
+	if more && !cn.closing {
+		n, first, fl, now = cn.readRest(data, n, first, fl, now)
 	}
 	if fl != nil {
 		fl.execute(true)
@@ -125,10 +74,176 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	if used > 0 {
 		// No reference to the read's bytes is kept (as recycle drops a
 		// request's): a netio input buffer may be one of up to
-		// MaxRequest bytes.
+		// MaxRequest bytes. And the next direct head parses into zeroed
+		// slots (parseDirect).
 		clear(sh.reqs[:used])
 	}
+	sh.reqsDirty = false
 	return n
+}
+
+// readRest is OnData's general loop: it parses and starts the requests
+// of data from n on that a direct head did not take, each as a request
+// object of the read's flow fl (made at the first, with now), until the
+// read's end, a partial request, a protocol error, QUIT or MaxPipeline.
+// Its own function, so that a read all answered by its direct head (what
+// a pipelining client sends) does not pay for its frame: its Request
+// alone, zeroed on entry, was about 110 instructions a read.
+func (cn *conn) readRest(data []byte, n int, first *request, fl *flow, now int64) (int, *request, *flow, int64) {
+	sh, c, cfg := cn.sh, cn.c, &cn.sh.s.cfg
+	var req Request // each request in turn: start copies what it keeps
+	for !cn.closing {
+		if cn.inflight >= cfg.MaxPipeline || cn.held >= cfg.MaxRequest {
+			cn.paused = true
+			c.PauseRead()
+			break
+		}
+		// A multi-bulk request's words alias data; an inline one's may be
+		// in the parser's scratch, which the next Parse reuses.
+		framed := n < len(data) && data[n] == '*'
+		k, fatal := sh.parser.ParseInto(&req, data[n:])
+		if fatal != "" {
+			cn.closeAfterReplies(fatal)
+			break
+		}
+		if k == 0 {
+			break // the rest of a request is still to come
+		}
+		n += k
+		if req.Op == OpNone {
+			continue
+		}
+		if fl == nil {
+			fl = sh.newFlow()
+			now = sh.r.CoarseNow()
+		}
+		first = cn.startOne(&req, framed, fl, now, first)
+	}
+	return n, first, fl, now
+}
+
+// startOne starts the parsed request p as a request of the read's flow fl
+// (cn.start), closes after it if it is QUIT, and returns the read's first
+// request started: first, or p's if first is nil.
+func (cn *conn) startOne(p *Request, framed bool, fl *flow, now int64, first *request) *request {
+	rq := cn.start(p, framed, fl, now)
+	if p.Op == OpQuit && p.Bad == "" {
+		cn.closeAfterReplies("")
+	}
+	if first == nil {
+		return rq
+	}
+	return first
+}
+
+// parseDirect parses the head of a read on a connection with nothing in
+// flight into the shard's reqs while each request may be answered by a
+// direct run (directly), and stops before the first that may not, at a
+// protocol error (readRest parses it again and closes), at
+// MaxPipeline or MaxRequest (readRest pauses), at an inline
+// command (readRest parses it) or at the end of what is complete.
+//
+// It returns n, the bytes of the nd requests of the direct head (and of
+// the empty ones among them); ne, how many of those need a Limiter entry
+// (the refused ones need none); cmds, their counters' indexes as a bit set
+// (directName); used, the slots of reqs it parsed into; and more, whether
+// the read has more to parse. pk > 0: the request that ended the head is
+// a framed one, parsed into reqs[nd], pk bytes long and not yet in n
+// (OnData starts it).
+//
+// Its own loop, apart from readRest: the direct head is what a pipelining
+// client sends, and a loop that keeps only its own state in registers
+// costs about half of that general one per request
+// (profiles/notes/2026-11-27-srv-round7.md). No counter is touched here:
+// the run step counts each request it answers as started and ended at
+// once (runDirectOf), in the same OnData; startDirect's request objects
+// count themselves (start).
+func (cn *conn) parseDirect(data []byte) (n, nd, ne, pk, used int, cmds uint32, more bool) {
+	sh := cn.sh
+	if cn.held >= sh.s.cfg.MaxRequest {
+		return 0, 0, 0, 0, 0, 0, true // readRest pauses
+	}
+	if sh.reqsDirty || sh.parser.Limits == (Limits{}) {
+		// Never expected: an OnData that panicked after a parse (its
+		// slots were not cleared), a parser with no limits set.
+		clear(sh.reqs)
+		sh.parser.Limits = sh.s.cfg.limits()
+	}
+	sh.reqsDirty = true // until OnData clears the slots used
+	room := sh.s.cfg.MaxPipeline - cn.inflight
+	reqs := sh.reqs
+	bad := 0 // refused: no Limiter entry
+	for {
+		if nd >= room || n >= len(data) || data[n] != '*' {
+			more = nd >= room || n < len(data)
+			break
+		}
+		if nd == len(reqs) {
+			reqs = append(reqs, Request{})
+			sh.reqs = reqs
+		}
+		// Parser.ParseInto for a framed request into a zeroed slot, with
+		// the parser's limits set, both checked above once per read:
+		// about 60 instructions a request less than ParseInto.
+		argc, k, fatal := sh.parser.frameArray(data[n:])
+		if k == 0 || fatal != "" {
+			more = fatal != "" // the rest of a request is still to come, or a protocol error readRest answers
+			break
+		}
+		if argc == 0 {
+			n += k // nothing to parse into a slot: "*0" and "*-1"
+			continue
+		}
+		p := &reqs[nd]
+		p.Args = sh.parser.args[:argc]
+		sh.parser.command(p)
+		c := int(p.Op) // directly, its counters' index (cmdIndex): inline
+		if p.Bad != "" || !directOps[p.Op] || p.Op == OpDel && len(p.Args) != 2 {
+			c = directOther(p)
+		}
+		if c < 0 {
+			pk, more = k, true
+			nd++ // for used; taken back below
+			break
+		}
+		n += k
+		cmds |= 1 << (uint(c) & 31)
+		if c == cmdInvalid {
+			bad++
+		}
+		nd++
+	}
+	used = nd
+	if pk > 0 {
+		nd--
+	}
+	return n, nd, nd - bad, pk, used, cmds, more
+}
+
+// directOps are the commands a direct run may answer (directly), but a
+// DEL of several keys.
+var directOps = [256]bool{OpGet: true, OpSet: true, OpEcho: true, OpPing: true, OpDel: true}
+
+// directOther is directly for a framed request that parseDirect's inline
+// test does not take: its counters' index (cmdInvalid for a refused one a
+// direct run answers), or -1.
+//
+//go:noinline
+func directOther(p *Request) int {
+	if directly(p, true) {
+		return cmdIndex(p.Op, p.Bad)
+	}
+	return -1
+}
+
+// directName is the name of a direct run whose requests' counters'
+// indexes are the bits of cmds: their command's, or PIPELINE when they
+// differ.
+func directName(cmds uint32) *engine.Name {
+	if cmds&(cmds-1) != 0 {
+		return pipelineName
+	}
+	return cmdNames[bits.TrailingZeros32(cmds)]
 }
 
 // runNow runs the read's flow fl, now rather than later in the loop's

@@ -366,11 +366,11 @@ func directly(p *Request, framed bool) bool {
 // error) waits for them, and MaxPipeline bounds a run as it bounds
 // requests in flight.
 //
-// OnData counts what it needs as it parses: ne, the run's Limiter entries
-// (refused requests need none), name, its requests' command (PIPELINE
-// when they differ), and each request started in its command's counters
-// (startDirect takes that back for those it starts as request objects,
-// whose start counts them).
+// OnData counts what it needs as it parses (parseDirect): ne, the run's
+// Limiter entries (refused requests need none), and name, its requests'
+// command (PIPELINE when they differ). The run's requests are counted by
+// command (started, ended) by the run step that answers them; those
+// started here as request objects by start.
 func (fl *flow) startDirect(cn *conn, nd, ne int, name *engine.Name, now int64) *request {
 	sh := fl.sh
 	g := 0
@@ -398,9 +398,7 @@ func (fl *flow) startDirect(cn *conn, nd, ne int, name *engine.Name, now int64) 
 	}
 	var first *request
 	for i := e; i < nd; i++ {
-		p := &sh.reqs[i]
-		sh.cmds[cmdIndex(p.Op, p.Bad)].started-- // start counts it
-		rq := cn.start(p, true, fl, now)
+		rq := cn.start(&sh.reqs[i], true, fl, now)
 		if first == nil {
 			first = rq
 		}
@@ -411,8 +409,9 @@ func (fl *flow) startDirect(cn *conn, nd, ne int, name *engine.Name, now int64) 
 // runDirectOf returns fl's direct run step (flow.direct): it answers the
 // run's requests in order, inside the Limiter startDirect let them into,
 // appending their replies to the shard's dout (sent by runNow before
-// flush's), and leaves the Limiter. Each is counted by command as a
-// request's flush counts it.
+// flush's), and leaves the Limiter. Each is counted by command as started
+// (it was read in this OnData: nothing reads the counters in between, they
+// are the loop's) and ended, as a request's start and flush count it.
 func runDirectOf(fl *flow) engine.ExecFunc {
 	return func(as *engine.Steps) {
 		sh := fl.sh
@@ -422,15 +421,20 @@ func runDirectOf(fl *flow) engine.ExecFunc {
 			fl.dat++
 			switch {
 			case p.Bad != "":
+				sh.cmds[cmdInvalid].started++
 				out = AppendBad(out, p.Bad, p.Key)
 				sh.cmds[cmdInvalid].failed++
 				sh.cmds[cmdInvalid].ended++
 			case p.Op == OpEcho || p.Op == OpPing:
+				c := &sh.cmds[p.Op]
+				c.started++
 				out = appendReply(out, p.Op, p.Text, nil, 0)
-				sh.cmds[p.Op].ended++ // its life is 0: answered in the read that brought it
+				c.ended++ // its life is 0: answered in the read that brought it
 			default:
+				c := &sh.cmds[p.Op]
+				c.started++
 				out = sh.s.keys.applyTo(p, out)
-				sh.cmds[p.Op].ended++
+				c.ended++
 			}
 			if len(out) >= outChunk && !fl.dcn.closed {
 				// Queued a chunk at a time, so the scratch stays
@@ -485,6 +489,10 @@ func (fl *flow) sendDirect() {
 		// flow's first step): the rest would read bytes OnData gives
 		// back. Counted; their replies never come, so cn is closed.
 		sh.strays++
+		for i := fl.dat; i < fl.dn; i++ {
+			p := &sh.reqs[i]
+			sh.cmds[cmdIndex(p.Op, p.Bad)].started++ // read, never answered
+		}
 		_ = cn.c.Close()
 	}
 	if len(sh.dout) > 0 && !cn.closed {
