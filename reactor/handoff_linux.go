@@ -31,7 +31,8 @@ import (
 // (borrow_linux.go: a Mutex handed to a flow there) does not clear the flag
 // at all (oweKept): the turn owed then has nothing to give back, and a
 // producer that posts to that reactor before the turn runs kicks it as
-// it would any parked loop.
+// it would any parked loop; that turn runs the flows the hand-off made
+// ready and nothing else when they are all the reactor has (handOverTurn).
 
 // maxOwedPerPay bounds the turns one payment runs: a chain of hand-offs
 // (a turn that posts to a third parked reactor) ends in kicks, not in one
