@@ -79,7 +79,13 @@
 // runs the parked reactor's turn itself under that reactor's word, and
 // wakes it only if it is no longer parked by then (handoff_linux.go). The
 // flows of a parked reactor may so run on another reactor's thread, one
-// turn at a time, never inside that loop's own callbacks.
+// turn at a time, never inside that loop's own callbacks. When the
+// hand-off only made flows ready there (a Mutex handed over under the
+// parked loop's word) and the reactor has nothing else (no local task,
+// no timer, nothing posted), that turn is the flows' run alone, as Go's
+// runtime runs the goroutine it handed a lock to: the other sources have
+// their own wake-ups, and what the flows leave (timers, watches, posts,
+// more flows) is taken by the rest of a full turn.
 //
 // # Contract between the loop and the I/O layer (package netio)
 //

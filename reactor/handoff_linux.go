@@ -31,7 +31,8 @@ import (
 // (borrow_linux.go: a Mutex handed to a flow there) does not clear the flag
 // at all (oweKept): the turn owed then has nothing to give back, and a
 // producer that posts to that reactor before the turn runs kicks it as
-// it would any parked loop.
+// it would any parked loop; that turn runs the flows the hand-off made
+// ready and nothing else when they are all the reactor has (handOverTurn).
 
 // maxOwedPerPay bounds the turns one payment runs: a chain of hand-offs
 // (a turn that posts to a third parked reactor) ends in kicks, not in one
@@ -71,11 +72,20 @@ func owe(r *Reactor) bool {
 // false when the caller is not a real loop that may owe (then the caller
 // wakes r as before). g is the borrower's identity (r's loopG).
 func oweKept(r *Reactor, g uintptr) bool {
-	if !mayBeLoop(g) {
-		return false
+	// loopOf, its slot first: the borrower is almost always a loop in its
+	// own slot (a Mutex handed over from a flow), so the hint bit, which
+	// only tells non-loops away cheaply, is asked only off the slot
+	// (about 15 instructions of a crossing's ~70 here, issue 19).
+	me := loopSlot(g).Load()
+	if me == nil || me.os.loopID != g {
+		if !mayBeLoop(g) {
+			return false
+		}
+		if me = loopOf(g); me == nil {
+			return false
+		}
 	}
-	me := loopOf(g)
-	if me == nil || me == r || !me.os.fastPath {
+	if me == r || !me.os.fastPath {
 		return false
 	}
 	for i := me.owedPaid; i < len(me.owed); i++ {
@@ -189,10 +199,58 @@ func (r *Reactor) runKeptTurn(me uintptr) bool {
 	if !r.loopG.CompareAndSwap(parkedG, me) {
 		return false
 	}
-	more := r.borrowedTurn()
+	more := r.handOverTurn()
 	storerel.Uintptr(&r.loopG, parkedG)
 	if more {
 		r.wakeLoop()
 	}
 	return true
+}
+
+// handOverTurn is the kept turn's borrowedTurn when the flows the
+// hand-off made ready are all r has: its engine's ready flows run, and
+// nothing else is looked at, as Go's runtime runs the goroutine a lock
+// was handed to without a pass of its scheduler (issue 19: a Mutex
+// section handed between reactors pays one such turn per crossing, where
+// the full turn's iteration looked at every source and then at the
+// deadline). Every other source of r's work has its own wake-up already:
+// a task a goroutine posts or a loop posts meanwhile kicked r (its
+// sleeping flag is set, oweKept), a due timer fires r's timerfd, and a
+// parked loop left its local queue empty (a turn that left local work
+// woke it). So what may be ready is the engine's, and the turn is
+// RunReady. Whatever the flows leave (more flows ready, a local post, a
+// timer they added, an attachment's work) goes on as borrowedTurn would
+// take it: its iterations and its timerfd; the flows see what they would
+// on a full turn (the loop word, IsSameThread, CoarseNow's stale-clock
+// rule, Iterations counting this turn's one iteration).
+//
+// Anything else found before the flows run (a source that is not empty,
+// an armed timerfd, a closed reactor) takes the full turn instead.
+func (r *Reactor) handOverTurn() (more bool) {
+	if !r.local.empty() || r.work.timers || r.work.foreign || r.os.armedAt != 0 ||
+		!r.inbox.Idle() || r.overflow.active.Load() || r.closed.Load() {
+		return r.borrowedTurn()
+	}
+	r.os.assists++      // the flows may watch or unwatch: the loop's events may be stale
+	r.m.nowStale = true // borrowedTurn's clock rule
+	r.m.iterations++    // one iteration, as the full turn's would count
+	if *r.extMay.Load() {
+		more = r.ext.Load().run.RunReady()
+	}
+	if r.closed.Load() {
+		return false // borrowedTurn's rule: a closed reactor's shutdown takes the rest
+	}
+	if more || !r.local.empty() || r.work.timers || r.work.foreign || !r.inbox.Idle() || r.overflow.active.Load() {
+		// The rest of a turn: the iterations the full one had left, then
+		// the timerfd for whatever deadline they leave.
+		for i := 1; i < maxIterPerTurn; i++ {
+			if more = r.iterate(); !more || r.closed.Load() {
+				break
+			}
+		}
+		if !more && !r.closed.Load() && r.armTimer() != nil {
+			more = true
+		}
+	}
+	return more
 }
