@@ -223,15 +223,45 @@ func (r *Reactor) borrowedTurn() (more bool) {
 
 // directTurn is borrowedTurn for postRun's task when nothing else was
 // queued: the task runs first (as the turn's first iteration would run
-// it, with the same panic recovery), then the turn's iterations run what
-// it readied. The caller holds the parked loop's word.
-func (r *Reactor) directTurn(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) (more bool) {
+// it), then, when all it did was ready flows of the attached layer (the
+// engine's Execute: a Promise's root from ordinary code, issue 19), the
+// layer's run runs them at once, without the iteration's looks at the
+// ring, the clock and the wheel; anything else the task or the flows left
+// (a local or posted task, a timer added or canceled, foreign work, flows
+// still ready) takes the turn's iterations as before. The caller holds the
+// parked loop's word; a panic of the task is postRun's (its one deferred
+// recover).
+//
+// Due timers are not looked for on the short way: the loop armed its
+// timerfd for the wheel's earliest deadline before it parked (and every
+// turn run in its place that added or canceled a timer re-arms it:
+// armTimer below), so a timer that comes due wakes the loop, which fires
+// it; a turn that changed no timer leaves that arming true. What the
+// short way saves is a clock read and two looks at the wheel per Promise
+// whenever some timer is pending (an engine's pool trim is, most of the
+// time), beside the iteration's own ~80 instructions.
+func (r *Reactor) directTurn(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64, changes uint64, inTask *bool) (more bool) {
 	r.os.assists++
 	r.m.nowStale = true // borrowedTurn's clock rule
-	// Iterations counts the first iterate below as the one that ran the
-	// task, as when the task was queued: one iteration for such a turn.
-	r.runFirst(cb, arg, aux)
-	for i := 0; i < maxIterPerTurn; i++ {
+	if cb == nil {
+		cb = nilPost // named as postLocal names it (invariant 5 of local.go)
+	}
+	cb(arg, aux)
+	*inTask = false
+	// Iterations counts one for the task and the flows it readied, as
+	// when the first iterate ran them.
+	r.m.iterations++
+	i := 1
+	if r.onlyFlows(changes) {
+		if !*r.extMay.Load() || !r.ext.Load().run.RunReady() {
+			if r.onlyFlows(changes) {
+				return false // nothing left, the timerfd's arming stands
+			}
+		}
+	} else {
+		i = 0 // the iterations below run what the task left, first of all
+	}
+	for ; i < maxIterPerTurn; i++ {
 		if more = r.iterate(); !more || r.closed.Load() {
 			break
 		}
@@ -244,25 +274,15 @@ func (r *Reactor) directTurn(cb func(arg unsafe.Pointer, aux uint64), arg unsafe
 	return more
 }
 
-// runFirst runs directTurn's task as runLocalTo runs a queued one: a
-// panic goes to the PanicHandler; the deferred check costs a flag test,
-// not a recover, when the task returns (safeCb's recover is ~35
-// instructions a task).
-func (r *Reactor) runFirst(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) {
-	done := false
-	defer func() {
-		if done {
-			return
-		}
-		if v := recover(); v != nil {
-			r.panicHandler(v)
-		}
-	}()
-	if cb == nil {
-		cb = nilPost // named as postLocal names it (invariant 5 of local.go)
-	}
-	cb(arg, aux)
-	done = true
+// onlyFlows reports whether, since a direct turn began (changes: the
+// wheel's count then), the only work this turn itself may have made is the
+// attached layer's ready flows: no local task queued, no timer added or
+// canceled, no foreign work, the reactor open. Tasks other goroutines
+// post meanwhile are not looked for: each such post woke the loop (it
+// found the loop's sleeping flag set, as for any parked loop), which runs
+// it. Loop word only.
+func (r *Reactor) onlyFlows(changes uint64) bool {
+	return r.local.empty() && r.wheel.Changes() == changes && !r.work.foreign && !r.closed.Load()
 }
 
 // PostRun is Post for a goroutine outside the loops that starts work it
@@ -296,7 +316,7 @@ func (internals) PostRun(r *Reactor, cb func(arg unsafe.Pointer, aux uint64), ar
 func (internals) Parked(r *Reactor) bool { return r.loopG.Load() == parkedG }
 
 // postRun is PostRun for a loop found parked.
-func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
+func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) (accepted bool) {
 	if r.os.ownThread || r.closed.Load() || r.overflow.active.Load() {
 		return r.xPost(cb, arg, aux)
 	}
@@ -309,11 +329,47 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 		releaseAssist(slot)
 		return r.xPost(cb, arg, aux)
 	}
-	held := true
+	// One deferred function for the whole turn: a panic of the direct
+	// task (inTask) goes to the PanicHandler under the word, as
+	// runLocalTo sends a queued task's, and the turn ends there, the loop
+	// woken only for what the task left; any other panic that reaches
+	// here (a PanicHandler that panics) goes on to the caller, the word
+	// given back and the loop woken first. One defer instead of two
+	// (runFirst's flag-tested one was ~40 instructions a Promise, issue
+	// 19).
+	held, inTask := true, false
+	var changes uint64 // the wheel's count when the direct task began
 	defer func() {
-		if held {
-			r.abandonTurn(slot) // a PanicHandler's panic (Assist)
+		if !held {
+			return
 		}
+		if inTask {
+			if v := recover(); v != nil {
+				// Handled under the word, as runLocalTo handles a
+				// queued task's; the word goes back after it, even
+				// if the handler panics in turn.
+				accepted = true  // run, as a queued task that panics is
+				r.m.iterations++ // the iteration that ran it, as directTurn counts
+				handled := false
+				defer func() {
+					if !handled {
+						r.abandonTurn(slot) // the handler panicked in turn
+					}
+				}()
+				r.panicHandler(v)
+				handled = true
+				// The turn ends here; the loop is woken only for
+				// what the task left, as at directTurn's end.
+				left := !r.onlyFlows(changes) || *r.extMay.Load()
+				storerel.Uintptr(&r.loopG, parkedG)
+				releaseAssist(slot)
+				if left {
+					r.wakeLoop()
+				}
+				return
+			}
+		}
+		r.abandonTurn(slot)
 	}()
 	var more bool
 	switch {
@@ -325,7 +381,9 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 		ok = !r.closed.Load() // as postLocal: nothing runs once closed
 		if ok {
 			r.m.tasks++ // a post from another goroutine (Metrics.TasksRun), which skipped the ring
-			more = r.directTurn(cb, arg, aux)
+			inTask = true
+			changes = r.wheel.Changes()
+			more = r.directTurn(cb, arg, aux, changes, &inTask)
 		}
 	default:
 		// Behind what is queued, through the ring even when only the

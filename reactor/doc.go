@@ -52,7 +52,10 @@
 // at all. A goroutine outside the loops that executes a flow (engine's
 // Execute, through X.PostRun) does the same: without a wake-up, it runs
 // the turn that runs its start task (directly, first, when nothing else is
-// queued; from the ring, behind what is queued, otherwise), so a program
+// queued; from the ring, behind what is queued, otherwise; a direct task
+// that only readied flows is followed by the flows alone, with no look at
+// the clock: timers that come due meanwhile are the loop's, which its
+// timerfd wakes), so a program
 // that starts a flow and waits on its own channel (not a Promise) pays
 // neither wake-up either; Execute then returns once that turn is over,
 // which is why steps must not block on their executor. Safe because

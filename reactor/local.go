@@ -68,7 +68,7 @@ func nilImmediate() { panic("reactor: Immediate(nil)") }
 // PostRun whose callback is nil): the mistake reaches the panic handler
 // with its name instead of reading as a canceled task and vanishing while
 // Post reports true (invariant 5). The ring's and the overflow list's
-// tasks (runTask) and PostRun's direct run (runFirst) call it for a nil
+// tasks (runTask) and PostRun's direct run (directTurn) call it for a nil
 // callback too, so the name is the same on every path.
 func nilPost(unsafe.Pointer, uint64) { panic("reactor: Post with a nil callback") }
 

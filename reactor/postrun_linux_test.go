@@ -373,3 +373,55 @@ func TestAssistAwayFromHomeRefusesNesting(t *testing.T) {
 		}
 	}
 }
+
+// A direct turn (PostRun to a parked loop with nothing queued) that
+// cancels the loop's pending timer and arms an earlier one leaves the
+// wheel as long as it was: the turn must still see the change (the
+// wheel's Changes count) and re-arm the timerfd, or the earlier timer
+// would wait for the canceled one's deadline. A direct turn that touches
+// no timer leaves a pending one to the loop, which fires it on time.
+func TestDirectTurnRearmsAfterATimerSwap(t *testing.T) {
+	r := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	fired := make(chan uintptr, 2)
+	mark := func(unsafe.Pointer, uint64) { fired <- goid.Current() }
+	var far Handle
+	armed := make(chan struct{})
+	r.Immediate(func() {
+		far = r.Deferred(time.Hour, func() { fired <- 0 })
+		close(armed)
+	})
+	<-armed
+	waitParked(t, r)
+	var begun time.Time
+	ran := make(chan bool, 1)
+	if !X.PostRun(r, func(unsafe.Pointer, uint64) {
+		begun = time.Now()
+		r.Cancel(far)
+		r.xAfter(20*time.Millisecond, mark, nil, 0)
+		ran <- r.wheel.Len() == 1
+	}, nil, 0) {
+		t.Fatal("PostRun refused on an open reactor")
+	}
+	if !<-ran {
+		t.Fatal("the swap did not leave one timer in the wheel")
+	}
+	// Turns that change nothing, meanwhile: the timer stays the loop's.
+	me := goid.Current()
+	for range 50 {
+		X.PostRun(r, func(unsafe.Pointer, uint64) {}, nil, 0)
+	}
+	select {
+	case g := <-fired:
+		if g == 0 {
+			t.Fatal("the canceled timer fired")
+		}
+		if g == me {
+			t.Fatal("a turn that changed no timer fired the loop's")
+		}
+		if time.Since(begun) < 20*time.Millisecond {
+			t.Fatal("the timer fired early")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the earlier timer never fired: the timerfd was not re-armed after the swap")
+	}
+}

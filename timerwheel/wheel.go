@@ -73,6 +73,12 @@ func HandleOf(idx uint32, gen uint64) Handle { return Handle{idx: idx, gen: gen}
 // timer armed".
 func (h Handle) IsZero() bool { return h.idx == 0 }
 
+// Changes counts the Adds and the Cancels that took a timer out: two equal
+// values mean no timer was added or canceled in between (a Poll that fires
+// one does not count), so that a reactor that armed its OS timer for
+// NextDeadline knows that arming still stands.
+func (w *Wheel) Changes() uint64 { return w.adds + w.cancels }
+
 // Stats is a snapshot of a Wheel's size and activity, for metrics.
 type Stats struct {
 	Pending        int    // timers added and neither fired nor canceled
