@@ -76,6 +76,11 @@ type engine struct {
 	build     buildPool // frames for roots built off the loop (buildpool.go)
 
 	trim trimState // idle pools give memory back (trim.go)
+
+	// raisedAt is the frame whose callback raised or panicked, from
+	// drive1's recover (caught) to driveOn, which settles it and clears
+	// it. Last in the struct: the turn never reads it.
+	raisedAt *Steps
 }
 
 // Stats are the engine's occupancy counters for one reactor, for tests and
@@ -353,8 +358,8 @@ func (e *engine) RunReady() bool {
 		// The budget is a field, not a local: a C step chain (X.ChainBudget)
 		// reads and spends it from inside a callback.
 		e.left = turnBudget
-		if done, f := e.drive1(fl, &e.left); !done {
-			e.driveOn(fl, f, &e.left)
+		if !e.drive1(fl, &e.left) {
+			e.driveOn(fl, &e.left)
 		}
 		e.m.steps += uint64(turnBudget - e.left) // every step run took one from the budget
 	}
@@ -375,48 +380,66 @@ func (e *engine) RunReady() bool {
 // the loop, so an endless loop cannot starve timers and other flows.
 const turnBudget = 4096
 
-// driveOn goes on driving fl after drive1 returned f, the frame whose
-// callback raised or panicked: RunReady's drive1 call and this loop are
-// drive. A raise or a panic inside a callback lands in drive1's recover;
-// the flow is then unwound here, outside any deferred function, and
-// driven on, so one recover serves a whole turn instead of a defer per
-// step.
+// driveOn goes on driving fl after drive1 reported a raise or a panic
+// inside a callback of the frame it left in e.raisedAt: RunReady's drive1
+// call and this loop are drive. A raise or a panic inside a callback lands
+// in drive1's recover; the flow is then unwound here, outside any deferred
+// function, and driven on, so one recover serves a whole turn instead of a
+// defer per step.
 //
 //go:noinline
-func (e *engine) driveOn(fl *flow, f *Steps, budget *int) {
+func (e *engine) driveOn(fl *flow, budget *int) {
 	for {
+		f := e.raisedAt
+		e.raisedAt = nil // no frame kept past its settling
 		e.settle(f)
-		done, g := e.drive1(fl, budget)
-		if done {
+		if e.drive1(fl, budget) {
 			return
 		}
-		f = g
 	}
 }
 
-// drive1 is the protected part of drive. It returns done=false and the frame
-// whose callback raised or panicked.
-func (e *engine) drive1(fl *flow, budget *int) (done bool, raisedAt *Steps) {
+// drive1 is the protected part of drive: it runs fl's steps under a
+// recover and reports whether they ran without a raise or a panic. On
+// false, caught has left the frame whose callback raised or panicked in
+// e.raisedAt for driveOn.
+//
+// The deferred closure is the whole per-turn price of the recover (issue
+// 24): it captures three words (e, fl and done's address) and, on the
+// common path, tests done and returns; everything else it did is caught's,
+// out of line, so the closure's frame stays small. The frame is not a
+// result: a named *Steps result cost its zeroing, its capture and its
+// return in every turn, for the rare raise.
+func (e *engine) drive1(fl *flow, budget *int) (done bool) {
 	defer func() {
-		if done {
-			return
-		}
-		v := recover()
-		raisedAt = e.cur
-		if raisedAt == nil {
-			raisedAt = fl.cur // outside any callback: a sync object's Leave (leftPlainly)
-		}
-		e.cur = nil
-		if e.region != nil {
-			e.endRegion()
-		}
-		if v != raiseSignal {
-			e.raised = raise{kind: raiseError, code: InternalError}
-			e.recordPanic(raisedAt, v)
+		if !done {
+			e.caught(fl, recover())
 		}
 	}()
 	e.run(fl, budget)
-	return true, nil
+	return true
+}
+
+// caught is drive1's recover path: v is what a callback of fl panicked with
+// (raiseSignal for a raise). It ends the callback's region and, for a
+// panic, records it as the flow's InternalError; the frame to unwind goes
+// to e.raisedAt.
+//
+//go:noinline
+func (e *engine) caught(fl *flow, v any) {
+	raisedAt := e.cur
+	if raisedAt == nil {
+		raisedAt = fl.cur // outside any callback: a sync object's Leave (leftPlainly)
+	}
+	e.raisedAt = raisedAt
+	e.cur = nil
+	if e.region != nil {
+		e.endRegion()
+	}
+	if v != raiseSignal {
+		e.raised = raise{kind: raiseError, code: InternalError}
+		e.recordPanic(raisedAt, v)
+	}
 }
 
 // run is the step loop: the hot path.

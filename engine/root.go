@@ -522,7 +522,12 @@ func (as *Steps) Execute() {
 		rt.started = true
 		e.m.started++ // metrics.go
 		e.stats.FramesLive += int(rt.built)
-		rt.spareCap = max(rt.spareCap, rt.built) // keepFlow: its frames stay its spares
+		if rt.built > rt.spareCap {
+			// keepFlow: its frames stay its spares. A test and a branch,
+			// not max's conditional move and store: a re-executed root
+			// built no more frames than it has spares (issue 24).
+			rt.spareCap = rt.built
+		}
 		rt.built = 0
 		fl.args.reset()
 		fl.nextRun = e.runHead
@@ -612,7 +617,9 @@ func (e *engine) prepareStart(rt *root) bool {
 	rt.started = true
 	e.m.started++ // metrics.go
 	e.stats.FramesLive += int(rt.built)
-	rt.spareCap = max(rt.spareCap, rt.built) // keepFlow: its frames stay its spares
+	if rt.built > rt.spareCap { // keepFlow: its frames stay its spares (a branch, as in Execute)
+		rt.spareCap = rt.built
+	}
 	rt.built = 0
 	fl.args.reset()
 	fl.nextRun = e.runHead
@@ -717,7 +724,9 @@ func (e *engine) startNamedKept(rt *root, fl *flow, x *rootExt) bool {
 		e.namedStarted(rt, x)
 	}
 	e.stats.FramesLive += int(rt.built)
-	rt.spareCap = max(rt.spareCap, rt.built) // keepFlow: its frames stay its spares
+	if rt.built > rt.spareCap { // keepFlow: its frames stay its spares (a branch, as in Execute)
+		rt.spareCap = rt.built
+	}
 	rt.built = 0
 	fl.args.reset()
 	fl.nextRun = e.runHead
