@@ -548,6 +548,8 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	// with the iteration for its next iteration's Add (keep).
 	if rt := f.fl.root; rt.spareN < rt.spareCap && f.scope.Empty() && f.bin == nil {
 		e.toSpare(rt, f)
+	} else if f.flags&fBare != 0 && p.kind == kBody {
+		p.keep(f) // keepOrRelease's common case without its call: fBare is keepable
 	} else {
 		e.keepOrRelease(p, f)
 	}
