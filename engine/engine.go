@@ -469,6 +469,8 @@ func (e *engine) run(fl *flow, budget *int) {
 			if f.kind == kStep {
 				f.fn(f)
 				f = e.cur // a bridge may have entered a sub-step of f (EnterSub): its callback is the one that returned
+			} else if f.fn != nil {
+				f.fn(f) // a Loop's iteration: its body (loopNext)
 			} else {
 				f.parent.loop().call(f)
 			}
@@ -569,6 +571,8 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	// with the iteration for its next iteration's Add (keep).
 	if rt := f.fl.root; rt.spareN < rt.spareCap && f.scope.Empty() && f.bin == nil {
 		e.toSpare(rt, f)
+	} else if f.flags&fBare != 0 && p.kind == kBody {
+		p.keep(f) // keepOrRelease's common case without its call: fBare is keepable
 	} else {
 		e.keepOrRelease(p, f)
 	}
@@ -626,15 +630,22 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 // done nothing, when L is done or f needs the full release.
 func (e *engine) reuseIteration(fl *flow, f, L *Steps) bool {
 	const spent = fSucceeded | fWait | fArmed
-	ls := L.loop()
-	if f.flags&^spent != 0 || f.head != nil || f.oncancel != nil || !f.scope.Empty() || f.bin != nil ||
-		ls.kind != loopForever && ls.i+1 >= ls.n {
+	if f.flags&^spent != 0 || f.head != nil || f.oncancel != nil || !f.scope.Empty() || f.bin != nil {
 		return false
+	}
+	if f.fn == nil {
+		// Repeat, ForEach: the count decides. A Loop's iteration (fn
+		// set by loopNext) always goes on, and nothing reads a Loop's
+		// index, so its state is not touched.
+		ls := L.loop()
+		if ls.i+1 >= ls.n && ls.kind != loopForever {
+			return false
+		}
+		ls.i++
 	}
 	if f.ctl.Load()&xMask != xNone {
 		f.releaseClaim()
 	}
-	ls.i++
 	if fl.owned {
 		fl.dropArgs(nil)
 	}

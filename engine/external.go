@@ -50,7 +50,25 @@ func (x External) Success(args ...Value) bool {
 		if !f.ctl.CompareAndSwap(x.gen<<xBits|xArmed, x.gen<<xBits|xNone) {
 			return false
 		}
-		f.e.applySuccess(f, args)
+		// apply's waiting case for a success, written out here: its
+		// call and the spills around it were a tenth of a completion
+		// (issue 24). Inside the step's own callback, and for a Lock.Wait
+		// step (fRelock: it enters its section instead of completing),
+		// apply decides.
+		e := f.e
+		if e.cur == f || f.st != stWaiting || f.flags&fRelock != 0 {
+			e.apply(f, args, "", "", nil)
+			return true
+		}
+		fl := f.fl
+		f.st = stRunning
+		fl.cur = f
+		if len(args) == 1 && !fl.owned && args[0].meta&metaOwned == 0 {
+			fl.setArg1(args[0]) // setArgs' work for one plain value, inlined
+		} else {
+			fl.setArgs(args)
+		}
+		e.ready(fl, actDone)
 		return true
 	}
 	return x.finish(args, "", "", nil)
@@ -164,25 +182,6 @@ func deliverClaimed(arg unsafe.Pointer, gen uint64) {
 	}
 	fl.clearMailbox()
 	f.e.apply(f, nil, code, info, err)
-}
-
-// applySuccess is apply for a success with values (args non-nil) on a
-// claimed step. A Lock.Wait step (fRelock) goes through apply, which
-// enters its section instead of completing it.
-func (e *engine) applySuccess(f *Steps, args []Value) {
-	if e.cur == f || f.st != stWaiting || f.flags&fRelock != 0 {
-		e.apply(f, args, "", "", nil)
-		return
-	}
-	fl := f.fl
-	f.st = stRunning
-	fl.cur = f
-	if len(args) == 1 && !fl.owned && args[0].meta&metaOwned == 0 {
-		fl.setArg1(args[0]) // setArgs' work for one plain value, inlined
-	} else {
-		fl.setArgs(args)
-	}
-	e.ready(fl, actDone)
 }
 
 // apply finishes f on the loop with a result. Inside f's own callback it acts

@@ -5,7 +5,7 @@ import (
 	"unsafe"
 )
 
-// An External's completion on the loop (applySuccess, ready) touches a
+// An External's completion on the loop (External.Success, ready) touches a
 // flow's cur, owned, narrow, action, queued, prevReady and args' slot 0,
 // after a round over many parked flows has evicted the flow: they must
 // lie in the flow's first 64 bytes, and the flow must stay in a size

@@ -57,7 +57,19 @@ func (e *engine) loopNext(L *Steps) {
 		return
 	}
 	L.setStatus(stActive)
-	fl.cur = e.newFrame(kBody, L, fl)
+	b := e.newFrame(kBody, L, fl)
+	if ls.kind == loopForever {
+		// A Loop's iteration carries the body in its fn (a body frame
+		// has no fn of its own): run calls it and reuseIteration starts
+		// the next iteration without reading L's second line and its
+		// loopState, two cache lines a round over many parked flows
+		// misses on (issue 24's ParallelWaitLoop). Invariant: a kBody
+		// frame's fn is its loop's body when the loop is a Loop, nil
+		// for Repeat and ForEach (whose iterations need ls.i and ls.n);
+		// reuseIteration keeps it, reset clears it.
+		b.fn = ls.body
+	}
+	fl.cur = b
 	fl.action = actExec
 }
 

@@ -64,7 +64,7 @@ type Steps struct {
 	// writing that line only; tail is its parent's, whose second line
 	// holds x (a loop iteration's kept frames) as well.
 	head *Steps
-	fn   ExecFunc
+	fn   ExecFunc // the callback; a Loop's iteration (kBody) holds the loop's body here (loopNext)
 
 	tail     *Steps
 	onerr    ErrorFunc
