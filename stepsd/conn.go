@@ -44,7 +44,8 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	var now int64      // the read's arrival, on the reactor's coarse clock
 	more := true       // readRest has requests to parse
 	used := 0          // slots of sh.reqs this read parsed into: cleared before it returns
-	if cn.head == nil && !cn.closing {
+	direct := cn.head == nil && !cn.closing
+	if direct {
 		// Nothing of cn is in flight, so the head of this read may be
 		// answered straight from its parse (flow.startDirect).
 		var nd, ne, pk int
@@ -71,14 +72,16 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		fl.execute(true)
 		cn.runNow(first, fl, now)
 	}
-	if used > 0 {
+	if direct {
 		// No reference to the read's bytes is kept (as recycle drops a
 		// request's): a netio input buffer may be one of up to
 		// MaxRequest bytes. And the next direct head parses into zeroed
-		// slots (parseDirect).
+		// slots (parseDirect). Only a read that ran parseDirect (which
+		// cleared every slot if the flag was set) may drop the flag: a
+		// read without a direct head cleared nothing.
 		clear(sh.reqs[:used])
+		sh.reqsDirty = false
 	}
-	sh.reqsDirty = false
 	return n
 }
 
@@ -160,9 +163,6 @@ func (cn *conn) startOne(p *Request, framed bool, fl *flow, now int64, first *re
 // count themselves (start).
 func (cn *conn) parseDirect(data []byte) (n, nd, ne, pk, used int, cmds uint32, more bool) {
 	sh := cn.sh
-	if cn.held >= sh.s.cfg.MaxRequest {
-		return 0, 0, 0, 0, 0, 0, true // readRest pauses
-	}
 	if sh.reqsDirty || sh.parser.Limits == (Limits{}) {
 		// Never expected: an OnData that panicked after a parse (its
 		// slots were not cleared), a parser with no limits set.
@@ -170,6 +170,9 @@ func (cn *conn) parseDirect(data []byte) (n, nd, ne, pk, used int, cmds uint32, 
 		sh.parser.Limits = sh.s.cfg.limits()
 	}
 	sh.reqsDirty = true // until OnData clears the slots used
+	if cn.held >= sh.s.cfg.MaxRequest {
+		return 0, 0, 0, 0, 0, 0, true // readRest pauses
+	}
 	room := sh.s.cfg.MaxPipeline - cn.inflight
 	reqs := sh.reqs
 	bad := 0 // refused: no Limiter entry
