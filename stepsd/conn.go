@@ -185,21 +185,19 @@ func (cn *conn) parseDirect(data []byte) (n, nd, ne, pk, used int, cmds uint32, 
 			reqs = append(reqs, Request{})
 			sh.reqs = reqs
 		}
-		// Parser.ParseInto for a framed request into a zeroed slot, with
-		// the parser's limits set, both checked above once per read:
-		// about 60 instructions a request less than ParseInto.
-		argc, k, fatal := sh.parser.frameArray(data[n:])
+		// Parsed into a zeroed slot (the slots are zero: OnData clears
+		// those it used, reqsDirty above): ParseZeroed, the parse the
+		// peers in the bench module use too, without ParseInto's clear.
+		p := &reqs[nd]
+		k, fatal := sh.parser.ParseZeroed(p, data[n:])
 		if k == 0 || fatal != "" {
 			more = fatal != "" // the rest of a request is still to come, or a protocol error readRest answers
 			break
 		}
-		if argc == 0 {
-			n += k // nothing to parse into a slot: "*0" and "*-1"
+		if p.Op == OpNone {
+			n += k // nothing parsed into the slot: "*0" and "*-1"
 			continue
 		}
-		p := &reqs[nd]
-		p.Args = sh.parser.args[:argc]
-		sh.parser.command(p)
 		c := int(p.Op) // directly, its counters' index (cmdIndex): inline
 		if p.Bad != "" || !directOps[p.Op] || p.Op == OpDel && len(p.Args) != 2 {
 			c = directOther(p)
