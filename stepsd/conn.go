@@ -44,7 +44,8 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	var now int64      // the read's arrival, on the reactor's coarse clock
 	more := true       // readRest has requests to parse
 	used := 0          // slots of sh.reqs this read parsed into: cleared before it returns
-	if cn.head == nil && !cn.closing {
+	direct := cn.head == nil && !cn.closing
+	if direct {
 		// Nothing of cn is in flight, so the head of this read may be
 		// answered straight from its parse (flow.startDirect).
 		var nd, ne, pk int
@@ -71,14 +72,16 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		fl.execute(true)
 		cn.runNow(first, fl, now)
 	}
-	if used > 0 {
+	if direct {
 		// No reference to the read's bytes is kept (as recycle drops a
 		// request's): a netio input buffer may be one of up to
 		// MaxRequest bytes. And the next direct head parses into zeroed
-		// slots (parseDirect).
+		// slots (parseDirect). Only a read that ran parseDirect (which
+		// cleared every slot if the flag was set) may drop the flag: a
+		// read without a direct head cleared nothing.
 		clear(sh.reqs[:used])
+		sh.reqsDirty = false
 	}
-	sh.reqsDirty = false
 	return n
 }
 
@@ -160,9 +163,6 @@ func (cn *conn) startOne(p *Request, framed bool, fl *flow, now int64, first *re
 // count themselves (start).
 func (cn *conn) parseDirect(data []byte) (n, nd, ne, pk, used int, cmds uint32, more bool) {
 	sh := cn.sh
-	if cn.held >= sh.s.cfg.MaxRequest {
-		return 0, 0, 0, 0, 0, 0, true // readRest pauses
-	}
 	if sh.reqsDirty || sh.parser.Limits == (Limits{}) {
 		// Never expected: an OnData that panicked after a parse (its
 		// slots were not cleared), a parser with no limits set.
@@ -170,6 +170,9 @@ func (cn *conn) parseDirect(data []byte) (n, nd, ne, pk, used int, cmds uint32, 
 		sh.parser.Limits = sh.s.cfg.limits()
 	}
 	sh.reqsDirty = true // until OnData clears the slots used
+	if cn.held >= sh.s.cfg.MaxRequest {
+		return 0, 0, 0, 0, 0, 0, true // readRest pauses
+	}
 	room := sh.s.cfg.MaxPipeline - cn.inflight
 	reqs := sh.reqs
 	bad := 0 // refused: no Limiter entry
@@ -182,21 +185,19 @@ func (cn *conn) parseDirect(data []byte) (n, nd, ne, pk, used int, cmds uint32, 
 			reqs = append(reqs, Request{})
 			sh.reqs = reqs
 		}
-		// Parser.ParseInto for a framed request into a zeroed slot, with
-		// the parser's limits set, both checked above once per read:
-		// about 60 instructions a request less than ParseInto.
-		argc, k, fatal := sh.parser.frameArray(data[n:])
+		// Parsed into a zeroed slot (the slots are zero: OnData clears
+		// those it used, reqsDirty above): ParseZeroed, the parse the
+		// peers in the bench module use too, without ParseInto's clear.
+		p := &reqs[nd]
+		k, fatal := sh.parser.ParseZeroed(p, data[n:])
 		if k == 0 || fatal != "" {
 			more = fatal != "" // the rest of a request is still to come, or a protocol error readRest answers
 			break
 		}
-		if argc == 0 {
-			n += k // nothing to parse into a slot: "*0" and "*-1"
+		if p.Op == OpNone {
+			n += k // nothing parsed into the slot: "*0" and "*-1"
 			continue
 		}
-		p := &reqs[nd]
-		p.Args = sh.parser.args[:argc]
-		sh.parser.command(p)
 		c := int(p.Op) // directly, its counters' index (cmdIndex): inline
 		if p.Bad != "" || !directOps[p.Op] || p.Op == OpDel && len(p.Args) != 2 {
 			c = directOther(p)

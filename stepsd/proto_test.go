@@ -2,6 +2,8 @@ package stepsd
 
 import (
 	"bytes"
+	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -184,6 +186,11 @@ func TestAppendReplyAndError(t *testing.T) {
 		{Request{Op: OpDel}, "", 3, ":3\r\n"},
 		{Request{Op: OpDel}, "", 0, ":0\r\n"},
 		{Request{Op: OpEcho, Text: []byte("hi")}, "", 0, "$2\r\nhi\r\n"},
+		// The one-digit header is stored, not formatted: both sides of it.
+		{Request{Op: OpGet}, "123456789", 1, "$9\r\n123456789\r\n"},
+		{Request{Op: OpGet}, "1234567890", 1, "$10\r\n1234567890\r\n"},
+		{Request{Op: OpEcho, Text: []byte("123456789")}, "", 0, "$9\r\n123456789\r\n"},
+		{Request{Op: OpEcho, Text: []byte("1234567890")}, "", 0, "$10\r\n1234567890\r\n"},
 		{Request{Op: OpPing}, "", 0, "+PONG\r\n"},
 		{Request{Op: OpSleep}, "", 0, "+OK\r\n"},
 		{Request{Op: OpQuit}, "", 0, "+OK\r\n"},
@@ -310,6 +317,37 @@ func BenchmarkParse(b *testing.B) {
 		for off := 0; off < len(in); {
 			_, n, _ := p.Parse(in[off:])
 			off += n
+		}
+	}
+}
+
+// ParseZeroed into a zero Request gives what ParseInto gives, for framed,
+// inline, empty, partial and malformed input, and writes the Request only
+// when it parsed one: a partial or malformed request, or an empty one,
+// leaves it zero (the slot a read loop clears once a batch).
+func TestParseZeroedIsParseInto(t *testing.T) {
+	inputs := []string{
+		resp("SET", "k", "two words"), resp("GET", "k") + "rest", resp("DEL", "a", "b"),
+		resp("PING"), resp("PING", "x"), resp("ECHO", "e"), resp("SLEEP", "25"), resp("SLEEP", "x"),
+		resp("GET"), resp("SET", "k", "v", "EX", "1"), resp("BOGUS", "x"), resp("QUIT"),
+		"PING\r\n", "SET a b\r\n", "ECHO \"x y\"\r\n", "\r\n", "*0\r\n", "*-1\r\n",
+		"*2\r\n$3\r\nGET\r\n", "*1\r\n$4\r\nPI", "*x\r\n", "*1\r\n$-5\r\n", "*1\r\n$1\r\nab\r\n", "",
+	}
+	for _, in := range inputs {
+		var pa, pz Parser
+		var a, z Request
+		a.Bad = "stale" // ParseInto clears it
+		na, fa := pa.ParseInto(&a, []byte(in))
+		nz, fz := pz.ParseZeroed(&z, []byte(in))
+		if na != nz || fa != fz {
+			t.Errorf("%q: ParseZeroed n %d fatal %q, ParseInto n %d fatal %q", in, nz, fz, na, fa)
+			continue
+		}
+		if fmt.Sprintf("%+q", z) != fmt.Sprintf("%+q", a) {
+			t.Errorf("%q: ParseZeroed %+q, ParseInto %+q", in, z, a)
+		}
+		if (nz == 0 || fz != "") && !reflect.DeepEqual(z, Request{}) {
+			t.Errorf("%q: nothing parsed, but the Request was written: %+q", in, z)
 		}
 	}
 }

@@ -134,9 +134,9 @@ func (s *store) applyTo(p *Request, out []byte) []byte {
 	st.mu.Lock()
 	if p.Op == OpGet {
 		if e, ok := st.m[string(p.Key)]; ok {
-			out = appendValue(out, e.v)
+			out = appendBulk(out, e.v)
 		} else {
-			out = append(out, '$', '-', '1', '\r', '\n') // ReplyNil
+			out = appendNil(out)
 		}
 	} else {
 		if e, ok := st.m[string(p.Key)]; ok {
@@ -144,7 +144,7 @@ func (s *store) applyTo(p *Request, out []byte) []byte {
 		} else {
 			st.m[string(p.Key)] = &entry{v: append([]byte(nil), p.Value...)}
 		}
-		out = append(out, '+', 'O', 'K', '\r', '\n') // ReplyOK: stored bytes, not a copy of the variable (its call to memmove)
+		out = appendOK(out) // as AppendReply's: the same code as the peers'
 	}
 	st.mu.Unlock()
 	return out
@@ -160,17 +160,4 @@ func (s *store) del(key []byte) bool {
 	}
 	st.mu.Unlock()
 	return ok
-}
-
-// appendValue is appendBulk for a GET's value in a direct run
-// (store.applyTo), with a value shorter than 10 bytes' header written as
-// four bytes rather than formatted (appendInt's division loop).
-func appendValue(dst, v []byte) []byte {
-	if n := len(v); n < 10 {
-		dst = append(dst, '$', byte('0'+n), '\r', '\n')
-	} else {
-		dst = appendInt(dst, '$', int64(n))
-	}
-	dst = append(dst, v...)
-	return append(dst, '\r', '\n')
 }
