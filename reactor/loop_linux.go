@@ -405,6 +405,9 @@ func (r *Reactor) poll(epfd int) error {
 			msec = 0
 		} else if l.unlocked && t0-l.lastYield >= int64(yieldEvery) {
 			runtime.Gosched()
+			// The wait starts after the yield: poll time and the
+			// adaptive spin's "slept" must not count the scheduler's.
+			t0 = nanotime()
 			l.lastYield = t0
 		}
 	}
