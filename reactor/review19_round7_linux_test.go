@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // Review of the hand-over turn (issue 19, round 7): what reaches the
@@ -260,4 +262,113 @@ func TestReview19HandOverChainUnlockedOneP(t *testing.T) {
 			t.Logf("%d of %d hops in a hand-over turn", slim.Load(), hops)
 		})
 	}
+}
+
+// I/O that becomes ready while b's word is borrowed for a hand-over: a
+// readable pipe written just before the borrow (b's loop may be leaving
+// epoll_wait as a's loop takes its word) or during the flow, and a
+// peer's shutdown (InterestHangup, edge-triggered) during the flow. The
+// loop, finding a turn ran in its place, drops its batch (unpark); each
+// readiness must still reach its callback once, on b's loop.
+func TestReview19IODuringHandOverTurn(t *testing.T) {
+	a := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	b := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	fx := attachFlows(b)
+	var p [2]int
+	if err := unix.Pipe2(p[:], unix.O_NONBLOCK|unix.O_CLOEXEC); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(p[1])
+	defer unix.Close(p[0])
+	got := make(chan bool, 4)
+	watched := make(chan error, 1)
+	onLoop(b, func() {
+		watched <- b.xWatch(p[0], InterestRead, func(unsafe.Pointer, int, Event) {
+			var buf [1]byte
+			if n, _ := unix.Read(p[0], buf[:]); n == 1 {
+				got <- b.IsSameThread()
+			}
+		}, nil)
+	})
+	if err := <-watched; err != nil {
+		t.Fatal(err)
+	}
+	write := func() {
+		if _, err := unix.Write(p[1], []byte{1}); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, when := range []string{"before the borrow", "during the flow"} {
+		t.Run(when, func(t *testing.T) {
+			for round := 0; round < 50; round++ {
+				waitParked(t, b)
+				waitFlag(t, b)
+				ran := make(chan struct{}, 1)
+				took := make(chan bool, 1)
+				a.xPost(func(unsafe.Pointer, uint64) {
+					if when == "before the borrow" {
+						write()
+					}
+					if !X.TakeParked(b) {
+						took <- false
+						return
+					}
+					fx.ready(func() {
+						if when == "during the flow" {
+							write()
+						}
+						ran <- struct{}{}
+					})
+					X.GiveParked(b, true)
+					took <- true
+				}, nil, 0)
+				handed := <-took
+				if !handed && when == "during the flow" {
+					continue
+				}
+				if handed {
+					select {
+					case <-ran:
+					case <-time.After(10 * time.Second):
+						t.Fatalf("round %d: the handed-over flow never ran", round)
+					}
+				}
+				select {
+				case same := <-got:
+					if !same {
+						t.Fatalf("round %d: the read callback ran off b's loop", round)
+					}
+				case <-time.After(10 * time.Second):
+					t.Fatalf("round %d: the pipe became readable %s and its callback never ran", round, when)
+				}
+			}
+		})
+	}
+
+	t.Run("hang-up during the flow", func(t *testing.T) {
+		for round := 0; round < 20; round++ {
+			s, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			hup := make(chan struct{}, 1)
+			onLoop(b, func() {
+				watched <- b.xWatch(s[0], InterestHangup, func(unsafe.Pointer, int, Event) {
+					_ = b.Unwatch(s[0])
+					hup <- struct{}{}
+				}, nil)
+			})
+			if err := <-watched; err != nil {
+				t.Fatal(err)
+			}
+			slimHandOver(t, a, b, func() { _ = unix.Shutdown(s[1], unix.SHUT_WR) })
+			select {
+			case <-hup:
+			case <-time.After(10 * time.Second):
+				t.Fatalf("round %d: a peer's shutdown during the hand-over turn never reached its callback", round)
+			}
+			_ = unix.Close(s[0])
+			_ = unix.Close(s[1])
+		}
+	})
 }
