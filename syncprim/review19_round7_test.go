@@ -17,9 +17,22 @@ import (
 // a goroutine completes (a timer and a foreign completion left by the
 // woken flow), and every section runs as its own reactor's loop
 // (IsSameThread, IsLoopGoroutine), one at a time. Every flow ends, every
-// entry is counted once, and the Mutex is free at the end.
+// entry is counted once, and the Mutex is free at the end. Locked loops,
+// and unlocked ones (which yield to the scheduler before they sleep).
 func TestReview19MutexHandOverPanicsTimersExternals(t *testing.T) {
-	g, err := reactor.NewGroup(4, reactor.Options{CPU: -1, Spin: reactor.NoSpin})
+	for _, c := range []struct {
+		name string
+		opts reactor.Options
+	}{
+		{"locked", reactor.Options{CPU: -1, Spin: reactor.NoSpin}},
+		{"unlocked", reactor.Options{CPU: -1, Spin: reactor.NoSpin, Unlocked: true}},
+	} {
+		t.Run(c.name, func(t *testing.T) { review19MutexHandOver(t, c.opts) })
+	}
+}
+
+func review19MutexHandOver(t *testing.T, opts reactor.Options) {
+	g, err := reactor.NewGroup(4, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
