@@ -436,8 +436,10 @@ func TestRealCancelAndIsValidOfDeferredFromOtherGoroutines(t *testing.T) {
 	r, runErr := reactortest.StartRun(t, reactor.Options{CPU: -1})
 	var ranCanceled, ranKept atomic.Int32
 	sentinel := make(chan struct{})
-	hc := r.Deferred(20*time.Millisecond, func() { ranCanceled.Add(1) })
-	hk := r.Deferred(20*time.Millisecond, func() { ranKept.Add(1) })
+	// Half a second, not less: the checks and cancels below must come
+	// before these fire even under -race on a loaded machine.
+	hc := r.Deferred(500*time.Millisecond, func() { ranCanceled.Add(1) })
+	hk := r.Deferred(500*time.Millisecond, func() { ranKept.Add(1) })
 	hLong := r.Deferred(time.Hour, func() { ranCanceled.Add(1) })
 	reactortest.Sync(t, r) // the loop has taken them into its wheel
 	for _, h := range []reactor.Handle{hc, hk, hLong} {
@@ -457,8 +459,8 @@ func TestRealCancelAndIsValidOfDeferredFromOtherGoroutines(t *testing.T) {
 	if !r.IsValid(hk) {
 		t.Fatal("Deferred not canceled became invalid")
 	}
-	// Fires after the 20ms ones by deadline order.
-	r.Deferred(40*time.Millisecond, func() { close(sentinel) })
+	// Fires after the 500ms ones by deadline order.
+	r.Deferred(520*time.Millisecond, func() { close(sentinel) })
 	reactortest.Wait(t, sentinel, "sentinel timer")
 	if ranCanceled.Load() != 0 {
 		t.Fatal("canceled Deferred ran")
