@@ -79,8 +79,16 @@ type engine struct {
 
 	// raisedAt is the frame whose callback raised or panicked, from
 	// drive1's recover (caught) to driveOn, which settles it and clears
-	// it. Last in the struct: the turn never reads it.
+	// it; panicked and panicV say that it panicked (not a raise) and with
+	// what, for driveOn to record. A panic becomes the flow's
+	// InternalError in driveOn, not in caught: drive1's deferred function
+	// also runs for runtime.Goexit (t.FailNow in a step), after which
+	// drive1 never returns, and an error set there would stay set for the
+	// next callback of another flow, failing it. Last in the struct: the
+	// turn never reads them.
 	raisedAt *Steps
+	panicked bool
+	panicV   any
 }
 
 // Stats are the engine's occupancy counters for one reactor, for tests and
@@ -389,9 +397,16 @@ const turnBudget = 4096
 //
 //go:noinline
 func (e *engine) driveOn(fl *flow, budget *int) {
+	e.running = true // caught cleared it, for a Goexit
 	for {
 		f := e.raisedAt
 		e.raisedAt = nil // no frame kept past its settling
+		if e.panicked {
+			v := e.panicV
+			e.panicked, e.panicV = false, nil
+			e.raised = raise{kind: raiseError, code: InternalError}
+			e.recordPanic(f, v)
+		}
 		e.settle(f)
 		if e.drive1(fl, budget) {
 			return
@@ -421,9 +436,12 @@ func (e *engine) drive1(fl *flow, budget *int) (done bool) {
 }
 
 // caught is drive1's recover path: v is what a callback of fl panicked with
-// (raiseSignal for a raise). It ends the callback's region and, for a
-// panic, records it as the flow's InternalError; the frame to unwind goes
-// to e.raisedAt.
+// (raiseSignal for a raise; nil for runtime.Goexit, or for panic(nil) under
+// GODEBUG=panicnil=1). It ends the callback's region; the frame to unwind
+// goes to e.raisedAt and, for a panic, the value to e.panicV, which
+// driveOn makes the flow's InternalError. A Goexit leaves nothing set that
+// the next flow's callbacks would read: a raise a callback had recovered
+// itself is dropped with it (the goroutine, and so the turn, ends here).
 //
 //go:noinline
 func (e *engine) caught(fl *flow, v any) {
@@ -436,9 +454,14 @@ func (e *engine) caught(fl *flow, v any) {
 	if e.region != nil {
 		e.endRegion()
 	}
-	if v != raiseSignal {
-		e.raised = raise{kind: raiseError, code: InternalError}
-		e.recordPanic(raisedAt, v)
+	// RunReady is over if this is a Goexit: loop callbacks may run flows
+	// again (engine.RunReady). driveOn, which follows otherwise, sets it
+	// back before anything runs.
+	e.running = false
+	e.panicked = v != raiseSignal // set each time: a Goexit's is never read
+	if e.panicked {
+		e.raised = raise{}
+		e.panicV = v
 	}
 }
 

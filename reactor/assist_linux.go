@@ -344,30 +344,36 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 			return
 		}
 		if inTask {
-			if v := recover(); v != nil {
-				// Handled under the word, as runLocalTo handles a
-				// queued task's; the word goes back after it, even
-				// if the handler panics in turn.
-				accepted = true  // run, as a queued task that panics is
-				r.m.iterations++ // the iteration that ran it, as directTurn counts
-				handled := false
-				defer func() {
-					if !handled {
-						r.abandonTurn(slot) // the handler panicked in turn
-					}
-				}()
-				r.panicHandler(v)
-				handled = true
-				// The turn ends here; the loop is woken only for
-				// what the task left, as at directTurn's end.
-				left := !r.onlyFlows(changes) || *r.extMay.Load()
-				storerel.Uintptr(&r.loopG, parkedG)
-				releaseAssist(slot)
-				if left {
-					r.wakeLoop()
+			// Handled under the word, as runLocalTo handles a queued
+			// task's; the word goes back after it, even if the
+			// handler panics in turn. A nil v is panic(nil) under
+			// GODEBUG=panicnil=1 (recover ended it, and postRun
+			// returns: the task ran, as a queued one that does so
+			// counts as run, with no handler call) or runtime.Goexit
+			// (postRun never returns; the word and the slot go back
+			// all the same).
+			v := recover()
+			accepted = true  // run, as a queued task that panics is
+			r.m.iterations++ // the iteration that ran it, as directTurn counts
+			handled := false
+			defer func() {
+				if !handled {
+					r.abandonTurn(slot) // the handler panicked in turn
 				}
-				return
+			}()
+			if v != nil {
+				r.panicHandler(v)
 			}
+			handled = true
+			// The turn ends here; the loop is woken only for what
+			// the task left, as at directTurn's end.
+			left := !r.onlyFlows(changes) || *r.extMay.Load()
+			storerel.Uintptr(&r.loopG, parkedG)
+			releaseAssist(slot)
+			if left {
+				r.wakeLoop()
+			}
+			return
 		}
 		r.abandonTurn(slot)
 	}()
