@@ -12,9 +12,6 @@ import (
 // takes it for a goroutine hogging its P (poll, yieldEvery); a locked
 // loop never does (there a yield is a hand-off to another thread).
 func TestUnlockedLoopYieldsBeforeSleep(t *testing.T) {
-	if forcePolling {
-		t.Skip("the Polling fallback runs gnet's loop, which yields on every pass itself")
-	}
 	for _, tc := range []struct {
 		name     string
 		unlocked bool
