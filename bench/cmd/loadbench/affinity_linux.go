@@ -6,18 +6,53 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
 
-// allowedCPUs returns the CPUs this process may run on, sorted.
+// allowedCPUs returns the CPUs this process may run on, ordered by
+// package and core (then number), so that the first CPUs that -server-cpus
+// auto and half take are whole cores where the machine has hyperthreads
+// and says so in /sys (by number where it does not).
 func allowedCPUs() ([]int, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return nil, fmt.Errorf("sched_getaffinity: %w", err)
 	}
-	return cpusOf(&set), nil
+	cpus := cpusOf(&set)
+	type place struct{ pkg, core, cpu int }
+	at := make(map[int]place, len(cpus))
+	for _, c := range cpus {
+		at[c] = place{topo(c, "physical_package_id"), topo(c, "core_id"), c}
+	}
+	slices.SortFunc(cpus, func(a, b int) int {
+		pa, pb := at[a], at[b]
+		if pa.pkg != pb.pkg {
+			return pa.pkg - pb.pkg
+		}
+		if pa.core != pb.core {
+			return pa.core - pb.core
+		}
+		return a - b
+	})
+	return cpus, nil
+}
+
+// topo reads /sys/devices/system/cpu/cpuN/topology/name; a CPU whose
+// topology cannot be read gets its own number, a core of its own.
+func topo(cpu int, name string) int {
+	b, err := os.ReadFile(fmt.Sprintf("/sys/devices/system/cpu/cpu%d/topology/%s", cpu, name))
+	if err != nil {
+		return cpu
+	}
+	v, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		return cpu
+	}
+	return v
 }
 
 func cpusOf(set *unix.CPUSet) []int {

@@ -30,12 +30,19 @@ func (p cpuPlan) on() bool { return p.server != nil || p.load != nil }
 // on, one per reactor or event loop.
 const cpuAuto = "auto"
 
+// cpuHalf is -server-cpus half: the first half of the CPUs this process
+// may run on (rounded down), whatever -loops (at most that many), so that
+// the servers have the same CPUs at every reactor count, and so has the
+// load generator (the other half).
+const cpuHalf = "half"
+
 // cpuRest is -load-cpus rest (also its empty default when -server-cpus is
 // set): every CPU this process may run on that the server does not get.
 const cpuRest = "rest"
 
 // planCPUs reads -server-cpus and -load-cpus against allowed, the CPUs this
-// process may run on (sorted), for loops reactors. Both empty: no plan.
+// process may run on, in the order auto and half take them (allowedCPUs:
+// the hyperthreads of a core together), for loops reactors. Both empty: no plan.
 // The two sets are disjoint and neither is empty; a machine with too few
 // CPUs for them is an error that says so, never a silent fallback to
 // sharing.
@@ -56,7 +63,13 @@ func planCPUs(allowed []int, loops int, serverSpec, loadSpec string) (cpuPlan, e
 		if len(allowed) < loops+1 {
 			return cpuPlan{}, fmt.Errorf("-server-cpus auto: %d loops/reactors need %d CPUs for the server and at least 1 for the load generator, but %s; run fewer -loops or without -server-cpus (server and load then share the CPUs)", loops, loops, have)
 		}
-		p.server = slices.Clone(allowed[:loops])
+		p.server = sorted(allowed[:loops])
+	case cpuHalf:
+		half := len(allowed) / 2
+		if half < max(loops, 1) {
+			return cpuPlan{}, fmt.Errorf("-server-cpus half: %d loops/reactors need %d CPUs, half of them for the server, but %s; run fewer -loops, or name the CPUs (-server-cpus LIST) to give the server more than half", loops, 2*max(loops, 1), have)
+		}
+		p.server = sorted(allowed[:half])
 	default:
 		set, err := parseCPUList(serverSpec)
 		if err != nil {
@@ -72,12 +85,12 @@ func planCPUs(allowed []int, loops int, serverSpec, loadSpec string) (cpuPlan, e
 		if p.server == nil {
 			return cpuPlan{}, fmt.Errorf("-load-cpus %s needs -server-cpus auto or a list (one of the two must say which CPUs)", cpuRest)
 		}
-		p.load = missing(allowed, p.server)
+		p.load = sorted(missing(allowed, p.server))
 		if p.load == nil {
 			return cpuPlan{}, fmt.Errorf("-server-cpus %s takes every CPU: no CPU is left for the load generator (%s)", serverSpec, have)
 		}
-	case cpuAuto:
-		return cpuPlan{}, fmt.Errorf("-load-cpus takes a CPU list or %q, not %q", cpuRest, cpuAuto)
+	case cpuAuto, cpuHalf:
+		return cpuPlan{}, fmt.Errorf("-load-cpus takes a CPU list or %q, not %q", cpuRest, loadSpec)
 	default:
 		set, err := parseCPUList(loadSpec)
 		if err != nil {
@@ -100,7 +113,13 @@ func planCPUs(allowed []int, loops int, serverSpec, loadSpec string) (cpuPlan, e
 	return p, nil
 }
 
-// missing returns the members of a that are not in b, sorted, or nil.
+func sorted(set []int) []int {
+	s := slices.Clone(set)
+	slices.Sort(s)
+	return s
+}
+
+// missing returns the members of a that are not in b, in a's order, or nil.
 func missing(a, b []int) []int {
 	var out []int
 	for _, c := range a {

@@ -113,7 +113,7 @@ func main() {
 	cellsFlag := fs.String("cells", "", "throughput cells to run, comma-separated PIPELINExCONNS such as 16x256 (default: the full matrix, or -quick's)")
 	fs.IntVar(&childProcs, "child-procs", 0, "GOMAXPROCS of the servers' child processes (0: the Go runtime's default, every CPU)")
 	rounds := fs.Int("rounds", 1, "runs of each throughput cell per server, the servers in turn within a round (the first rotating), every server's child up for the whole matrix; with more than 1, req/s and CPU µs/req are the medians of the rounds, the ratios to gnet the medians of the per-round ratios, and the table adds their ranges")
-	serverCPUs := fs.String("server-cpus", "", "CPUs of every server's process, the same for each: a CPU list such as 0-7, or "+cpuAuto+" (the first -loops CPUs this process may run on); the load generator then gets -load-cpus; a machine with too few CPUs for both is an error (default: servers and load share every CPU)")
+	serverCPUs := fs.String("server-cpus", "", "CPUs of every server's process, the same for each: a CPU list such as 0-7, "+cpuHalf+" (the first half of the CPUs this process may run on, whole cores first, at least -loops of them) or "+cpuAuto+" (the first -loops of them); the load generator then gets -load-cpus; a machine with too few CPUs for both is an error (default: servers and load share every CPU)")
 	loadCPUsFlag := fs.String("load-cpus", "", "CPUs of the load generator (this process, and redis-benchmark): a CPU list, or "+cpuRest+" (every CPU the servers do not get; the default with -server-cpus)")
 	target := fs.Float64("target", 0.9, "with -rounds above 1: the summary under the throughput table lists each server's cells whose median ratio to gnet's req/s is below this")
 	memory := fs.Bool("memory", true, "run the memory scenarios (slow readers, overload) after the throughput matrix")
@@ -337,8 +337,8 @@ type cellResult struct {
 	Server     string
 	Pipeline   int
 	Conns      int
-	Requests   int64 // over every round
-	Errors     int64 // over every round
+	Requests   int64            // over every round
+	Errors     int64            // over every round
 	ErrCodes   map[string]int64 `json:",omitempty"`
 	ElapsedSec float64
 	ReqPerSec  float64 // the median of the rounds
