@@ -35,7 +35,27 @@
 // by the requests counted, so that the cost of a request is readable even
 // when the load generator shares the CPUs.
 //
+// On a machine of many cores, one run of a cell is not a verdict: the
+// server and the load generator share the CPUs, and the same cell of the
+// same server can read 1.7x apart from one run to the next. Two flags make
+// the comparison fair, the same for every server:
+//
+//   - -rounds R runs each cell R times per server, the servers in turn
+//     within a round (the first rotating), every server's child up for the
+//     whole matrix; the table shows the medians of the rounds and their
+//     range, and each server's ratio to gnet is the median of its per-round
+//     ratios to gnet's run in the same round; a summary under the table
+//     names the cells below -target;
+//   - -server-cpus half (or auto, or a CPU list) starts every server's
+//     process on those CPUs, and puts the load generator (this process,
+//     and redis-benchmark) on the others (-load-cpus), so that neither
+//     takes the other's CPUs; the table then shows how busy the generator
+//     was, and a cell whose generator was saturated is named.
+//
+// scripts/devkit-run.sh runs the many-core tables that way.
+//
 //	cd bench && go run ./cmd/loadbench [-quick] [-servers stepsd,gnet,net] [-json out.json]
+//	cd bench && go run ./cmd/loadbench -loops 8 -rounds 5 -server-cpus half -duration 500ms -warmup 200ms -memory=false
 //
 // The default run takes about 70s, -quick about 15s. It exits 1 if a run
 // failed (a server that did not start, a connection error) and 3 if a
