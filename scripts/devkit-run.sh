@@ -17,12 +17,14 @@
 # medians and their ranges reported; SERVER_CPUS (default half) the servers'
 # CPUs, the load generator on the others (SERVER_CPUS='' shares every CPU,
 # as before); DURATION (default 500ms) and WARMUP (default 200ms) each
-# run's measured and unmeasured time; REQUESTS (default 20,000,000) its
+# run's measured and unmeasured time, CHILD_WARMUP (default 500ms) each
+# server's unmeasured load before its first round; REQUESTS (default 20,000,000) its
 # bound on a run's requests (loadbench's own 2,000,000 ends a fast server's
 # cell on many cores before DURATION). With the defaults, loadbench takes
-# about 6 cells x 2 servers x 5 rounds x 0.7s = 42s per reactor count (63s
-# at 8, with net, plus about 15s of redis-benchmark): about 4 minutes for
-# 1, 2, 4 and 8; benchtable at -count 1 adds about 100s.
+# about 6 cells x 2 servers x 5 rounds x 0.7s + 2 x 0.5s = 43s per reactor
+# count (65s at 8, with net, plus about 15s of redis-benchmark; 47s measured
+# for 1 reactor on 2 CPUs, setup included): about 4 minutes for 1, 2, 4 and
+# 8; benchtable at -count 1 adds about 100s.
 set -uo pipefail
 kit=$(cd "${1:?usage: devkit-run.sh KIT OUT}" && pwd)
 mkdir -p "${2:?usage: devkit-run.sh KIT OUT}"
@@ -34,6 +36,7 @@ loops=${LOOPS:-1 2 4 8}
 duration=${DURATION:-500ms}
 warmup=${WARMUP:-200ms}
 rounds=${ROUNDS:-5}
+childwarmup=${CHILD_WARMUP:-500ms}
 servercpus=${SERVER_CPUS-half}
 requests=${REQUESTS:-20000000}
 [ -d "$kit/redis/bin" ] && export PATH="$kit/redis/bin:$PATH"
@@ -76,10 +79,10 @@ for n in $loops; do
 	fi
 	cpuflag=
 	[ -n "$servercpus" ] && cpuflag="-server-cpus $servercpus"
-	echo "## loadbench -loops $n -servers $servers -duration $duration -warmup $warmup -rounds $rounds $cpuflag -requests $requests -memory=false $rb"
+	echo "## loadbench -loops $n -servers $servers -duration $duration -warmup $warmup -rounds $rounds -child-warmup $childwarmup $cpuflag -requests $requests -memory=false $rb"
 	start=$(date +%s)
 	# shellcheck disable=SC2086 # $rb and $cpuflag are several words
-	"$kit/loadbench" -loops "$n" -servers "$servers" -duration "$duration" -warmup "$warmup" -rounds "$rounds" $cpuflag -requests "$requests" -memory=false $rb 2>&1 | grep -v '^  -P\|^  pipeline=\|: throughput matrix\|: redis-benchmark$\|^throughput matrix: '
+	"$kit/loadbench" -loops "$n" -servers "$servers" -duration "$duration" -warmup "$warmup" -rounds "$rounds" -child-warmup "$childwarmup" $cpuflag -requests "$requests" -memory=false $rb 2>&1 | grep -v '^  -P\|^  pipeline=\|: throughput matrix\|: redis-benchmark$\|^throughput matrix: '
 	echo "## took $(( $(date +%s) - start ))s"
 	echo
 done >"$out/lb.txt" 2>&1

@@ -55,6 +55,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-rounds", "0"}, "-rounds must be 1 to 1000"},
 		{[]string{"-rounds", "1001"}, "-rounds must be 1 to 1000"},
 		{[]string{"-rounds", "x"}, "invalid value"},
+		{[]string{"-child-warmup", "-1s"}, "-child-warmup must not be negative"},
 		// every CPU for the servers: none left for the load, whatever the machine
 		{[]string{"-server-cpus", "auto", "-loops", strconv.Itoa(n)}, "need " + strconv.Itoa(n) + " CPUs for the server and at least 1 for the load generator"},
 		{[]string{"-server-cpus", all}, "no CPU is left for the load generator"},
@@ -106,11 +107,11 @@ func TestRoundsOnCPUSets(t *testing.T) {
 	server := fmtCPUList(sorted(allowed[:len(allowed)/2]))
 	out := filepath.Join(t.TempDir(), "lb.json")
 	stdout, stderr, code := loadbench(t, "-servers", "stepsd,gnet", "-loops", "1", "-cells", "1x1,16x4", "-rounds", "3",
-		"-duration", "200ms", "-warmup", "20ms", "-memory=false", "-redis-benchmark=false", "-server-cpus", "half", "-json", out)
+		"-duration", "200ms", "-warmup", "20ms", "-memory=false", "-redis-benchmark=false", "-server-cpus", "half", "-child-warmup", "100ms", "-json", out)
 	if code != 0 {
 		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
 	}
-	for _, want := range []string{"method: -rounds 3", "servers' processes on CPUs " + server + " ", "| req/s range | ratio range | load CPU", "summary: stepsd ÷ gnet req/s, median of 3 paired rounds"} {
+	for _, want := range []string{"method: -child-warmup 100ms", "; -rounds 3:", "servers' processes on CPUs " + server + " ", "| req/s range | ratio range | load CPU", "summary: stepsd ÷ gnet req/s, median of 3 paired rounds"} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("output lacks %q:\n%s", want, stdout)
 		}

@@ -134,6 +134,21 @@ func runMatrices(rep *report, servers []string, loops int, p plan) {
 	}
 	fmt.Fprintf(os.Stderr, "throughput matrix: %s, %d cells × %d rounds, about %v\n",
 		strings.Join(servers, ", "), len(p.cells), p.rounds, p.matrixTime(len(up)).Round(time.Second))
+	if p.childWarmup > 0 {
+		// A fresh process's first load pays what later ones do not (its
+		// heap and stacks grow, its threads start): each child first
+		// serves the matrix's largest cell, unmeasured.
+		var big cell
+		for _, c := range p.cells {
+			big = cell{max(big.pipeline, c.pipeline), max(big.conns, c.conns)}
+		}
+		for _, l := range up {
+			if _, err := netbench.RunLoad(netbench.LoadConfig{Addr: l.ch.addr, Conns: big.conns, Pipeline: big.pipeline, Duration: p.childWarmup}); err != nil {
+				rep.failed = true
+				rep.note("%s: -child-warmup: %v", l.ch.server, err)
+			}
+		}
+	}
 	for ci, c := range p.cells {
 		runs := map[string][]roundResult{}
 		for round := range p.rounds {
@@ -165,7 +180,7 @@ func runMatrices(rep *report, servers []string, loops int, p plan) {
 
 // matrixTime is about how long the throughput matrix takes with n servers.
 func (p plan) matrixTime(n int) time.Duration {
-	return time.Duration(len(p.cells)*p.rounds*n) * (p.warmup + p.duration)
+	return time.Duration(len(p.cells)*p.rounds*n)*(p.warmup+p.duration) + time.Duration(n)*p.childWarmup
 }
 
 // aggregate makes a cell's row of one server from its rounds: req/s and CPU
@@ -285,13 +300,16 @@ func fmtRange(lo, mid, hi float64) string {
 }
 
 // printMethod prints, under the run's first line, how the cells were run
-// where -rounds or the CPU sets are on (nothing otherwise: the output of a
+// where -rounds, -child-warmup or the CPU sets are on (nothing otherwise: the output of a
 // plain run stays as it was).
 func printMethod(w io.Writer, rep *report, p plan) {
-	if p.rounds <= 1 && !cpus.on() {
+	if p.rounds <= 1 && !cpus.on() && p.childWarmup == 0 {
 		return
 	}
 	var parts []string
+	if p.childWarmup > 0 {
+		parts = append(parts, fmt.Sprintf("-child-warmup %v: each server's child first served the largest cell, unmeasured", p.childWarmup))
+	}
 	if p.rounds > 1 {
 		parts = append(parts, fmt.Sprintf("-rounds %d: each cell %d times per server, the servers in turn within a round (the first rotating), every server's child up for the whole matrix; req/s and CPU µs/req are the medians of the rounds, ratio vs gnet and CPU vs gnet the medians of the per-round ratios to gnet's run in the same round, latencies the median round's, RSS peak the highest; req/s range: the lowest and highest round against the median; ratio range: the lowest and highest per-round ratio", p.rounds, p.rounds))
 	}
