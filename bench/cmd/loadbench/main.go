@@ -213,6 +213,11 @@ func main() {
 	for _, s := range strings.Split(*servers, ",") {
 		switch s = strings.TrimSpace(s); s {
 		case serverStepsd, serverStepsdFree, serverStepsdShared, serverGnet, serverNet:
+			if slices.Contains(list, s) {
+				// Rows and rounds are kept by server name.
+				fmt.Fprintf(os.Stderr, "loadbench: -servers: %q listed twice\n", s)
+				os.Exit(2)
+			}
 			list = append(list, s)
 		default:
 			fmt.Fprintf(os.Stderr, "loadbench: -servers: unknown server %q\n", s)

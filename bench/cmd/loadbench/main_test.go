@@ -63,8 +63,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-server-cpus", "0-3-4"}, "is not a CPU list"},
 		{[]string{"-server-cpus", "100000"}, "are not CPUs this process may run on"},
 		{[]string{"-load-cpus", "rest"}, "needs -server-cpus auto or a list"},
+		{[]string{"-servers", "gnet,stepsd,gnet"}, `-servers: "gnet" listed twice`},
 	} {
-		_, stderr, code := loadbench(t, append(tc.args, "-servers", "gnet", "-memory=false", "-redis-benchmark=false")...)
+		_, stderr, code := loadbench(t, append([]string{"-servers", "gnet", "-memory=false", "-redis-benchmark=false"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("loadbench %v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
 		}
