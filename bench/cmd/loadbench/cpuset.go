@@ -52,6 +52,7 @@ func planCPUs(allowed []int, loops int, serverSpec, loadSpec string) (cpuPlan, e
 		return cpuPlan{}, nil
 	}
 	have := fmt.Sprintf("this process may run on %d CPUs (%s)", len(allowed), fmtCPUList(allowed))
+	among := fmt.Sprintf("among the %d CPUs this process may run on (%s)", len(allowed), fmtCPUList(allowed))
 	var p cpuPlan
 	switch serverSpec {
 	case "", cpuRest:
@@ -76,7 +77,7 @@ func planCPUs(allowed []int, loops int, serverSpec, loadSpec string) (cpuPlan, e
 			return cpuPlan{}, fmt.Errorf("-server-cpus: %w", err)
 		}
 		if bad := missing(set, allowed); bad != nil {
-			return cpuPlan{}, fmt.Errorf("-server-cpus %s: CPUs %s are not CPUs %s", serverSpec, fmtCPUList(bad), have)
+			return cpuPlan{}, fmt.Errorf("-server-cpus %s: CPUs %s are not %s", serverSpec, fmtCPUList(bad), among)
 		}
 		p.server = set
 	}
@@ -97,7 +98,7 @@ func planCPUs(allowed []int, loops int, serverSpec, loadSpec string) (cpuPlan, e
 			return cpuPlan{}, fmt.Errorf("-load-cpus: %w", err)
 		}
 		if bad := missing(set, allowed); bad != nil {
-			return cpuPlan{}, fmt.Errorf("-load-cpus %s: CPUs %s are not CPUs %s", loadSpec, fmtCPUList(bad), have)
+			return cpuPlan{}, fmt.Errorf("-load-cpus %s: CPUs %s are not %s", loadSpec, fmtCPUList(bad), among)
 		}
 		p.load = set
 	}

@@ -61,7 +61,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-server-cpus", all}, "no CPU is left for the load generator"},
 		{[]string{"-load-cpus", all}, "no CPU is left for the server"},
 		{[]string{"-server-cpus", "0-3-4"}, "is not a CPU list"},
-		{[]string{"-server-cpus", "100000"}, "are not CPUs this process may run on"},
+		{[]string{"-server-cpus", "100000"}, "are not among the"},
 		{[]string{"-load-cpus", "rest"}, "needs -server-cpus auto or a list"},
 		{[]string{"-servers", "gnet,stepsd,gnet"}, `-servers: "gnet" listed twice`},
 	} {
