@@ -10,10 +10,21 @@
 #                   (and net at 8), with redis-benchmark against stepsd, gnet
 #                   and redis-server at 8 when KIT/redis holds them
 # COUNT (default 1) is benchtable's -count, CPUS (default "16 8 2") its
-# -cpus values, SCENARIOS its -scenarios; LOOPS (default "1 2 4 8") the
-# reactor counts of loadbench, DURATION (default 1s) its cell time and
-# REQUESTS (default 20,000,000) its bound on a cell's requests (loadbench's
-# own 2,000,000 ends a fast server's cell on many cores before DURATION).
+# -cpus values (CPUS=' ' skips benchtable), SCENARIOS its -scenarios; LOOPS
+# (default "1 2 4 8") the reactor counts of loadbench (LOOPS=' ' skips it).
+# loadbench's method on many cores (profiles/notes/2026-11-27-loadbench-round8.md):
+# ROUNDS (default 5) runs of every cell per server, the servers in turn, the
+# medians and their ranges reported; SERVER_CPUS (default half) the servers'
+# CPUs, the load generator on the others (SERVER_CPUS='' shares every CPU,
+# as before); DURATION (default 500ms) and WARMUP (default 200ms) each
+# run's measured and unmeasured time, CHILD_WARMUP (default 500ms) each
+# server's unmeasured load before its first round; REQUESTS (default 20,000,000) its
+# bound on a run's requests (loadbench's own 2,000,000 ends a fast server's
+# cell on many cores before DURATION). With the defaults, loadbench takes
+# about 6 cells x 2 servers x 5 rounds x 0.7s + 2 x 0.5s = 43s per reactor
+# count (65s at 8, with net, plus about 15s of redis-benchmark; 47s measured
+# for 1 reactor on 2 CPUs, setup included): about 4 minutes for 1, 2, 4 and
+# 8; benchtable at -count 1 adds about 100s.
 set -uo pipefail
 kit=$(cd "${1:?usage: devkit-run.sh KIT OUT}" && pwd)
 mkdir -p "${2:?usage: devkit-run.sh KIT OUT}"
@@ -22,7 +33,11 @@ count=${COUNT:-1}
 cpuses=${CPUS:-16 8 2}
 scenarios=${SCENARIOS:-reactor/|syncprim/}
 loops=${LOOPS:-1 2 4 8}
-duration=${DURATION:-1s}
+duration=${DURATION:-500ms}
+warmup=${WARMUP:-200ms}
+rounds=${ROUNDS:-5}
+childwarmup=${CHILD_WARMUP:-500ms}
+servercpus=${SERVER_CPUS-half}
 requests=${REQUESTS:-20000000}
 [ -d "$kit/redis/bin" ] && export PATH="$kit/redis/bin:$PATH"
 
@@ -33,6 +48,11 @@ requests=${REQUESTS:-20000000}
 	grep -m1 'model name' /proc/cpuinfo
 	grep MemTotal /proc/meminfo
 	cat /proc/loadavg
+	# which CPUs are hyperthreads of one core: -server-cpus half gives the
+	# servers whole cores first
+	for c in /sys/devices/system/cpu/cpu[0-9]*; do
+		echo "$(basename "$c"): core $(cat "$c/topology/core_id" 2>/dev/null) package $(cat "$c/topology/physical_package_id" 2>/dev/null) siblings $(cat "$c/topology/thread_siblings_list" 2>/dev/null)"
+	done
 } >"$out/machine.txt" 2>&1
 
 # The idle group runs beside the tables: parked reactors use no CPU whatever
@@ -57,9 +77,13 @@ for n in $loops; do
 		servers=stepsd,gnet,net
 		rb="-rb-cells 16x50,16x256 -rb-tests set,get -rb-threads 8 -rb-n 1000000"
 	fi
-	echo "## loadbench -loops $n -servers $servers -duration $duration -requests $requests -memory=false $rb"
-	# shellcheck disable=SC2086 # $rb is several flags
-	"$kit/loadbench" -loops "$n" -servers "$servers" -duration "$duration" -requests "$requests" -memory=false $rb 2>&1 | grep -v '^  -P\|^  pipeline=\|: throughput matrix\|: redis-benchmark$'
+	cpuflag=
+	[ -n "$servercpus" ] && cpuflag="-server-cpus $servercpus"
+	echo "## loadbench -loops $n -servers $servers -duration $duration -warmup $warmup -rounds $rounds -child-warmup $childwarmup $cpuflag -requests $requests -memory=false $rb"
+	start=$(date +%s)
+	# shellcheck disable=SC2086 # $rb and $cpuflag are several words
+	"$kit/loadbench" -loops "$n" -servers "$servers" -duration "$duration" -warmup "$warmup" -rounds "$rounds" -child-warmup "$childwarmup" $cpuflag -requests "$requests" -memory=false $rb 2>&1 | grep -v '^  -P\|^  pipeline=\|: throughput matrix\|: redis-benchmark$\|^throughput matrix: '
+	echo "## took $(( $(date +%s) - start ))s"
 	echo
 done >"$out/lb.txt" 2>&1
 

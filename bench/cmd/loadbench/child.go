@@ -11,6 +11,7 @@ import (
 	"os/signal"
 	"runtime"
 	"runtime/pprof"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -123,7 +124,7 @@ func startChild(server string, loops int, extra ...string) (*child, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startOn(cmd, cpus.server); err != nil {
 		return nil, err
 	}
 	c := &child{server: server, cmd: cmd, stdin: stdin, outEOF: make(chan struct{})}
@@ -148,10 +149,20 @@ func startChild(server string, loops int, extra ...string) (*child, error) {
 	}()
 	select {
 	case c.addr = <-ready:
-		if c.addr != "" {
+		if c.addr == "" {
+			err = errors.New("exited before READY")
+			break
+		}
+		if cpus.server == nil {
 			return c, nil
 		}
-		err = errors.New("exited before READY")
+		// The child's mask is the servers' CPUs, or the table is not the
+		// comparison it says it is.
+		got, gerr := pidCPUs(cmd.Process.Pid)
+		if gerr == nil && slices.Equal(got, cpus.server) {
+			return c, nil
+		}
+		err = fmt.Errorf("runs on CPUs %s, not %s (%v)", fmtCPUList(got), fmtCPUList(cpus.server), gerr)
 	case <-time.After(readyTimeout):
 		err = fmt.Errorf("not READY within %v", readyTimeout)
 	}

@@ -35,7 +35,27 @@
 // by the requests counted, so that the cost of a request is readable even
 // when the load generator shares the CPUs.
 //
+// On a machine of many cores, one run of a cell is not a verdict: the
+// server and the load generator share the CPUs, and the same cell of the
+// same server can read 1.7x apart from one run to the next. Two flags make
+// the comparison fair, the same for every server:
+//
+//   - -rounds R runs each cell R times per server, the servers in turn
+//     within a round (the first rotating), every server's child up for the
+//     whole matrix; the table shows the medians of the rounds and their
+//     range, and each server's ratio to gnet is the median of its per-round
+//     ratios to gnet's run in the same round; a summary under the table
+//     names the cells below -target;
+//   - -server-cpus half (or auto, or a CPU list) starts every server's
+//     process on those CPUs, and puts the load generator (this process,
+//     and redis-benchmark) on the others (-load-cpus), so that neither
+//     takes the other's CPUs; the table then shows how busy the generator
+//     was, and a cell whose generator was saturated is named.
+//
+// scripts/devkit-run.sh runs the many-core tables that way.
+//
 //	cd bench && go run ./cmd/loadbench [-quick] [-servers stepsd,gnet,net] [-json out.json]
+//	cd bench && go run ./cmd/loadbench -loops 8 -rounds 5 -server-cpus half -duration 500ms -warmup 200ms -memory=false
 //
 // The default run takes about 70s, -quick about 15s. It exits 1 if a run
 // failed (a server that did not start, a connection error) and 3 if a
@@ -44,7 +64,6 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -86,6 +105,10 @@ var profilePrefix string
 // childProcs is -child-procs: the children's GOMAXPROCS (0: default).
 var childProcs int
 
+// cpus is -server-cpus and -load-cpus: where the servers' processes and
+// the load generator run (zero: anywhere, sharing every CPU).
+var cpus cpuPlan
+
 // childFlags are the flags of -serve mode, left out of -help.
 var childFlags = map[string]bool{"serve": true, "addr": true, "concurrent": true, "queue": true}
 
@@ -109,6 +132,11 @@ func main() {
 	redisBench := fs.Bool("redis-benchmark", true, "also run redis-benchmark -t "+rbTests+" (-P 1/16 × -c 1/16/256, and -P 16 -c 50) against stepsd, gnet and a real redis-server, with the server's CPU per request; skipped with a note where redis-benchmark or redis-server is not installed")
 	cellsFlag := fs.String("cells", "", "throughput cells to run, comma-separated PIPELINExCONNS such as 16x256 (default: the full matrix, or -quick's)")
 	fs.IntVar(&childProcs, "child-procs", 0, "GOMAXPROCS of the servers' child processes (0: the Go runtime's default, every CPU)")
+	rounds := fs.Int("rounds", 1, "runs of each throughput cell per server, the servers in turn within a round (the first rotating), every server's child up for the whole matrix; with more than 1, req/s and CPU µs/req are the medians of the rounds, the ratios to gnet the medians of the per-round ratios, and the table adds their ranges")
+	serverCPUs := fs.String("server-cpus", "", "CPUs of every server's process, the same for each: a CPU list such as 0-7, "+cpuHalf+" (the first half of the CPUs this process may run on, whole cores first, at least -loops of them) or "+cpuAuto+" (the first -loops of them); the load generator then gets -load-cpus; a machine with too few CPUs for both is an error (default: servers and load share every CPU)")
+	loadCPUsFlag := fs.String("load-cpus", "", "CPUs of the load generator (this process, and redis-benchmark): a CPU list, or "+cpuRest+" (every CPU the servers do not get; the default with -server-cpus)")
+	childWarmup := fs.Duration("child-warmup", 0, "before the throughput matrix, each server's child serves the matrix's largest cell (most connections, deepest pipeline) this long, unmeasured: what a fresh process pays once (heap, stacks, threads) stays out of the first round")
+	target := fs.Float64("target", 0.9, "with -rounds above 1: the summary under the throughput table lists each server's cells whose median ratio to gnet's req/s is below this")
 	memory := fs.Bool("memory", true, "run the memory scenarios (slow readers, overload) after the throughput matrix")
 	rbCellsFlag := fs.String("rb-cells", "", "redis-benchmark cells, comma-separated PIPELINExCLIENTS such as 16x50 (default: -P 1/16 × -c 1/16/256 and 16x50)")
 	rbTestsFlag := fs.String("rb-tests", rbTests, "redis-benchmark's -t")
@@ -167,6 +195,16 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadbench: -rb-threads and -rb-n must not be negative, -rb-tests not empty")
 		os.Exit(2)
 	}
+	if *rounds < 1 || *rounds > 1000 {
+		fmt.Fprintln(os.Stderr, "loadbench: -rounds must be 1 to 1000")
+		os.Exit(2)
+	}
+	p.rounds = *rounds
+	if *childWarmup < 0 {
+		fmt.Fprintln(os.Stderr, "loadbench: -child-warmup must not be negative")
+		os.Exit(2)
+	}
+	p.childWarmup = *childWarmup
 	if *loops < 1 || p.duration <= 0 || p.requests < 1 {
 		fmt.Fprintln(os.Stderr, "loadbench: -loops, -duration and -requests must be positive")
 		os.Exit(2)
@@ -175,6 +213,11 @@ func main() {
 	for _, s := range strings.Split(*servers, ",") {
 		switch s = strings.TrimSpace(s); s {
 		case serverStepsd, serverStepsdFree, serverStepsdShared, serverGnet, serverNet:
+			if slices.Contains(list, s) {
+				// Rows and rounds are kept by server name.
+				fmt.Fprintf(os.Stderr, "loadbench: -servers: %q listed twice\n", s)
+				os.Exit(2)
+			}
 			list = append(list, s)
 		default:
 			fmt.Fprintf(os.Stderr, "loadbench: -servers: unknown server %q\n", s)
@@ -182,14 +225,25 @@ func main() {
 		}
 	}
 
+	allowed, err := allowedCPUs()
+	if err == nil {
+		cpus, err = planCPUs(allowed, *loops, *serverCPUs, *loadCPUsFlag)
+	}
+	if err == nil && cpus.on() {
+		err = pinSelf(cpus.load)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "loadbench:", err)
+		os.Exit(2)
+	}
+
 	rep := &report{
 		Go: runtime.Version(), OS: runtime.GOOS, Arch: runtime.GOARCH, CPUs: runtime.NumCPU(),
 		Loops: *loops, Pin: pinStepsd, ChildProcs: childProcs, Duration: p.duration.String(), Warmup: p.warmup.String(), Requests: p.requests, Quick: *quick,
+		Rounds: p.rounds, ServerCPUs: fmtCPUList(cpus.server), LoadCPUs: fmtCPUList(cpus.load),
 	}
 	started := time.Now()
-	for _, s := range list {
-		runMatrix(rep, s, *loops, p)
-	}
+	runMatrices(rep, list, *loops, p)
 	if *memory && profilePrefix == "" {
 		for _, s := range list {
 			runSlow(rep, s, *loops, p)
@@ -212,7 +266,9 @@ func main() {
 	}
 	fmt.Printf("%s %s/%s, %d CPUs; servers in child processes, %d loops/reactors%s; cells: -duration %v -warmup %v -requests %d; run took %.0fs\n\n",
 		rep.Go, rep.OS, rep.Arch, rep.CPUs, rep.Loops, pinned, p.duration, p.warmup, p.requests, rep.Seconds)
+	printMethod(os.Stdout, rep, p)
 	printThroughput(os.Stdout, rep, list, p)
+	printSummary(os.Stdout, rep, list, p, *target)
 	fmt.Println()
 	printMemory(os.Stdout, rep, p)
 	if len(rep.RedisBenchmark) > 0 {
@@ -245,6 +301,8 @@ type plan struct {
 	cells            []cell
 	duration, warmup time.Duration
 	requests         int
+	rounds           int           // -rounds: runs of each cell per server
+	childWarmup      time.Duration // -child-warmup
 	// settle is the pause between the end of a load and the "after" RSS.
 	settle   time.Duration
 	slow     netbench.SlowConfig // without Addr
@@ -289,6 +347,9 @@ type report struct {
 	Requests     int
 	Quick        bool
 	Seconds      float64 // the whole run
+	Rounds       int     // -rounds
+	ServerCPUs   string  `json:",omitempty"` // -server-cpus as resolved: a CPU list
+	LoadCPUs     string  `json:",omitempty"` // -load-cpus as resolved
 
 	RBTests   string `json:",omitempty"` // redis-benchmark's -t
 	RBThreads int    `json:",omitempty"` // redis-benchmark's --threads (0: its one thread)
@@ -302,27 +363,39 @@ type report struct {
 	wrong  bool // wrong replies where none are expected: exit 3
 }
 
-// cellResult is one server's run of one throughput cell.
+// cellResult is one server's run of one throughput cell (with -rounds
+// above 1, what its rounds make together: see aggregate).
 type cellResult struct {
 	Server     string
 	Pipeline   int
 	Conns      int
-	Requests   int64
-	Errors     int64
+	Requests   int64            // over every round
+	Errors     int64            // over every round
 	ErrCodes   map[string]int64 `json:",omitempty"`
 	ElapsedSec float64
-	ReqPerSec  float64
-	P50us      float64
+	ReqPerSec  float64 // the median of the rounds
+	P50us      float64 // latencies: the median round's
 	P99us      float64
 	P999us     float64
 	RSSEndMiB  float64 // VmRSS at the end of the cell
 	RSSPeakMiB float64 // VmHWM during the cell
 	// CPUSec is the server process's CPU time (utime + stime) over the
-	// measured time, CPUPerReqUs that per counted request: the server's
-	// own cost, whatever share of the CPUs the load generator took.
+	// measured time (of every round), CPUPerReqUs that per counted request
+	// (the median of the rounds): the server's own cost, whatever share of
+	// the CPUs the load generator took.
 	CPUSec      float64
 	CPUPerReqUs float64
 	Error       string `json:",omitempty"`
+
+	ReqPerSecMin, ReqPerSecMax float64 // over the rounds
+	// RatioVsGnet is the median of the per-round ratios of req/s to gnet's
+	// in the same round (RatioMin, RatioMax: their range), CPUVsGnet that
+	// of CPU per request; 0 without gnet.
+	RatioVsGnet, RatioMin, RatioMax, CPUVsGnet float64
+	// LoadBusy is the median share of its CPUs the load generator used
+	// over the measured time, LoadBusyMax the highest of the rounds.
+	LoadBusy, LoadBusyMax float64
+	Rounds                []roundResult `json:",omitempty"` // with -rounds above 1
 }
 
 // memResult is one server's memory scenario. For the throughput matrix
@@ -354,74 +427,6 @@ func (rep *report) note(format string, a ...any) {
 	msg := fmt.Sprintf(format, a...)
 	rep.Notes = append(rep.Notes, msg)
 	fmt.Fprintln(os.Stderr, "loadbench:", msg)
-}
-
-// runMatrix runs every cell against one child of server.
-func runMatrix(rep *report, server string, loops int, p plan) {
-	fmt.Fprintf(os.Stderr, "%s: throughput matrix\n", server)
-	mem := memResult{Server: server, Scenario: scenarioMatrix}
-	var extra []string
-	if profilePrefix != "" && server == serverStepsd {
-		extra = append(extra, "-profile="+profilePrefix)
-	}
-	ch, err := startChild(server, loops, extra...)
-	if err != nil {
-		rep.failed = true
-		rep.note("%s: not run: %v", server, err)
-		mem.Error = err.Error()
-		rep.Memory = append(rep.Memory, mem)
-		return
-	}
-	mem.RSSBeforeMiB = mib(ch.rss())
-	for _, c := range p.cells {
-		if err := ch.resetPeak(); err != nil {
-			rep.note("%s: VmHWM cannot be reset (%v): the cells' peaks are the child's peak so far", server, err)
-		}
-		var cpu0, cpu1 time.Duration
-		var cpuErr0, cpuErr1 error
-		res, err := netbench.RunLoad(netbench.LoadConfig{
-			Addr: ch.addr, Conns: c.conns, Pipeline: c.pipeline,
-			Requests: p.requests, Duration: p.duration, Warmup: p.warmup,
-			OnMeasure: func() { cpu0, cpuErr0 = ch.cpu() },
-			OnStop:    func() { cpu1, cpuErr1 = ch.cpu() },
-		})
-		rss, hwm, _ := ch.mem()
-		r := cellResult{
-			Server: server, Pipeline: c.pipeline, Conns: c.conns,
-			Requests: res.Requests, Errors: res.Errors, ErrCodes: res.ErrCodes,
-			ElapsedSec: res.Elapsed.Seconds(), ReqPerSec: res.ReqPerSec,
-			P50us: us(res.P50), P99us: us(res.P99), P999us: us(res.P999),
-			RSSEndMiB: mib(rss), RSSPeakMiB: mib(hwm),
-		}
-		if cpuErr0 == nil && cpuErr1 == nil && res.Requests > 0 {
-			r.CPUSec = (cpu1 - cpu0).Seconds()
-			r.CPUPerReqUs = us(cpu1-cpu0) / float64(res.Requests)
-		} else if cpuErr0 != nil || cpuErr1 != nil {
-			rep.note("%s pipeline=%d conns=%d: server CPU not read: %v", server, c.pipeline, c.conns, errors.Join(cpuErr0, cpuErr1))
-		}
-		if err != nil {
-			r.Error = err.Error()
-			rep.failed = true
-			rep.note("%s pipeline=%d conns=%d: %v", server, c.pipeline, c.conns, err)
-		}
-		if res.Errors > 0 {
-			rep.wrong = true
-			rep.note("%s pipeline=%d conns=%d: %d wrong replies (ERR codes %v)", server, c.pipeline, c.conns, res.Errors, res.ErrCodes)
-		}
-		rep.Throughput = append(rep.Throughput, r)
-		mem.Requests += res.Requests
-		mem.Errors += res.Errors
-		mem.RSSPeakMiB = max(mem.RSSPeakMiB, r.RSSPeakMiB)
-		mem.RSSEndMiB = r.RSSEndMiB
-		fmt.Fprintf(os.Stderr, "  pipeline=%-2d conns=%-3d %10.0f req/s  p99 %s  server CPU %.2f µs/req\n", c.pipeline, c.conns, res.ReqPerSec, fmtLatency(us(res.P99)), r.CPUPerReqUs)
-	}
-	time.Sleep(p.settle)
-	mem.RSSAfterMiB = mib(ch.rss())
-	if err := ch.stop(); err != nil {
-		rep.failed = true
-		rep.note("%v", err)
-	}
-	rep.Memory = append(rep.Memory, mem)
 }
 
 // runSlow runs the slow-reader scenario against a fresh child of server.
@@ -506,6 +511,12 @@ func us(d time.Duration) float64 { return float64(d) / float64(time.Microsecond)
 // side by side.
 func printThroughput(w io.Writer, rep *report, servers []string, p plan) {
 	cells := [][]string{{"server", "pipeline", "conns", "req/s", "p50", "p99", "p99.9", "errors", "ratio vs gnet", "CPU µs/req", "CPU vs gnet", "RSS peak MiB"}}
+	// Columns after today's twelve, so that readers of those keep working:
+	// only where -rounds or the CPU sets are on.
+	extra := p.rounds > 1 || cpus.on()
+	if extra {
+		cells[0] = append(cells[0], "req/s range", "ratio range", "load CPU")
+	}
 	find := func(server string, c cell) (cellResult, bool) {
 		for _, r := range rep.Throughput {
 			if r.Server == server && r.Pipeline == c.pipeline && r.Conns == c.conns {
@@ -515,7 +526,7 @@ func printThroughput(w io.Writer, rep *report, servers []string, p plan) {
 		return cellResult{}, false
 	}
 	for _, c := range p.cells {
-		gnet, hasGnet := find(serverGnet, c)
+		_, hasGnet := find(serverGnet, c)
 		for _, s := range servers {
 			r, ok := find(s, c)
 			if !ok {
@@ -524,14 +535,31 @@ func printThroughput(w io.Writer, rep *report, servers []string, p plan) {
 			row := []string{s, fmt.Sprint(c.pipeline), fmt.Sprint(c.conns),
 				fmt.Sprintf("%.0f", r.ReqPerSec), fmtLatency(r.P50us), fmtLatency(r.P99us), fmtLatency(r.P999us),
 				fmt.Sprint(r.Errors), "", fmt.Sprintf("%.2f", r.CPUPerReqUs), "", fmt.Sprintf("%.1f", r.RSSPeakMiB)}
-			if hasGnet && gnet.ReqPerSec > 0 {
-				row[8] = fmt.Sprintf("%.2fx", r.ReqPerSec/gnet.ReqPerSec)
+			// The ratios are the medians of the per-round ratios (with
+			// one round, this row's figure over gnet's).
+			if hasGnet && r.RatioVsGnet > 0 {
+				row[8] = fmt.Sprintf("%.2fx", r.RatioVsGnet)
 			}
-			if hasGnet && gnet.CPUPerReqUs > 0 {
-				row[10] = fmt.Sprintf("%.2fx", r.CPUPerReqUs/gnet.CPUPerReqUs)
+			if hasGnet && r.CPUVsGnet > 0 {
+				row[10] = fmt.Sprintf("%.2fx", r.CPUVsGnet)
 			}
 			if r.Error != "" {
 				row[7] += " + FAIL"
+			}
+			if extra {
+				row = append(row, "-", "-", "-")
+				if p.rounds > 1 {
+					row[12] = fmtRange(r.ReqPerSecMin, r.ReqPerSec, r.ReqPerSecMax)
+					if hasGnet && r.RatioVsGnet > 0 && s != serverGnet {
+						row[13] = fmt.Sprintf("%.2f-%.2fx", r.RatioMin, r.RatioMax)
+					}
+				}
+				if r.LoadBusy > 0 {
+					row[14] = fmt.Sprintf("%.0f%%", 100*r.LoadBusy)
+					if p.rounds > 1 {
+						row[14] += fmt.Sprintf(" (max %.0f%%)", 100*r.LoadBusyMax)
+					}
+				}
 			}
 			cells = append(cells, row)
 		}

@@ -238,7 +238,7 @@ func startRedisServer() (addr string, pid int, stop func() error, err error) {
 	if err != nil {
 		return "", 0, nil, err
 	}
-	if err := cmd.Start(); err != nil {
+	if err := startOn(cmd, cpus.server); err != nil {
 		return "", 0, nil, err
 	}
 	go io.Copy(io.Discard, bufio.NewReader(stdout))

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// The tests run loadbench itself: this test binary, re-run with
+// LOADBENCH_TEST_MAIN=1, is loadbench (main), and so are the server
+// children it starts (os.Executable, with the variable inherited).
+func TestMain(m *testing.M) {
+	if os.Getenv("LOADBENCH_TEST_MAIN") == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// loadbench runs loadbench with args and returns its stdout, stderr and
+// exit code.
+func loadbench(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "LOADBENCH_TEST_MAIN=1")
+	var o, e strings.Builder
+	cmd.Stdout, cmd.Stderr = &o, &e
+	err := cmd.Run()
+	var exit *exec.ExitError
+	switch {
+	case errors.As(err, &exit):
+		code = exit.ExitCode()
+	case err != nil:
+		t.Fatalf("loadbench %v: %v", args, err)
+	}
+	return o.String(), e.String(), code
+}
+
+func TestFlagErrors(t *testing.T) {
+	allowed, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := len(allowed)
+	all := fmtCPUList(allowed)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-rounds", "0"}, "-rounds must be 1 to 1000"},
+		{[]string{"-rounds", "1001"}, "-rounds must be 1 to 1000"},
+		{[]string{"-rounds", "x"}, "invalid value"},
+		{[]string{"-child-warmup", "-1s"}, "-child-warmup must not be negative"},
+		// every CPU for the servers: none left for the load, whatever the machine
+		{[]string{"-server-cpus", "auto", "-loops", strconv.Itoa(n)}, "need " + strconv.Itoa(n) + " CPUs for the server and at least 1 for the load generator"},
+		{[]string{"-server-cpus", all}, "no CPU is left for the load generator"},
+		{[]string{"-load-cpus", all}, "no CPU is left for the server"},
+		{[]string{"-server-cpus", "0-3-4"}, "is not a CPU list"},
+		{[]string{"-server-cpus", "100000"}, "are not among the"},
+		{[]string{"-load-cpus", "rest"}, "needs -server-cpus auto or a list"},
+		{[]string{"-servers", "gnet,stepsd,gnet"}, `-servers: "gnet" listed twice`},
+	} {
+		_, stderr, code := loadbench(t, append([]string{"-servers", "gnet", "-memory=false", "-redis-benchmark=false"}, tc.args...)...)
+		if code != 2 || !strings.Contains(stderr, tc.want) {
+			t.Errorf("loadbench %v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
+		}
+	}
+}
+
+// TestPlainRunKeepsItsTable checks that a run without the new flags prints
+// the table it always printed: twelve columns, no method line.
+func TestPlainRunKeepsItsTable(t *testing.T) {
+	stdout, stderr, code := loadbench(t, "-servers", "gnet", "-loops", "1", "-cells", "16x4", "-duration", "100ms", "-warmup", "20ms", "-memory=false", "-redis-benchmark=false")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if strings.Contains(stdout, "method:") || strings.Contains(stdout, "summary:") {
+		t.Errorf("a plain run prints a method or summary line:\n%s", stdout)
+	}
+	const header = "| server | pipeline | conns | req/s"
+	for _, line := range strings.Split(stdout, "\n") {
+		if strings.HasPrefix(line, header) {
+			if cols := strings.Count(line, "|") - 1; cols != 12 {
+				t.Errorf("throughput header has %d columns, want 12: %s", cols, line)
+			}
+			return
+		}
+	}
+	t.Errorf("no throughput table:\n%s", stdout)
+}
+
+// TestRoundsOnCPUSets runs two servers, two cells, three rounds, the
+// servers on the first half of the CPUs and the load on the rest, and reads
+// the JSON.
+func TestRoundsOnCPUSets(t *testing.T) {
+	allowed, err := allowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(allowed) < 2 {
+		t.Skipf("CPU sets need 2 CPUs; this process may run on %d", len(allowed))
+	}
+	server := fmtCPUList(sorted(allowed[:len(allowed)/2]))
+	out := filepath.Join(t.TempDir(), "lb.json")
+	stdout, stderr, code := loadbench(t, "-servers", "stepsd,gnet", "-loops", "1", "-cells", "1x1,16x4", "-rounds", "3",
+		"-duration", "200ms", "-warmup", "20ms", "-memory=false", "-redis-benchmark=false", "-server-cpus", "half", "-child-warmup", "100ms", "-json", out)
+	if code != 0 {
+		t.Fatalf("exit %d: %s\n%s", code, stderr, stdout)
+	}
+	for _, want := range []string{"method: -child-warmup 100ms", "; -rounds 3:", "servers' processes on CPUs " + server + " ", "| req/s range | ratio range | load CPU", "summary: stepsd ÷ gnet req/s, median of 3 paired rounds"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("output lacks %q:\n%s", want, stdout)
+		}
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep report
+	if err := json.Unmarshal(b, &rep); err != nil {
+		t.Fatal(err)
+	}
+	if rep.Rounds != 3 || rep.ServerCPUs != server || rep.LoadCPUs != fmtCPUList(sorted(allowed[len(allowed)/2:])) {
+		t.Errorf("report: rounds %d, server CPUs %q, load CPUs %q", rep.Rounds, rep.ServerCPUs, rep.LoadCPUs)
+	}
+	if len(rep.Throughput) != 4 {
+		t.Fatalf("%d throughput rows, want 4", len(rep.Throughput))
+	}
+	// Only the shape: on a loaded machine a 200ms round of a server
+	// confined to one CPU may count nothing, and CPU time comes in 10ms
+	// ticks.
+	var requests int64
+	for _, r := range rep.Throughput {
+		requests += r.Requests
+		var sum int64
+		for _, rr := range r.Rounds {
+			sum += rr.Requests
+		}
+		if len(r.Rounds) != 3 || sum != r.Requests || r.ReqPerSecMin > r.ReqPerSec || r.ReqPerSec > r.ReqPerSecMax {
+			t.Errorf("%s %dx%d: %d rounds of %d requests (row: %d), req/s %v not in [%v, %v]", r.Server, r.Pipeline, r.Conns, len(r.Rounds), sum, r.Requests, r.ReqPerSec, r.ReqPerSecMin, r.ReqPerSecMax)
+		}
+		if r.Server == serverGnet && r.RatioVsGnet != 1 {
+			t.Errorf("gnet's ratio to itself is %v", r.RatioVsGnet)
+		}
+		if r.Server == serverStepsd && (r.RatioMin > r.RatioVsGnet || r.RatioVsGnet > r.RatioMax) {
+			t.Errorf("stepsd %dx%d: median ratio %v outside its range [%v, %v]", r.Pipeline, r.Conns, r.RatioVsGnet, r.RatioMin, r.RatioMax)
+		}
+	}
+	if requests == 0 {
+		t.Error("no requests counted in any round")
+	}
+}
