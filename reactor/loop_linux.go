@@ -319,7 +319,7 @@ func (r *Reactor) onEvent(fd int, ev netpoll.IOEvent, _ netpoll.IOFlags) error {
 		r.m.wakeups++
 	}
 	r.m.now = t1
-	r.dispatch(fd, ev, l.genOf(fd))
+	r.safeDispatch(fd, ev, l.genOf(fd))
 	more, err := r.turn()
 	if more && !l.efdHot {
 		r.kick()
@@ -399,8 +399,8 @@ func (r *Reactor) poll(epfd int) error {
 		for i := 0; i < n; i++ {
 			gens[i] = l.genOf(int(events[i].Fd))
 		}
-		for i := 0; i < n; i++ {
-			r.dispatch(int(events[i].Fd), netpoll.IOEvent(events[i].Events), gens[i])
+		for i := 0; i < n; {
+			i = r.dispatchBatch(events[:n], gens, i)
 		}
 		more, err := r.turn()
 		l.tickFresh = false // a turn run in the parked loop's place reads the clock
