@@ -70,7 +70,7 @@ func (r *Reactor) iterateFull() bool {
 	var now uint64
 	haveNow := false
 	if r.work.timers && r.wheel.Len() > 0 {
-		now, haveNow = r.currentTick(), true
+		now, haveNow = r.loopTick(), true
 		r.fireDue(now)
 	}
 	if r.os != nil && r.closed.Load() {

@@ -20,6 +20,9 @@ func New(opts Options) (*Reactor, error) {
 // Run returns ErrManual on a manual reactor; real reactors need Linux.
 func (r *Reactor) Run() error { return ErrManual }
 
+// loopTick is currentTick: only the Linux loop has a wake-up clock read.
+func (r *Reactor) loopTick() uint64 { return r.currentTick() }
+
 func (r *Reactor) kick()     {}
 func (r *Reactor) shutdown() {}
 

@@ -26,7 +26,9 @@ type ioWatch struct {
 	fresh bool
 }
 
-// dispatch handles one ready descriptor.
+// dispatch handles one ready descriptor. It does not recover a
+// callback's panic: its callers do, poll once per batch (dispatchBatch),
+// the Polling fallback once per event (safeDispatch).
 // A stale event (gen differs: fd was unwatched, and maybe watched again by
 // a new owner, earlier in the same batch) is dropped.
 func (r *Reactor) dispatch(fd int, ev netpoll.IOEvent, gen uint32) {
@@ -43,7 +45,8 @@ func (r *Reactor) dispatch(fd int, ev netpoll.IOEvent, gen uint32) {
 		l.armedAt = 0
 	default:
 		if fd < len(l.io) && l.io[fd].cb != nil && l.io[fd].gen == gen && !l.io[fd].fresh {
-			r.safeIO(l.io[fd], fd, ioEvent(ev))
+			w := &l.io[fd]
+			w.cb(w.arg, fd, ioEvent(ev))
 		}
 	}
 }
@@ -240,7 +243,31 @@ func ioEvent(ev netpoll.IOEvent) Event {
 	return e
 }
 
-func (r *Reactor) safeIO(w ioWatch, fd int, ev Event) {
+// safeDispatch is dispatch with a callback's panic recovered (the
+// panic handler has it, and the loop goes on).
+func (r *Reactor) safeDispatch(fd int, ev netpoll.IOEvent, gen uint32) {
 	defer r.recoverPanic()
-	w.cb(w.arg, fd, ev)
+	r.dispatch(fd, ev, gen)
+}
+
+// dispatchBatch dispatches events[next:] of a batch epoll_wait returned
+// (gens: their generations, as the batch began) and returns len(events).
+// A callback that panics ends it early: the panic handler has the panic
+// and dispatchBatch returns the index after that event, so that poll
+// calls it again for the rest of the batch. One deferred recover per
+// batch rather than one per callback (a deferred call, its recover and a
+// frame: about 80 instructions a ready descriptor, at pipeline 1 a
+// request).
+func (r *Reactor) dispatchBatch(events []unix.EpollEvent, gens []uint32, next int) (after int) {
+	after = next
+	defer func() {
+		if v := recover(); v != nil {
+			after++ // the event whose callback panicked is done
+			r.panicHandler(v)
+		}
+	}()
+	for ; after < len(events); after++ {
+		r.dispatch(int(events[after].Fd), netpoll.IOEvent(events[after].Events), gens[after])
+	}
+	return after
 }
