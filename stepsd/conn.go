@@ -56,7 +56,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 			now = sh.r.CoarseNow()
 		}
 		if nd > 0 {
-			first = fl.startDirect(cn, nd, ne, directName(cmds), now)
+			first = fl.startDirect(cn, nd, ne, cmds, now)
 		}
 		if pk > 0 {
 			// The request that ended the direct head, parsed already.
