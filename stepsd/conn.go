@@ -56,7 +56,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 			now = sh.r.CoarseNow()
 		}
 		if nd > 0 {
-			first = fl.startDirect(cn, nd, ne, directName(cmds), now)
+			first = fl.startDirect(cn, nd, ne, cmds, now)
 		}
 		if pk > 0 {
 			// The request that ended the direct head, parsed already.
@@ -173,57 +173,84 @@ func (cn *conn) parseDirect(data []byte) (n, nd, ne, pk, used int, cmds uint32, 
 	if cn.held >= sh.s.cfg.MaxRequest {
 		return 0, 0, 0, 0, 0, 0, true // readRest pauses
 	}
-	room := sh.s.cfg.MaxPipeline - cn.inflight
-	reqs := sh.reqs
-	bad := 0 // refused: no Limiter entry
+	room := max(sh.s.cfg.MaxPipeline-cn.inflight, 0)
+	ps := &sh.parser
+	buf := data // what is left to parse: n is len(data) - len(buf)
+	// The loop keeps little across its call of the parse (every register
+	// is the callee's in Go's ABI, so each value live across it is
+	// reloaded each time): the rest of the read, the slots, the count,
+	// the commands' bits. The slots' bound is room's and theirs in one
+	// (reqs is cut to it; it grows below), a refused request is counted
+	// after the loop, and a DEL is left to directOther.
 	for {
-		if nd >= room || n >= len(data) || data[n] != '*' {
-			more = nd >= room || n < len(data)
+		reqs := sh.reqs
+		if len(reqs) > room {
+			reqs = reqs[:room]
+		}
+		for nd < len(reqs) {
+			if len(buf) == 0 || buf[0] != '*' {
+				goto end
+			}
+			// Parsed into a zeroed slot (the slots are zero: OnData
+			// clears those it used, reqsDirty above): ParseZeroed,
+			// the parse the peers in the bench module use too,
+			// without ParseInto's clear.
+			p := &reqs[nd]
+			k, fatal := ps.ParseZeroed(p, buf)
+			if k == 0 || fatal != "" {
+				more = fatal != "" // the rest of a request is still to come, or a protocol error readRest answers
+				n = len(data) - len(buf)
+				goto counted
+			}
+			if p.Op == OpNone {
+				buf = buf[k:] // nothing parsed into the slot: "*0" and "*-1"
+				continue
+			}
+			c := int(p.Op) // directly, its counters' index (cmdIndex): inline
+			if p.Bad != "" || !directOps[p.Op] {
+				if c = directOther(p); c < 0 {
+					pk, more = k, true
+					n = len(data) - len(buf)
+					nd++ // for used; taken back below
+					goto counted
+				}
+			}
+			buf = buf[k:]
+			cmds |= 1 << (uint(c) & 31)
+			nd++
+		}
+		if nd >= room {
 			break
 		}
-		if nd == len(reqs) {
-			reqs = append(reqs, Request{})
-			sh.reqs = reqs
-		}
-		// Parsed into a zeroed slot (the slots are zero: OnData clears
-		// those it used, reqsDirty above): ParseZeroed, the parse the
-		// peers in the bench module use too, without ParseInto's clear.
-		p := &reqs[nd]
-		k, fatal := sh.parser.ParseZeroed(p, data[n:])
-		if k == 0 || fatal != "" {
-			more = fatal != "" // the rest of a request is still to come, or a protocol error readRest answers
-			break
-		}
-		if p.Op == OpNone {
-			n += k // nothing parsed into the slot: "*0" and "*-1"
-			continue
-		}
-		c := int(p.Op) // directly, its counters' index (cmdIndex): inline
-		if p.Bad != "" || !directOps[p.Op] || p.Op == OpDel && len(p.Args) != 2 {
-			c = directOther(p)
-		}
-		if c < 0 {
-			pk, more = k, true
-			nd++ // for used; taken back below
-			break
-		}
-		n += k
-		cmds |= 1 << (uint(c) & 31)
-		if c == cmdInvalid {
-			bad++
-		}
-		nd++
+		// Every slot is used: more (at least the one the next request
+		// needs; a pipeline's depth is what the last read brought).
+		sh.reqs = append(sh.reqs, Request{})
+		sh.reqs = sh.reqs[:cap(sh.reqs)]
 	}
+end:
+	n = len(data) - len(buf)
+	more = nd >= room || len(buf) > 0
+counted:
 	used = nd
 	if pk > 0 {
 		nd--
 	}
-	return n, nd, nd - bad, pk, used, cmds, more
+	ne = nd
+	if cmds&(1<<cmdInvalid) != 0 {
+		// Refused requests need no Limiter entry (badStep's): rare,
+		// counted here rather than in the loop.
+		for i := range nd {
+			if sh.reqs[i].Bad != "" {
+				ne--
+			}
+		}
+	}
+	return n, nd, ne, pk, used, cmds, more
 }
 
-// directOps are the commands a direct run may answer (directly), but a
-// DEL of several keys.
-var directOps = [256]bool{OpGet: true, OpSet: true, OpEcho: true, OpPing: true, OpDel: true}
+// directOps are the commands a direct run may answer (directly) that
+// parseDirect takes inline; DEL (one key only) is left to directOther.
+var directOps = [256]bool{OpGet: true, OpSet: true, OpEcho: true, OpPing: true}
 
 // directOther is directly for a framed request that parseDirect's inline
 // test does not take: its counters' index (cmdInvalid for a refused one a
@@ -288,6 +315,13 @@ func (cn *conn) runNow(first *request, fl *flow, now int64) {
 	direct := fl.dn > 0
 	if direct {
 		fl.sendDirect()
+	}
+	if direct && cn.head == nil && !cn.paused && !cn.closing && !cn.eof {
+		// All of the read answered by its direct run, and nothing for
+		// flush to resume or close: what a pipelining client's read
+		// is. flush would find nothing to do (about 50 instructions a
+		// read).
+		return
 	}
 	if direct || cn.head != nil && cn.head.done {
 		cn.flush(now) // the read's loop round: its coarse clock has not moved. After a direct run: resumes reading, closes if asked

@@ -1,6 +1,8 @@
 package stepsd
 
 import (
+	"math/bits"
+
 	"github.com/asyncsteps/asyncsteps/engine"
 )
 
@@ -55,6 +57,12 @@ type flow struct {
 	onDirectError engine.ErrorFunc
 	dn, dat       int
 	dcn           *conn
+	// dcmd: the counters' index of every request of the direct run when
+	// they are all one command (not refused), else -1: the run step then
+	// counts them once, after its loop, instead of one by one. dfrom is
+	// the first request the run step's current call answers (directError
+	// counts those it had not).
+	dcmd, dfrom int
 }
 
 // pipelineName names a flow whose requests are not all of one command.
@@ -371,7 +379,7 @@ func directly(p *Request, framed bool) bool {
 // command (PIPELINE when they differ). The run's requests are counted by
 // command (started, ended) by the run step that answers them; those
 // started here as request objects by start.
-func (fl *flow) startDirect(cn *conn, nd, ne int, name *engine.Name, now int64) *request {
+func (fl *flow) startDirect(cn *conn, nd, ne int, cmds uint32, now int64) *request {
 	sh := fl.sh
 	g := 0
 	if ne > 0 {
@@ -393,7 +401,11 @@ func (fl *flow) startDirect(cn *conn, nd, ne int, name *engine.Name, now int64) 
 	}
 	if e > 0 {
 		fl.dn, fl.dat, fl.dcn, fl.runHeld = e, 0, cn, true
-		fl.name = name
+		fl.name = directName(cmds)
+		fl.dcmd = -1
+		if cmds&(cmds-1) == 0 && cmds != 1<<cmdInvalid {
+			fl.dcmd = bits.TrailingZeros32(cmds)
+		}
 		cn.inflight += e
 	}
 	var first *request
@@ -415,43 +427,71 @@ func (fl *flow) startDirect(cn *conn, nd, ne int, name *engine.Name, now int64) 
 func runDirectOf(fl *flow) engine.ExecFunc {
 	return func(as *engine.Steps) {
 		sh := fl.sh
+		reqs := sh.reqs[:fl.dn]
+		i := fl.dat
+		fl.dfrom = i
 		out := sh.dout
-		for fl.dat < fl.dn {
-			p := &sh.reqs[fl.dat]
-			fl.dat++
-			switch {
-			case p.Bad != "":
-				sh.cmds[cmdInvalid].started++
-				out = AppendBad(out, p.Bad, p.Key)
-				sh.cmds[cmdInvalid].failed++
-				sh.cmds[cmdInvalid].ended++
-			case p.Op == OpEcho || p.Op == OpPing:
-				c := &sh.cmds[p.Op]
-				c.started++
-				out = appendReply(out, p.Op, p.Text, nil, 0)
-				c.ended++ // its life is 0: answered in the read that brought it
-			default:
-				c := &sh.cmds[p.Op]
-				c.started++
-				out = sh.s.keys.applyTo(p, out)
-				c.ended++
+		if c := fl.dcmd; c >= 0 {
+			// One command: the loop keeps less across its calls, and
+			// the counters are added to once.
+			for ; i < len(reqs); i++ {
+				p := &reqs[i]
+				fl.dat = i + 1 // directError's request, should this one panic
+				if c == int(OpEcho) || c == int(OpPing) {
+					out = appendReply(out, p.Op, p.Text, nil, 0)
+				} else {
+					out = sh.s.keys.applyTo(p, out)
+				}
+				if len(out) >= outChunk {
+					out = fl.directChunk(out)
+				}
+				sh.dout = out // directError appends after the replies before its request
 			}
-			if len(out) >= outChunk && !fl.dcn.closed {
-				// Queued a chunk at a time, so the scratch stays
-				// small as flush's: the run's replies are the first
-				// of its connection. Queued, not sent (Write, not
-				// Send): a write that fails ends the connection
-				// there and then (OnClose), and netio gives back the
-				// read's bytes, which this run's requests and those
-				// after it still read. sendDirect writes them.
-				_, _ = fl.dcn.c.Write(out)
-				out = out[:0]
+			cc := &sh.cmds[c]
+			cc.started += uint64(i - fl.dfrom)
+			cc.ended += uint64(i - fl.dfrom) // their life is 0: answered in the read that brought them
+		} else {
+			for ; i < len(reqs); i++ {
+				p := &reqs[i]
+				fl.dat = i + 1
+				c := cmdInvalid
+				switch {
+				case p.Bad != "":
+					out = AppendBad(out, p.Bad, p.Key)
+					sh.cmds[cmdInvalid].failed++
+				case p.Op == OpEcho || p.Op == OpPing:
+					out = appendReply(out, p.Op, p.Text, nil, 0)
+					c = int(p.Op)
+				default:
+					out = sh.s.keys.applyTo(p, out)
+					c = int(p.Op)
+				}
+				cc := &sh.cmds[c]
+				cc.started++
+				cc.ended++
+				if len(out) >= outChunk {
+					out = fl.directChunk(out)
+				}
+				sh.dout = out
 			}
-			sh.dout = out
 		}
 		fl.runHeld = false
 		sh.lim.LeaveRun()
 	}
+}
+
+// directChunk queues a direct run's replies gathered so far when they
+// reach outChunk, so that the scratch stays small as flush's: the run's
+// replies are the first of its connection. Queued, not sent (Write, not
+// Send): a write that fails ends the connection there and then (OnClose),
+// and netio gives back the read's bytes, which this run's requests and
+// those after it still read. sendDirect writes them.
+func (fl *flow) directChunk(out []byte) []byte {
+	if fl.dcn.closed {
+		return out
+	}
+	_, _ = fl.dcn.c.Write(out)
+	return out[:0]
 }
 
 // directError is the direct run step's error handler: never expected (a
@@ -465,7 +505,15 @@ func (fl *flow) directError(as *engine.Steps, code string) {
 		return
 	}
 	p := &sh.reqs[fl.dat-1]
-	c := &sh.cmds[cmdIndex(p.Op, p.Bad)]
+	ci := cmdIndex(p.Op, p.Bad)
+	c := &sh.cmds[ci]
+	if ci == fl.dcmd {
+		// The run step counts a run of one command after its loop:
+		// those it answered before this one are counted here.
+		c.started += uint64(fl.dat - 1 - fl.dfrom)
+		c.ended += uint64(fl.dat - 1 - fl.dfrom)
+	}
+	c.started++ // the run step counts a request after its work
 	c.ended++
 	c.failed++
 	sh.dout = AppendError(sh.dout, code, as.State().ErrorInfo)

@@ -361,3 +361,55 @@ func TestDirectRunEdges(t *testing.T) {
 		}
 	})
 }
+
+// TestDirectRunCountsOneCommand: a direct run whose requests are all one
+// command counts them once, after its loop; one that panics counts, in
+// directError, those of its call answered before the failed one, and the
+// failed one. Every request is counted started and ended exactly once,
+// whether the run is of one command or mixed, succeeds or fails.
+func TestDirectRunCountsOneCommand(t *testing.T) {
+	s := start(t, Config{Reactors: 1})
+	c := dial(t, s)
+	sh := s.shards[0]
+	counts := func() map[string]CommandMetrics {
+		m := s.Metrics(context.Background())
+		out := map[string]CommandMetrics{}
+		for _, x := range m.Commands[0] {
+			out[x.Command] = x
+		}
+		return out
+	}
+	c.sendRaw(resp("SET", "a", "1") + resp("SET", "b", "2") + resp("SET", "c", "3"))
+	c.expect("OK", "OK", "OK")
+	c.sendRaw(resp("ECHO", "x") + resp("PING") + resp("ECHO", "y"))
+	c.expect("x", "PONG", "y")
+	if m := counts(); m["SET"].Started != 3 || m["SET"].Succeeded != 3 || m["ECHO"].Started != 2 || m["PING"].Started != 1 {
+		t.Fatalf("after the runs: SET %+v, ECHO %+v, PING %+v", m["SET"], m["ECHO"], m["PING"])
+	}
+	// A run of SETs whose second panics (its key's stripe has no map: a
+	// new key's insert panics), between two that do not: directError
+	// counts the first, answered in the same call, and the failed one;
+	// the step it adds counts the third.
+	bad := "b"
+	for s.keys.stripeOf([]byte(bad)) == s.keys.stripeOf([]byte("p")) || s.keys.stripeOf([]byte(bad)) == s.keys.stripeOf([]byte("q")) {
+		bad += "b"
+	}
+	done := make(chan map[string]*entry, 1)
+	st := s.keys.stripeOf([]byte(bad))
+	sh.r.Immediate(func() { st.mu.Lock(); m := st.m; st.m = nil; st.mu.Unlock(); done <- m })
+	m := <-done
+	c.sendRaw(resp("SET", "p", "1") + resp("SET", bad, "2") + resp("SET", "q", "3"))
+	c.expect("OK")
+	if got, err := c.read(); err != nil || !strings.HasPrefix(got, "-InternalError") {
+		t.Fatalf("reply %q, %v; want -InternalError", got, err)
+	}
+	c.expect("OK")
+	// The panic left the stripe's lock held (applyTo takes no defer):
+	// given back with the map.
+	sh.r.Immediate(func() { st.m = m; st.mu.Unlock(); done <- nil })
+	<-done
+	if m := counts()["SET"]; m.Started != 6 || m.Failed != 1 || m.Succeeded != 5 {
+		t.Fatalf("SET %+v, want 6 started, 1 failed, 5 succeeded", m)
+	}
+	checkNoStrays(t, s)
+}
