@@ -392,6 +392,10 @@ type cellResult struct {
 	// in the same round (RatioMin, RatioMax: their range), CPUVsGnet that
 	// of CPU per request; 0 without gnet.
 	RatioVsGnet, RatioMin, RatioMax, CPUVsGnet float64
+	// PairedRounds is how many rounds have a ratio to gnet (gnet counted
+	// something): with none, RatioVsGnet is no figure; with some, a 0
+	// there is a server that counted nothing, a miss.
+	PairedRounds int `json:",omitempty"`
 	// LoadBusy is the median share of its CPUs the load generator used
 	// over the measured time, LoadBusyMax the highest of the rounds.
 	LoadBusy, LoadBusyMax float64
@@ -537,7 +541,7 @@ func printThroughput(w io.Writer, rep *report, servers []string, p plan) {
 				fmt.Sprint(r.Errors), "", fmt.Sprintf("%.2f", r.CPUPerReqUs), "", fmt.Sprintf("%.1f", r.RSSPeakMiB)}
 			// The ratios are the medians of the per-round ratios (with
 			// one round, this row's figure over gnet's).
-			if hasGnet && r.RatioVsGnet > 0 {
+			if hasGnet && r.PairedRounds > 0 {
 				row[8] = fmt.Sprintf("%.2fx", r.RatioVsGnet)
 			}
 			if hasGnet && r.CPUVsGnet > 0 {
@@ -550,7 +554,7 @@ func printThroughput(w io.Writer, rep *report, servers []string, p plan) {
 				row = append(row, "-", "-", "-")
 				if p.rounds > 1 {
 					row[12] = fmtRange(r.ReqPerSecMin, r.ReqPerSec, r.ReqPerSecMax)
-					if hasGnet && r.RatioVsGnet > 0 && s != serverGnet {
+					if hasGnet && r.PairedRounds > 0 && s != serverGnet {
 						row[13] = fmt.Sprintf("%.2f-%.2fx", r.RatioMin, r.RatioMax)
 					}
 				}

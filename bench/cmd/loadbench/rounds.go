@@ -238,6 +238,7 @@ func aggregate(server string, c cell, rs, gnet []roundResult, keep bool) cellRes
 	if len(ratios) > 0 {
 		out.RatioVsGnet = median(ratios)
 		out.RatioMin, out.RatioMax = slices.Min(ratios), slices.Max(ratios)
+		out.PairedRounds = len(ratios)
 	}
 	out.CPUVsGnet = median(cpuRatios)
 	if keep {
@@ -349,7 +350,7 @@ func printSummary(w io.Writer, rep *report, servers []string, p plan, target flo
 			if cpus.on() && r.LoadBusyMax >= loadBound {
 				bound = append(bound, fmt.Sprintf("%s %s %.0f%%", name, s, 100*r.LoadBusyMax))
 			}
-			if s == serverGnet || r.RatioVsGnet <= 0 {
+			if s == serverGnet || r.PairedRounds == 0 {
 				continue
 			}
 			all = append(all, name)

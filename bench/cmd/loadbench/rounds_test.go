@@ -227,3 +227,26 @@ func TestFmtRange(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroRatioIsAMiss checks that a server that counted nothing in every
+// round of a cell, against a gnet that did, reads 0.00x and is named below
+// the target, not left out as if gnet had not run.
+func TestZeroRatioIsAMiss(t *testing.T) {
+	c := cell{16, 256}
+	gnet := []roundResult{{ReqPerSec: 2e6, CPUPerReqUs: 1}, {ReqPerSec: 2e6, CPUPerReqUs: 1}, {ReqPerSec: 2e6, CPUPerReqUs: 1}}
+	dead := []roundResult{{Error: "reset"}, {Error: "reset"}, {Error: "reset"}}
+	rep := &report{Throughput: []cellResult{
+		aggregate(serverStepsd, c, dead, gnet, true),
+		aggregate(serverGnet, c, gnet, gnet, true),
+	}}
+	p := plan{cells: []cell{c}, rounds: 3}
+	var sum, table strings.Builder
+	printSummary(&sum, rep, []string{serverStepsd, serverGnet}, p, 0.9)
+	if want := ">= 0.90x in 0 of 1 cells"; !strings.Contains(sum.String(), want) || !strings.Contains(sum.String(), "below 0.90x: P16c256 0.00x") {
+		t.Errorf("summary %q, want %q and P16c256 0.00x below target", sum.String(), want)
+	}
+	printThroughput(&table, rep, []string{serverStepsd, serverGnet}, p)
+	if !strings.Contains(table.String(), " 0.00x |") {
+		t.Errorf("table shows no 0.00x ratio for the server that counted nothing:\n%s", table.String())
+	}
+}
