@@ -229,6 +229,9 @@ func main() {
 	if err == nil {
 		cpus, err = planCPUs(allowed, *loops, *serverCPUs, *loadCPUsFlag)
 	}
+	if err == nil && pinStepsd {
+		err = checkPin(cpus.server, *loops)
+	}
 	if err == nil && cpus.on() {
 		err = pinSelf(cpus.load)
 	}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,10 +49,16 @@ func TestFlagErrors(t *testing.T) {
 	}
 	n := len(allowed)
 	all := fmtCPUList(allowed)
-	for _, tc := range []struct {
+	type flagCase struct {
 		args []string
 		want string
-	}{
+	}
+	var more []flagCase
+	if last := slices.Max(allowed); last != 0 && n > 1 {
+		// stepsd -pin would pin its one reactor to CPU 0, not the server's
+		more = append(more, flagCase{[]string{"-pin", "-loops", "1", "-server-cpus", strconv.Itoa(last)}, "-pin with -server-cpus " + strconv.Itoa(last) + ": stepsd would pin reactors to CPUs 0 "})
+	}
+	for _, tc := range append([]flagCase{
 		{[]string{"-rounds", "0"}, "-rounds must be 1 to 1000"},
 		{[]string{"-rounds", "1001"}, "-rounds must be 1 to 1000"},
 		{[]string{"-rounds", "x"}, "invalid value"},
@@ -64,7 +71,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-server-cpus", "100000"}, "are not among the"},
 		{[]string{"-load-cpus", "rest"}, "needs -server-cpus auto or a list"},
 		{[]string{"-servers", "gnet,stepsd,gnet"}, `-servers: "gnet" listed twice`},
-	} {
+	}, more...) {
 		_, stderr, code := loadbench(t, append([]string{"-servers", "gnet", "-memory=false", "-redis-benchmark=false"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("loadbench %v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)

@@ -250,3 +250,31 @@ func TestZeroRatioIsAMiss(t *testing.T) {
 		t.Errorf("table shows no 0.00x ratio for the server that counted nothing:\n%s", table.String())
 	}
 }
+
+// TestPinInsideServerCPUs: stepsd -pin pins reactor i to CPU i modulo the
+// CPUs its process may use (reactor.NewGroup), by number: with the servers'
+// CPUs elsewhere than 0..n-1, that pins reactors onto the load's CPUs.
+func TestPinInsideServerCPUs(t *testing.T) {
+	for _, tc := range []struct {
+		server []int
+		loops  int
+		bad    string // "": fine
+	}{
+		{nil, 8, ""},
+		{[]int{0, 1, 2, 3, 4, 5, 6, 7}, 8, ""},
+		{[]int{0, 1, 2, 3, 4, 5, 6, 7}, 4, ""},
+		{[]int{0, 1}, 4, ""}, // wraps onto 0 and 1
+		{[]int{8, 9, 10, 11, 12, 13, 14, 15}, 8, "0-7"},
+		{[]int{0, 1, 2, 3, 8, 9, 10, 11}, 8, "4-7"}, // half with hyperthread pairs (i, i+8)
+		{[]int{0, 1, 2, 3, 8, 9, 10, 11}, 4, ""},
+		{[]int{1}, 1, "0"},
+	} {
+		err := checkPin(tc.server, tc.loops)
+		switch {
+		case tc.bad == "" && err != nil:
+			t.Errorf("checkPin(%v, %d): %v", tc.server, tc.loops, err)
+		case tc.bad != "" && (err == nil || !strings.Contains(err.Error(), "CPUs "+tc.bad+" ")):
+			t.Errorf("checkPin(%v, %d): %v; want an error naming CPUs %s", tc.server, tc.loops, err, tc.bad)
+		}
+	}
+}
