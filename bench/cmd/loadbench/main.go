@@ -68,6 +68,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -136,7 +137,7 @@ func main() {
 	serverCPUs := fs.String("server-cpus", "", "CPUs of every server's process, the same for each: a CPU list such as 0-7, "+cpuHalf+" (the first half of the CPUs this process may run on, whole cores first, at least -loops of them) or "+cpuAuto+" (the first -loops of them); the load generator then gets -load-cpus; a machine with too few CPUs for both is an error (default: servers and load share every CPU)")
 	loadCPUsFlag := fs.String("load-cpus", "", "CPUs of the load generator (this process, and redis-benchmark): a CPU list, or "+cpuRest+" (every CPU the servers do not get; the default with -server-cpus)")
 	childWarmup := fs.Duration("child-warmup", 0, "before the throughput matrix, each server's child serves the matrix's largest cell (most connections, deepest pipeline) this long, unmeasured: what a fresh process pays once (heap, stacks, threads) stays out of the first round")
-	target := fs.Float64("target", 0.9, "with -rounds above 1: the summary under the throughput table lists each server's cells whose median ratio to gnet's req/s is below this")
+	target := fs.Float64("target", 0.9, "the summary under the throughput table (with -rounds above 1, -server-cpus, or this flag given) lists each server's cells whose median ratio to gnet's req/s is below this")
 	memory := fs.Bool("memory", true, "run the memory scenarios (slow readers, overload) after the throughput matrix")
 	rbCellsFlag := fs.String("rb-cells", "", "redis-benchmark cells, comma-separated PIPELINExCLIENTS such as 16x50 (default: -P 1/16 × -c 1/16/256 and 16x50)")
 	rbTestsFlag := fs.String("rb-tests", rbTests, "redis-benchmark's -t")
@@ -205,6 +206,11 @@ func main() {
 		os.Exit(2)
 	}
 	p.childWarmup = *childWarmup
+	if !(*target > 0) || math.IsInf(*target, 0) {
+		fmt.Fprintln(os.Stderr, "loadbench: -target must be a ratio above 0, such as 0.9")
+		os.Exit(2)
+	}
+	fs.Visit(func(f *flag.Flag) { p.targetSet = p.targetSet || f.Name == "target" })
 	if *loops < 1 || p.duration <= 0 || p.requests < 1 {
 		fmt.Fprintln(os.Stderr, "loadbench: -loops, -duration and -requests must be positive")
 		os.Exit(2)
@@ -306,6 +312,7 @@ type plan struct {
 	requests         int
 	rounds           int           // -rounds: runs of each cell per server
 	childWarmup      time.Duration // -child-warmup
+	targetSet        bool          // -target given: the summary even with one round
 	// settle is the pause between the end of a load and the "after" RSS.
 	settle   time.Duration
 	slow     netbench.SlowConfig // without Addr

@@ -62,6 +62,9 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-rounds", "0"}, "-rounds must be 1 to 1000"},
 		{[]string{"-rounds", "1001"}, "-rounds must be 1 to 1000"},
 		{[]string{"-rounds", "x"}, "invalid value"},
+		{[]string{"-target", "0"}, "-target must be a ratio above 0"},
+		{[]string{"-target", "-1"}, "-target must be a ratio above 0"},
+		{[]string{"-target", "NaN"}, "-target must be a ratio above 0"},
 		{[]string{"-child-warmup", "-1s"}, "-child-warmup must not be negative"},
 		// every CPU for the servers: none left for the load, whatever the machine
 		{[]string{"-server-cpus", "auto", "-loops", strconv.Itoa(n)}, "need " + strconv.Itoa(n) + " CPUs for the server and at least 1 for the load generator"},

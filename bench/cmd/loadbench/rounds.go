@@ -329,12 +329,14 @@ func printMethod(w io.Writer, rep *report, p plan) {
 // figures are said to be the generator's rather than the server's.
 const loadBound = 0.9
 
-// printSummary prints, with -rounds above 1, one line per server beside
-// gnet: its lowest median ratio to gnet's req/s, and the cells below
-// target; and a line for the cells where the load generator was nearly
-// saturated (with CPU sets).
+// printSummary prints, with -rounds above 1, CPU sets or -target given,
+// one line per server beside gnet: its lowest median ratio to gnet's
+// req/s, and the cells below target; and a line for the cells where the
+// load generator was nearly saturated (with CPU sets, whatever the rounds:
+// the table's load CPU column alone would leave that to the reader). A
+// plain run prints none, as before.
 func printSummary(w io.Writer, rep *report, servers []string, p plan, target float64) {
-	if p.rounds <= 1 {
+	if p.rounds <= 1 && !cpus.on() && !p.targetSet {
 		return
 	}
 	fmt.Fprintln(w)

@@ -278,3 +278,37 @@ func TestPinInsideServerCPUs(t *testing.T) {
 		}
 	}
 }
+
+// TestSummaryWithOneRound: with CPU sets, or -target given, a run of one
+// round still prints the summary (the saturated generator's cells above
+// all); a plain run prints none.
+func TestSummaryWithOneRound(t *testing.T) {
+	c := cell{1, 256}
+	g := []roundResult{{ReqPerSec: 2e6, LoadBusy: 0.95}}
+	s := []roundResult{{ReqPerSec: 1e6, LoadBusy: 0.5}}
+	rep := &report{Throughput: []cellResult{aggregate(serverStepsd, c, s, g, false), aggregate(serverGnet, c, g, g, false)}}
+	servers := []string{serverStepsd, serverGnet}
+	defer func(old cpuPlan) { cpus = old }(cpus)
+	for _, tc := range []struct {
+		name      string
+		plan      cpuPlan
+		targetSet bool
+		want      []string
+	}{
+		{"plain", cpuPlan{}, false, nil},
+		{"cpu sets", cpuPlan{server: []int{0}, load: []int{1}}, false, []string{"below 0.90x: P1c256 0.50x", "load generator used 90% or more of its CPUs in a round of: P1c256 gnet 95%"}},
+		{"-target", cpuPlan{}, true, []string{"below 0.90x: P1c256 0.50x"}},
+	} {
+		cpus = tc.plan
+		var b strings.Builder
+		printSummary(&b, rep, servers, plan{cells: []cell{c}, rounds: 1, targetSet: tc.targetSet}, 0.9)
+		if tc.want == nil && strings.Contains(b.String(), "summary:") {
+			t.Errorf("%s: a summary: %q", tc.name, b.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: summary %q lacks %q", tc.name, b.String(), w)
+			}
+		}
+	}
+}
