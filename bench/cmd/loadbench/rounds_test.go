@@ -312,3 +312,23 @@ func TestSummaryWithOneRound(t *testing.T) {
 		}
 	}
 }
+
+// TestChildGOMAXPROCS: the method line says what the children's runtimes
+// use: a GOMAXPROCS in loadbench's environment is inherited by them and
+// overrides their CPU mask.
+func TestChildGOMAXPROCS(t *testing.T) {
+	for _, tc := range []struct {
+		cpus, flag int
+		env, want  string
+	}{
+		{8, 0, "", "GOMAXPROCS 8"},
+		{8, 4, "", "GOMAXPROCS 4 (-child-procs)"},
+		{8, 4, "16", "GOMAXPROCS 4 (-child-procs)"},
+		{8, 0, "16", "GOMAXPROCS 16 (inherited from loadbench's environment)"},
+		{8, 0, " ", "GOMAXPROCS 8"},
+	} {
+		if got := childGOMAXPROCS(tc.cpus, tc.flag, tc.env); got != tc.want {
+			t.Errorf("childGOMAXPROCS(%d, %d, %q) = %q, want %q", tc.cpus, tc.flag, tc.env, got, tc.want)
+		}
+	}
+}
