@@ -136,7 +136,7 @@ func main() {
 	rounds := fs.Int("rounds", 1, "runs of each throughput cell per server, the servers in turn within a round (the first rotating), every server's child up for the whole matrix; with more than 1, req/s and CPU µs/req are the medians of the rounds, the ratios to gnet the medians of the per-round ratios, and the table adds their ranges")
 	serverCPUs := fs.String("server-cpus", "", "CPUs of every server's process, the same for each: a CPU list such as 0-7, "+cpuHalf+" (the first half of the CPUs this process may run on, whole cores first, at least -loops of them) or "+cpuAuto+" (the first -loops of them); the load generator then gets -load-cpus; a machine with too few CPUs for both is an error (default: servers and load share every CPU)")
 	loadCPUsFlag := fs.String("load-cpus", "", "CPUs of the load generator (this process, and redis-benchmark): a CPU list, or "+cpuRest+" (every CPU the servers do not get; the default with -server-cpus)")
-	childWarmup := fs.Duration("child-warmup", 0, "before the throughput matrix, each server's child serves the matrix's largest cell (most connections, deepest pipeline) this long, unmeasured: what a fresh process pays once (heap, stacks, threads) stays out of the first round")
+	childWarmup := fs.Duration("child-warmup", 0, "before the throughput matrix, each server's child serves the matrix's largest cell (most connections, deepest pipeline) this long, unmeasured: what a fresh process pays once (heap, stacks, threads) stays out of the first round; so does each server of the redis-benchmark rows (redis-server too) before its first test, with their largest cell")
 	target := fs.Float64("target", 0.9, "the summary under the throughput table (with -rounds above 1, -server-cpus, or this flag given) lists each server's cells whose median ratio to gnet's req/s is below this")
 	memory := fs.Bool("memory", true, "run the memory scenarios (slow readers, overload) after the throughput matrix")
 	rbCellsFlag := fs.String("rb-cells", "", "redis-benchmark cells, comma-separated PIPELINExCLIENTS such as 16x50 (default: -P 1/16 × -c 1/16/256 and 16x50)")
@@ -206,6 +206,7 @@ func main() {
 		os.Exit(2)
 	}
 	p.childWarmup = *childWarmup
+	rp.warmup = *childWarmup
 	if !(*target > 0) || math.IsInf(*target, 0) {
 		fmt.Fprintln(os.Stderr, "loadbench: -target must be a ratio above 0, such as 0.9")
 		os.Exit(2)

@@ -165,3 +165,26 @@ func TestRoundsOnCPUSets(t *testing.T) {
 		t.Error("no requests counted in any round")
 	}
 }
+
+// TestChildWarmupBeforeRedisBenchmark: -child-warmup also warms each
+// child of the redis-benchmark rows (stepsd, gnet and redis-server alike)
+// before its first measured test, as it does the matrix's.
+func TestChildWarmupBeforeRedisBenchmark(t *testing.T) {
+	if _, err := exec.LookPath("redis-benchmark"); err != nil {
+		t.Skip("redis-benchmark is not installed")
+	}
+	_, stderr, code := loadbench(t, "-servers", "gnet", "-loops", "1", "-cells", "1x1", "-duration", "50ms", "-warmup", "10ms",
+		"-memory=false", "-rb-cells", "1x1", "-rb-tests", "ping", "-rb-n", "100", "-child-warmup", "50ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	servers := []string{serverGnet}
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		servers = append(servers, serverRedis)
+	}
+	for _, s := range servers {
+		if want := s + ": redis-benchmark: -child-warmup 50ms at -P 1 -c 1, unmeasured"; !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
+	}
+}
