@@ -182,3 +182,26 @@ func fmtCPUList(set []int) string {
 	}
 	return b.String()
 }
+
+// checkPin refuses -pin with servers' CPUs that stepsd's pinned reactors
+// would leave: stepsd -pin pins reactor i to CPU i modulo the number of
+// CPUs its process may use (reactor.NewGroup), by CPU number, and a thread
+// may be moved to any CPU, not only those of its process's mask; with the
+// servers on 8-15, or on 0-3,8-11 (half, hyperthread pairs), some reactors
+// would run on the load generator's CPUs.
+func checkPin(server []int, loops int) error {
+	if server == nil {
+		return nil
+	}
+	var out []int
+	for i := range loops {
+		if c := i % len(server); !slices.Contains(server, c) && !slices.Contains(out, c) {
+			out = append(out, c)
+		}
+	}
+	if out != nil {
+		slices.Sort(out)
+		return fmt.Errorf("-pin with -server-cpus %s: stepsd would pin reactors to CPUs %s (reactor i to CPU i modulo the %d CPUs its process may use), outside the servers' CPUs; give the servers CPUs 0-%d or more, or run without -pin", fmtCPUList(server), fmtCPUList(out), len(server), min(loops, len(server))-1)
+	}
+	return nil
+}

@@ -68,6 +68,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"os"
 	"runtime"
 	"slices"
@@ -135,8 +136,8 @@ func main() {
 	rounds := fs.Int("rounds", 1, "runs of each throughput cell per server, the servers in turn within a round (the first rotating), every server's child up for the whole matrix; with more than 1, req/s and CPU µs/req are the medians of the rounds, the ratios to gnet the medians of the per-round ratios, and the table adds their ranges")
 	serverCPUs := fs.String("server-cpus", "", "CPUs of every server's process, the same for each: a CPU list such as 0-7, "+cpuHalf+" (the first half of the CPUs this process may run on, whole cores first, at least -loops of them) or "+cpuAuto+" (the first -loops of them); the load generator then gets -load-cpus; a machine with too few CPUs for both is an error (default: servers and load share every CPU)")
 	loadCPUsFlag := fs.String("load-cpus", "", "CPUs of the load generator (this process, and redis-benchmark): a CPU list, or "+cpuRest+" (every CPU the servers do not get; the default with -server-cpus)")
-	childWarmup := fs.Duration("child-warmup", 0, "before the throughput matrix, each server's child serves the matrix's largest cell (most connections, deepest pipeline) this long, unmeasured: what a fresh process pays once (heap, stacks, threads) stays out of the first round")
-	target := fs.Float64("target", 0.9, "with -rounds above 1: the summary under the throughput table lists each server's cells whose median ratio to gnet's req/s is below this")
+	childWarmup := fs.Duration("child-warmup", 0, "before the throughput matrix, each server's child serves the matrix's largest cell (most connections, deepest pipeline) this long, unmeasured: what a fresh process pays once (heap, stacks, threads) stays out of the first round; so does each server of the redis-benchmark rows (redis-server too) before its first test, with their largest cell")
+	target := fs.Float64("target", 0.9, "the summary under the throughput table (with -rounds above 1, -server-cpus, or this flag given) lists each server's cells whose median ratio to gnet's req/s is below this")
 	memory := fs.Bool("memory", true, "run the memory scenarios (slow readers, overload) after the throughput matrix")
 	rbCellsFlag := fs.String("rb-cells", "", "redis-benchmark cells, comma-separated PIPELINExCLIENTS such as 16x50 (default: -P 1/16 × -c 1/16/256 and 16x50)")
 	rbTestsFlag := fs.String("rb-tests", rbTests, "redis-benchmark's -t")
@@ -205,6 +206,12 @@ func main() {
 		os.Exit(2)
 	}
 	p.childWarmup = *childWarmup
+	rp.warmup = *childWarmup
+	if !(*target > 0) || math.IsInf(*target, 0) {
+		fmt.Fprintln(os.Stderr, "loadbench: -target must be a ratio above 0, such as 0.9")
+		os.Exit(2)
+	}
+	fs.Visit(func(f *flag.Flag) { p.targetSet = p.targetSet || f.Name == "target" })
 	if *loops < 1 || p.duration <= 0 || p.requests < 1 {
 		fmt.Fprintln(os.Stderr, "loadbench: -loops, -duration and -requests must be positive")
 		os.Exit(2)
@@ -228,6 +235,9 @@ func main() {
 	allowed, err := allowedCPUs()
 	if err == nil {
 		cpus, err = planCPUs(allowed, *loops, *serverCPUs, *loadCPUsFlag)
+	}
+	if err == nil && pinStepsd {
+		err = checkPin(cpus.server, *loops)
 	}
 	if err == nil && cpus.on() {
 		err = pinSelf(cpus.load)
@@ -303,6 +313,7 @@ type plan struct {
 	requests         int
 	rounds           int           // -rounds: runs of each cell per server
 	childWarmup      time.Duration // -child-warmup
+	targetSet        bool          // -target given: the summary even with one round
 	// settle is the pause between the end of a load and the "after" RSS.
 	settle   time.Duration
 	slow     netbench.SlowConfig // without Addr
@@ -392,6 +403,10 @@ type cellResult struct {
 	// in the same round (RatioMin, RatioMax: their range), CPUVsGnet that
 	// of CPU per request; 0 without gnet.
 	RatioVsGnet, RatioMin, RatioMax, CPUVsGnet float64
+	// PairedRounds is how many rounds have a ratio to gnet (gnet counted
+	// something): with none, RatioVsGnet is no figure; with some, a 0
+	// there is a server that counted nothing, a miss.
+	PairedRounds int `json:",omitempty"`
 	// LoadBusy is the median share of its CPUs the load generator used
 	// over the measured time, LoadBusyMax the highest of the rounds.
 	LoadBusy, LoadBusyMax float64
@@ -537,7 +552,7 @@ func printThroughput(w io.Writer, rep *report, servers []string, p plan) {
 				fmt.Sprint(r.Errors), "", fmt.Sprintf("%.2f", r.CPUPerReqUs), "", fmt.Sprintf("%.1f", r.RSSPeakMiB)}
 			// The ratios are the medians of the per-round ratios (with
 			// one round, this row's figure over gnet's).
-			if hasGnet && r.RatioVsGnet > 0 {
+			if hasGnet && r.PairedRounds > 0 {
 				row[8] = fmt.Sprintf("%.2fx", r.RatioVsGnet)
 			}
 			if hasGnet && r.CPUVsGnet > 0 {
@@ -550,7 +565,7 @@ func printThroughput(w io.Writer, rep *report, servers []string, p plan) {
 				row = append(row, "-", "-", "-")
 				if p.rounds > 1 {
 					row[12] = fmtRange(r.ReqPerSecMin, r.ReqPerSec, r.ReqPerSecMax)
-					if hasGnet && r.RatioVsGnet > 0 && s != serverGnet {
+					if hasGnet && r.PairedRounds > 0 && s != serverGnet {
 						row[13] = fmt.Sprintf("%.2f-%.2fx", r.RatioMin, r.RatioMax)
 					}
 				}

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -48,13 +49,22 @@ func TestFlagErrors(t *testing.T) {
 	}
 	n := len(allowed)
 	all := fmtCPUList(allowed)
-	for _, tc := range []struct {
+	type flagCase struct {
 		args []string
 		want string
-	}{
+	}
+	var more []flagCase
+	if last := slices.Max(allowed); last != 0 && n > 1 {
+		// stepsd -pin would pin its one reactor to CPU 0, not the server's
+		more = append(more, flagCase{[]string{"-pin", "-loops", "1", "-server-cpus", strconv.Itoa(last)}, "-pin with -server-cpus " + strconv.Itoa(last) + ": stepsd would pin reactors to CPUs 0 "})
+	}
+	for _, tc := range append([]flagCase{
 		{[]string{"-rounds", "0"}, "-rounds must be 1 to 1000"},
 		{[]string{"-rounds", "1001"}, "-rounds must be 1 to 1000"},
 		{[]string{"-rounds", "x"}, "invalid value"},
+		{[]string{"-target", "0"}, "-target must be a ratio above 0"},
+		{[]string{"-target", "-1"}, "-target must be a ratio above 0"},
+		{[]string{"-target", "NaN"}, "-target must be a ratio above 0"},
 		{[]string{"-child-warmup", "-1s"}, "-child-warmup must not be negative"},
 		// every CPU for the servers: none left for the load, whatever the machine
 		{[]string{"-server-cpus", "auto", "-loops", strconv.Itoa(n)}, "need " + strconv.Itoa(n) + " CPUs for the server and at least 1 for the load generator"},
@@ -64,7 +74,7 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-server-cpus", "100000"}, "are not among the"},
 		{[]string{"-load-cpus", "rest"}, "needs -server-cpus auto or a list"},
 		{[]string{"-servers", "gnet,stepsd,gnet"}, `-servers: "gnet" listed twice`},
-	} {
+	}, more...) {
 		_, stderr, code := loadbench(t, append([]string{"-servers", "gnet", "-memory=false", "-redis-benchmark=false"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
 			t.Errorf("loadbench %v: exit %d, stderr %q; want exit 2 and %q", tc.args, code, stderr, tc.want)
@@ -144,7 +154,7 @@ func TestRoundsOnCPUSets(t *testing.T) {
 		if len(r.Rounds) != 3 || sum != r.Requests || r.ReqPerSecMin > r.ReqPerSec || r.ReqPerSec > r.ReqPerSecMax {
 			t.Errorf("%s %dx%d: %d rounds of %d requests (row: %d), req/s %v not in [%v, %v]", r.Server, r.Pipeline, r.Conns, len(r.Rounds), sum, r.Requests, r.ReqPerSec, r.ReqPerSecMin, r.ReqPerSecMax)
 		}
-		if r.Server == serverGnet && r.RatioVsGnet != 1 {
+		if r.Server == serverGnet && r.PairedRounds > 0 && r.RatioVsGnet != 1 {
 			t.Errorf("gnet's ratio to itself is %v", r.RatioVsGnet)
 		}
 		if r.Server == serverStepsd && (r.RatioMin > r.RatioVsGnet || r.RatioVsGnet > r.RatioMax) {
@@ -153,5 +163,28 @@ func TestRoundsOnCPUSets(t *testing.T) {
 	}
 	if requests == 0 {
 		t.Error("no requests counted in any round")
+	}
+}
+
+// TestChildWarmupBeforeRedisBenchmark: -child-warmup also warms each
+// child of the redis-benchmark rows (stepsd, gnet and redis-server alike)
+// before its first measured test, as it does the matrix's.
+func TestChildWarmupBeforeRedisBenchmark(t *testing.T) {
+	if _, err := exec.LookPath("redis-benchmark"); err != nil {
+		t.Skip("redis-benchmark is not installed")
+	}
+	_, stderr, code := loadbench(t, "-servers", "gnet", "-loops", "1", "-cells", "1x1", "-duration", "50ms", "-warmup", "10ms",
+		"-memory=false", "-rb-cells", "1x1", "-rb-tests", "ping", "-rb-n", "100", "-child-warmup", "50ms")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	servers := []string{serverGnet}
+	if _, err := exec.LookPath("redis-server"); err == nil {
+		servers = append(servers, serverRedis)
+	}
+	for _, s := range servers {
+		if want := s + ": redis-benchmark: -child-warmup 50ms at -P 1 -c 1, unmeasured"; !strings.Contains(stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, stderr)
+		}
 	}
 }

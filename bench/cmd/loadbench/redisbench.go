@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/bench/internal/mdtable"
+	"github.com/asyncsteps/asyncsteps/bench/netbench"
 )
 
 // This file runs redis-benchmark, the tool Redis users trust, against
@@ -45,6 +46,12 @@ type rbPlan struct {
 	threads int // --threads; 0: redis-benchmark's single thread
 	n       int // -n per test; 0: rbRequests
 	quick   bool
+	// warmup is -child-warmup: each server first serves the largest cell
+	// (most clients, deepest pipeline) this long through loadbench's own
+	// load, unmeasured, so that a fresh Go child's one-time costs (heap,
+	// stacks, threads) are not in its first test, and redis-server gets
+	// the same.
+	warmup time.Duration
 }
 
 // parseRBCells reads -rb-cells: comma-separated PIPELINExCLIENTS, such as
@@ -128,6 +135,17 @@ func runRedisBenchmark(rep *report, servers []string, loops int, rp rbPlan) {
 		if err != nil {
 			rep.note("redis-benchmark %s: not run: %v", server, err)
 			continue
+		}
+		if rp.warmup > 0 {
+			var big rbCell
+			for _, c := range rp.cells {
+				big = rbCell{pipeline: max(big.pipeline, c.pipeline), clients: max(big.clients, c.clients)}
+			}
+			fmt.Fprintf(os.Stderr, "%s: redis-benchmark: -child-warmup %v at -P %d -c %d, unmeasured\n", server, rp.warmup, big.pipeline, big.clients)
+			if _, err := netbench.RunLoad(netbench.LoadConfig{Addr: addr, Conns: big.clients, Pipeline: big.pipeline, Duration: rp.warmup}); err != nil {
+				rep.failed = true
+				rep.note("redis-benchmark %s: -child-warmup: %v", server, err)
+			}
 		}
 		host, port, _ := net.SplitHostPort(addr)
 		rep.RBTests, rep.RBThreads = rp.tests, rp.threads

@@ -8,6 +8,7 @@ import (
 	"os"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -238,6 +239,7 @@ func aggregate(server string, c cell, rs, gnet []roundResult, keep bool) cellRes
 	if len(ratios) > 0 {
 		out.RatioVsGnet = median(ratios)
 		out.RatioMin, out.RatioMax = slices.Min(ratios), slices.Max(ratios)
+		out.PairedRounds = len(ratios)
 	}
 	out.CPUVsGnet = median(cpuRatios)
 	if keep {
@@ -314,10 +316,7 @@ func printMethod(w io.Writer, rep *report, p plan) {
 		parts = append(parts, fmt.Sprintf("-rounds %d: each cell %d times per server, the servers in turn within a round (the first rotating), every server's child up for the whole matrix; req/s and CPU µs/req are the medians of the rounds, ratio vs gnet and CPU vs gnet the medians of the per-round ratios to gnet's run in the same round, latencies the median round's, RSS peak the highest; req/s range: the lowest and highest round against the median; ratio range: the lowest and highest per-round ratio", p.rounds, p.rounds))
 	}
 	if cpus.on() {
-		procs := fmt.Sprintf("GOMAXPROCS %d", len(cpus.server))
-		if childProcs > 0 {
-			procs = fmt.Sprintf("GOMAXPROCS %d (-child-procs)", childProcs)
-		}
+		procs := childGOMAXPROCS(len(cpus.server), childProcs, os.Getenv("GOMAXPROCS"))
 		parts = append(parts, fmt.Sprintf("servers' processes on CPUs %s (%d, %s), load generator on CPUs %s (%d, GOMAXPROCS %d); load CPU: the generator's CPU time over the measured time, as a share of its CPUs (near 100%%: the cell measures the generator)",
 			fmtCPUList(cpus.server), len(cpus.server), procs, fmtCPUList(cpus.load), len(cpus.load), len(cpus.load)))
 	}
@@ -328,12 +327,14 @@ func printMethod(w io.Writer, rep *report, p plan) {
 // figures are said to be the generator's rather than the server's.
 const loadBound = 0.9
 
-// printSummary prints, with -rounds above 1, one line per server beside
-// gnet: its lowest median ratio to gnet's req/s, and the cells below
-// target; and a line for the cells where the load generator was nearly
-// saturated (with CPU sets).
+// printSummary prints, with -rounds above 1, CPU sets or -target given,
+// one line per server beside gnet: its lowest median ratio to gnet's
+// req/s, and the cells below target; and a line for the cells where the
+// load generator was nearly saturated (with CPU sets, whatever the rounds:
+// the table's load CPU column alone would leave that to the reader). A
+// plain run prints none, as before.
 func printSummary(w io.Writer, rep *report, servers []string, p plan, target float64) {
-	if p.rounds <= 1 {
+	if p.rounds <= 1 && !cpus.on() && !p.targetSet {
 		return
 	}
 	fmt.Fprintln(w)
@@ -349,7 +350,7 @@ func printSummary(w io.Writer, rep *report, servers []string, p plan, target flo
 			if cpus.on() && r.LoadBusyMax >= loadBound {
 				bound = append(bound, fmt.Sprintf("%s %s %.0f%%", name, s, 100*r.LoadBusyMax))
 			}
-			if s == serverGnet || r.RatioVsGnet <= 0 {
+			if s == serverGnet || r.PairedRounds == 0 {
 				continue
 			}
 			all = append(all, name)
@@ -373,4 +374,18 @@ func printSummary(w io.Writer, rep *report, servers []string, p plan, target flo
 	if len(bound) > 0 {
 		fmt.Fprintf(w, "summary: the load generator used %.0f%% or more of its CPUs in a round of: %s (those cells may measure the generator, not the server)\n", 100*loadBound, strings.Join(bound, ", "))
 	}
+}
+
+// childGOMAXPROCS says what the servers' children run at: -child-procs
+// where given, else a GOMAXPROCS of loadbench's environment (the children
+// inherit it, and it overrides their CPU mask), else the number of the
+// servers' CPUs (a Go runtime sizes itself to its mask).
+func childGOMAXPROCS(serverCPUs, flag int, env string) string {
+	if flag > 0 {
+		return fmt.Sprintf("GOMAXPROCS %d (-child-procs)", flag)
+	}
+	if n, err := strconv.Atoi(strings.TrimSpace(env)); err == nil && n > 0 {
+		return fmt.Sprintf("GOMAXPROCS %d (inherited from loadbench's environment)", n)
+	}
+	return fmt.Sprintf("GOMAXPROCS %d", serverCPUs)
 }

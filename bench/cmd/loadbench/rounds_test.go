@@ -227,3 +227,108 @@ func TestFmtRange(t *testing.T) {
 		}
 	}
 }
+
+// TestZeroRatioIsAMiss checks that a server that counted nothing in every
+// round of a cell, against a gnet that did, reads 0.00x and is named below
+// the target, not left out as if gnet had not run.
+func TestZeroRatioIsAMiss(t *testing.T) {
+	c := cell{16, 256}
+	gnet := []roundResult{{ReqPerSec: 2e6, CPUPerReqUs: 1}, {ReqPerSec: 2e6, CPUPerReqUs: 1}, {ReqPerSec: 2e6, CPUPerReqUs: 1}}
+	dead := []roundResult{{Error: "reset"}, {Error: "reset"}, {Error: "reset"}}
+	rep := &report{Throughput: []cellResult{
+		aggregate(serverStepsd, c, dead, gnet, true),
+		aggregate(serverGnet, c, gnet, gnet, true),
+	}}
+	p := plan{cells: []cell{c}, rounds: 3}
+	var sum, table strings.Builder
+	printSummary(&sum, rep, []string{serverStepsd, serverGnet}, p, 0.9)
+	if want := ">= 0.90x in 0 of 1 cells"; !strings.Contains(sum.String(), want) || !strings.Contains(sum.String(), "below 0.90x: P16c256 0.00x") {
+		t.Errorf("summary %q, want %q and P16c256 0.00x below target", sum.String(), want)
+	}
+	printThroughput(&table, rep, []string{serverStepsd, serverGnet}, p)
+	if !strings.Contains(table.String(), " 0.00x |") {
+		t.Errorf("table shows no 0.00x ratio for the server that counted nothing:\n%s", table.String())
+	}
+}
+
+// TestPinInsideServerCPUs: stepsd -pin pins reactor i to CPU i modulo the
+// CPUs its process may use (reactor.NewGroup), by number: with the servers'
+// CPUs elsewhere than 0..n-1, that pins reactors onto the load's CPUs.
+func TestPinInsideServerCPUs(t *testing.T) {
+	for _, tc := range []struct {
+		server []int
+		loops  int
+		bad    string // "": fine
+	}{
+		{nil, 8, ""},
+		{[]int{0, 1, 2, 3, 4, 5, 6, 7}, 8, ""},
+		{[]int{0, 1, 2, 3, 4, 5, 6, 7}, 4, ""},
+		{[]int{0, 1}, 4, ""}, // wraps onto 0 and 1
+		{[]int{8, 9, 10, 11, 12, 13, 14, 15}, 8, "0-7"},
+		{[]int{0, 1, 2, 3, 8, 9, 10, 11}, 8, "4-7"}, // half with hyperthread pairs (i, i+8)
+		{[]int{0, 1, 2, 3, 8, 9, 10, 11}, 4, ""},
+		{[]int{1}, 1, "0"},
+	} {
+		err := checkPin(tc.server, tc.loops)
+		switch {
+		case tc.bad == "" && err != nil:
+			t.Errorf("checkPin(%v, %d): %v", tc.server, tc.loops, err)
+		case tc.bad != "" && (err == nil || !strings.Contains(err.Error(), "CPUs "+tc.bad+" ")):
+			t.Errorf("checkPin(%v, %d): %v; want an error naming CPUs %s", tc.server, tc.loops, err, tc.bad)
+		}
+	}
+}
+
+// TestSummaryWithOneRound: with CPU sets, or -target given, a run of one
+// round still prints the summary (the saturated generator's cells above
+// all); a plain run prints none.
+func TestSummaryWithOneRound(t *testing.T) {
+	c := cell{1, 256}
+	g := []roundResult{{ReqPerSec: 2e6, LoadBusy: 0.95}}
+	s := []roundResult{{ReqPerSec: 1e6, LoadBusy: 0.5}}
+	rep := &report{Throughput: []cellResult{aggregate(serverStepsd, c, s, g, false), aggregate(serverGnet, c, g, g, false)}}
+	servers := []string{serverStepsd, serverGnet}
+	defer func(old cpuPlan) { cpus = old }(cpus)
+	for _, tc := range []struct {
+		name      string
+		plan      cpuPlan
+		targetSet bool
+		want      []string
+	}{
+		{"plain", cpuPlan{}, false, nil},
+		{"cpu sets", cpuPlan{server: []int{0}, load: []int{1}}, false, []string{"below 0.90x: P1c256 0.50x", "load generator used 90% or more of its CPUs in a round of: P1c256 gnet 95%"}},
+		{"-target", cpuPlan{}, true, []string{"below 0.90x: P1c256 0.50x"}},
+	} {
+		cpus = tc.plan
+		var b strings.Builder
+		printSummary(&b, rep, servers, plan{cells: []cell{c}, rounds: 1, targetSet: tc.targetSet}, 0.9)
+		if tc.want == nil && strings.Contains(b.String(), "summary:") {
+			t.Errorf("%s: a summary: %q", tc.name, b.String())
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(b.String(), w) {
+				t.Errorf("%s: summary %q lacks %q", tc.name, b.String(), w)
+			}
+		}
+	}
+}
+
+// TestChildGOMAXPROCS: the method line says what the children's runtimes
+// use: a GOMAXPROCS in loadbench's environment is inherited by them and
+// overrides their CPU mask.
+func TestChildGOMAXPROCS(t *testing.T) {
+	for _, tc := range []struct {
+		cpus, flag int
+		env, want  string
+	}{
+		{8, 0, "", "GOMAXPROCS 8"},
+		{8, 4, "", "GOMAXPROCS 4 (-child-procs)"},
+		{8, 4, "16", "GOMAXPROCS 4 (-child-procs)"},
+		{8, 0, "16", "GOMAXPROCS 16 (inherited from loadbench's environment)"},
+		{8, 0, " ", "GOMAXPROCS 8"},
+	} {
+		if got := childGOMAXPROCS(tc.cpus, tc.flag, tc.env); got != tc.want {
+			t.Errorf("childGOMAXPROCS(%d, %d, %q) = %q, want %q", tc.cpus, tc.flag, tc.env, got, tc.want)
+		}
+	}
+}
