@@ -41,11 +41,7 @@ func keptHandOff(t *testing.T, a, b *Reactor, task func(unsafe.Pointer, uint64),
 //
 // b's wake-ups are read under its word while it stays parked
 // (parkedWakeups), so the reads wake nothing and no producer but the
-// hand-off touches b in a round: the count must not move at all. (Read
-// with a post, as before, two reads back to back could race b's last look
-// before sleeping: the second post's producer won the sleeping flag, b
-// drained its eventfd before that producer's write landed and woke for it
-// after parking, one wake-up that was the read's, not the hand-off's.)
+// hand-off touches b in a round: the count must not move at all.
 func TestKeptHandOffLeavesLoopAsleep(t *testing.T) {
 	a := startLoop(t, Options{CPU: -1, Spin: NoSpin})
 	b := startLoop(t, Options{CPU: -1, Spin: NoSpin})
@@ -143,20 +139,6 @@ func TestKeptHandOffWithProducers(t *testing.T) {
 				t.Fatal("a post after the rounds never ran: the parked loop lost its wake-up")
 			}
 		})
-	}
-}
-
-// parkedWakeups reads r's Wakeups under its loop word, taken while the
-// loop is parked (TakeParked), so the read itself wakes nothing.
-func parkedWakeups(t *testing.T, r *Reactor) uint64 {
-	t.Helper()
-	for {
-		waitParked(t, r)
-		if X.TakeParked(r) {
-			w := r.m.wakeups
-			X.GiveParked(r, false)
-			return w
-		}
 	}
 }
 
