@@ -46,17 +46,28 @@ func metricsOf(t *testing.T, r *reactor.Reactor) reactor.Metrics {
 // while spinning, inside a turn: neither goes to sleep, so none of the
 // hops costs a wake-up, and every hop arrives. Spin is long (a second) so
 // that only a thread descheduled for that long could make a loop sleep.
+//
+// 200 hops, not 2000: with both loops spinning on two shared cores under
+// load, a hop waits for the receiving loop's thread to get a core, a few
+// ms each (2000 hops took 2-14 s at load 20 under -race, and once
+// outlasted the 15 s hang guard); the check is a ratio, so the count
+// only sets how long the test runs.
+//
+// The loops are OwnThread, so that a hop to a loop that did go to sleep
+// wakes it: otherwise the posting loop runs the parked one's turn itself
+// (a hand-off, handoff_linux.go), which costs no wake-up either, and the
+// check held with no spin at all (with NoSpin and OwnThread it fails:
+// 135 wake-ups for 200 hops).
 func TestSpinningLoopsHopWithoutWakeups(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		// Two loops spinning at once need two Ps: on one, each hop waits
-		// for the spinner to be preempted (10 ms), and 2000 hops outlast
-		// the hang guard.
+		// for the spinner to be preempted (10 ms).
 		t.Skip("needs GOMAXPROCS >= 2: both loops spin at once")
 	}
-	opts := reactor.Options{CPU: -1, Spin: time.Second}
+	opts := reactor.Options{CPU: -1, Spin: time.Second, OwnThread: true}
 	a, errA := reactortest.StartRun(t, opts)
 	b, errB := reactortest.StartRun(t, opts)
-	const hops = 2000
+	const hops = 200
 	// Warm up: both loops have run a posted task, so each is spinning
 	// (or about to) when the measured hops start.
 	warm := &pingPong{a: a, b: b, left: 4, done: make(chan struct{})}
