@@ -38,12 +38,17 @@ func keptHandOff(t *testing.T, a, b *Reactor, task func(unsafe.Pointer, uint64),
 // flag set (oweKept): the owed turn runs on the borrowing loop's
 // goroutine, gives nothing back, and the parked loop neither wakes nor
 // loses its flag, so the next producer still wakes it.
+//
+// b's wake-ups are read under its word while it stays parked
+// (parkedWakeups), so the reads wake nothing and no producer but the
+// hand-off touches b in a round: the count must not move at all.
 func TestKeptHandOffLeavesLoopAsleep(t *testing.T) {
 	a := startLoop(t, Options{CPU: -1, Spin: NoSpin})
 	b := startLoop(t, Options{CPU: -1, Spin: NoSpin})
 	checked := 0
 	for round := 0; round < 50; round++ {
-		wakeups := b.wakeupsOnLoop() // wakes b once
+		waitFlag(t, b)
+		wakeups := parkedWakeups(t, b)
 		me := make(chan bool, 1)
 		aG := uintptr(0)
 		if !keptHandOff(t, a, b, func(unsafe.Pointer, uint64) { me <- b.loopG.Load() == aG }, func() {
@@ -62,9 +67,8 @@ func TestKeptHandOffLeavesLoopAsleep(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatalf("round %d: work handed off under a kept flag never ran", round)
 		}
-		waitParked(t, b)
-		if w := b.wakeupsOnLoop(); w-wakeups > 1 {
-			t.Fatalf("round %d: the parked loop woke %d times for a kept hand-off", round, w-wakeups-1)
+		if w := parkedWakeups(t, b); w != wakeups {
+			t.Fatalf("round %d: the parked loop woke %d times for a kept hand-off", round, w-wakeups)
 		}
 		checked++
 	}

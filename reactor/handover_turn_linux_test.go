@@ -118,8 +118,8 @@ func TestHandOverTurnRunsTheFlowAsTheLoop(t *testing.T) {
 	}
 	checked := 0
 	for round := 0; round < 50; round++ {
-		wakeups := b.wakeupsOnLoop() // wakes b once
 		waitParked(t, b)
+		wakeups := parkedWakeups(t, b)
 		got := make(chan seen, 1)
 		if !handOverFlow(t, a, b, func() {
 			got <- seen{inHandOverTurn(), b.IsSameThread(), b.IsLoopGoroutine(), a.IsSameThread(), b.loopG.Load()}
@@ -138,9 +138,8 @@ func TestHandOverTurnRunsTheFlowAsTheLoop(t *testing.T) {
 		if !s.aSame {
 			t.Fatalf("round %d: the flow did not run on the borrowing loop's goroutine", round)
 		}
-		waitParked(t, b)
-		if w := b.wakeupsOnLoop(); w-wakeups > 1 {
-			t.Fatalf("round %d: the parked loop woke %d times for a hand-over", round, w-wakeups-1)
+		if w := parkedWakeups(t, b); w != wakeups {
+			t.Fatalf("round %d: the parked loop woke %d times for a hand-over", round, w-wakeups)
 		}
 		checked++
 	}

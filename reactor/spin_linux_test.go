@@ -46,17 +46,28 @@ func metricsOf(t *testing.T, r *reactor.Reactor) reactor.Metrics {
 // while spinning, inside a turn: neither goes to sleep, so none of the
 // hops costs a wake-up, and every hop arrives. Spin is long (a second) so
 // that only a thread descheduled for that long could make a loop sleep.
+//
+// 200 hops, not 2000: with both loops spinning on two shared cores under
+// load, a hop waits for the receiving loop's thread to get a core, a few
+// ms each (2000 hops took 2-14 s at load 20 under -race, and once
+// outlasted the 15 s hang guard); the check is a ratio, so the count
+// only sets how long the test runs.
+//
+// The loops are OwnThread, so that a hop to a loop that did go to sleep
+// wakes it: otherwise the posting loop runs the parked one's turn itself
+// (a hand-off, handoff_linux.go), which costs no wake-up either, and the
+// check held with no spin at all (with NoSpin and OwnThread it fails:
+// 135 wake-ups for 200 hops).
 func TestSpinningLoopsHopWithoutWakeups(t *testing.T) {
 	if runtime.GOMAXPROCS(0) < 2 {
 		// Two loops spinning at once need two Ps: on one, each hop waits
-		// for the spinner to be preempted (10 ms), and 2000 hops outlast
-		// the hang guard.
+		// for the spinner to be preempted (10 ms).
 		t.Skip("needs GOMAXPROCS >= 2: both loops spin at once")
 	}
-	opts := reactor.Options{CPU: -1, Spin: time.Second}
+	opts := reactor.Options{CPU: -1, Spin: time.Second, OwnThread: true}
 	a, errA := reactortest.StartRun(t, opts)
 	b, errB := reactortest.StartRun(t, opts)
-	const hops = 2000
+	const hops = 200
 	// Warm up: both loops have run a posted task, so each is spinning
 	// (or about to) when the measured hops start.
 	warm := &pingPong{a: a, b: b, left: 4, done: make(chan struct{})}
@@ -92,12 +103,18 @@ func TestSpinDoesNotDelayTimers(t *testing.T) {
 
 // spinIO is the loop-owned state of TestSpinLooksAtIOBetweenSpins.
 type spinIO struct {
-	posts   int      // posted tasks run so far
-	wroteAt int      // posts when the pipe was written
-	waits   chan int // posts run between a write and its read callback
+	posts   int           // posted tasks run so far
+	wroteAt int           // posts when the pipe was written
+	waits   chan int      // posts run between a write and its read callback
+	ran     chan struct{} // a posted task ran (the poster posts the next one)
 }
 
-func spinIOPost(s *spinIO, _ uint64) { s.posts++ }
+// spinIOPost counts itself and tells the poster it ran; never blocks: one
+// post at a time.
+func spinIOPost(s *spinIO, _ uint64) {
+	s.posts++
+	s.ran <- struct{}{}
+}
 
 // A loop whose spins keep finding posted work still looks at its I/O:
 // once a turn's spins add up to their bound (here the 2 ms Spin, each
@@ -113,7 +130,7 @@ func TestSpinLooksAtIOBetweenSpins(t *testing.T) {
 	}
 	defer unix.Close(p[0])
 	defer unix.Close(p[1])
-	s := &spinIO{waits: make(chan int)}
+	s := &spinIO{waits: make(chan int), ran: make(chan struct{}, 1)}
 	watched := make(chan error, 1)
 	r.Immediate(func() {
 		watched <- reactor.WatchTo(r, p[0], reactor.InterestRead, func(s *spinIO, fd int, _ reactor.Event) {
@@ -127,14 +144,25 @@ func TestSpinLooksAtIOBetweenSpins(t *testing.T) {
 	}
 	stop := make(chan struct{})
 	posterDone := make(chan struct{})
-	go func() { // one post a millisecond: every spin finds one
+	go func() {
+		// One post at a time, each 1 ms after the last one ran: a spin
+		// begun after that run finds the next one after at least 1 ms,
+		// and the ring never holds two. (A post every millisecond whatever the
+		// loop did let posts pile up in the ring of a loop thread
+		// descheduled under load: 9 to 17 of them, run in one
+		// iteration after one spin, in 3 of 15 tries at load 17.)
 		defer close(posterDone)
 		for {
+			reactor.PostTo(r, spinIOPost, s, 0)
+			select {
+			case <-stop:
+				return
+			case <-s.ran:
+			}
 			select {
 			case <-stop:
 				return
 			case <-time.After(time.Millisecond):
-				reactor.PostTo(r, spinIOPost, s, 0)
 			}
 		}
 	}()
