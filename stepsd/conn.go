@@ -302,6 +302,11 @@ func (cn *conn) runNow(first *request, fl *flow, now int64) {
 		engine.RunReady(sh.r)
 	}
 	sh.inline = nil
+	if sh.held != 0 {
+		// Never expected: a panic inside the store's lock (stripe.lock)
+		// in a step's own error handler, which the engine recovered.
+		sh.s.keys.unlockHeld(&sh.held)
+	}
 	if cn.undone > 0 {
 		// Not every request of this read is answered: flush will leave
 		// some in the queue, whose key and text must outlive the read.
@@ -473,7 +478,7 @@ func (cn *conn) dispatchKeyed(as *engine.Steps, self *request) {
 			break
 		}
 		rq.ready, rq.dispatched = false, true
-		rq.sh.s.keys.apply(rq)
+		rq.sh.s.keys.apply(rq, &rq.sh.held)
 		rq.answered()
 		if rq != self {
 			cn.turnWaits-- // it waited (execStep counted it)

@@ -83,6 +83,10 @@ func (sh *shard) armSweep(now int64) {
 // sweep answers -Timeout every request past its deadline and cancels its
 // flow, then waits for the next deadline.
 func sweep(sh *shard, _ uint64) {
+	// dispatchKeyed below runs key commands outside any step: a panic
+	// inside the store's lock (stripe.lock) is the reactor's to recover,
+	// and leaves no stripe locked. One defer a sweep, not a request.
+	defer sh.s.keys.unlockHeld(&sh.held)
 	sh.sweepArmed = false
 	now := monoNow()
 	for rq := sh.whead; rq != nil && rq.deadline <= now; rq = sh.whead {

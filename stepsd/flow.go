@@ -270,7 +270,7 @@ func runStepOf(fl *flow) engine.ExecFunc {
 				}
 				rq.dispatched = true
 				cn.cursor = rq.next
-				rq.sh.s.keys.apply(rq)
+				rq.sh.s.keys.apply(rq, &rq.sh.held)
 				rq.answered()
 			default:
 				rq.answered()
@@ -305,6 +305,7 @@ func (fl *flow) endRun(end *request) {
 // After the run's last request the Limiter is left, and the flow goes on
 // to the requests after the run.
 func (fl *flow) runError(as *engine.Steps, code string) {
+	fl.sh.s.keys.unlockHeld(&fl.sh.held) // a panic inside the store's lock (stripe.lock)
 	end := fl.runEnd
 	if !fl.runHeld || end == nil {
 		as.Success() // not expected: the run step failed after it ended
@@ -440,7 +441,7 @@ func runDirectOf(fl *flow) engine.ExecFunc {
 				if c == int(OpEcho) || c == int(OpPing) {
 					out = appendReply(out, p.Op, p.Text, nil, 0)
 				} else {
-					out = sh.s.keys.applyTo(p, out)
+					out = sh.applyTo(p, out)
 				}
 				if len(out) >= outChunk {
 					out = fl.directChunk(out)
@@ -463,7 +464,7 @@ func runDirectOf(fl *flow) engine.ExecFunc {
 					out = appendReply(out, p.Op, p.Text, nil, 0)
 					c = int(p.Op)
 				default:
-					out = sh.s.keys.applyTo(p, out)
+					out = sh.applyTo(p, out)
 					c = int(p.Op)
 				}
 				cc := &sh.cmds[c]
@@ -500,6 +501,7 @@ func (fl *flow) directChunk(out []byte) []byte {
 // goes on after it in a step added here, still inside the Limiter.
 func (fl *flow) directError(as *engine.Steps, code string) {
 	sh := fl.sh
+	sh.s.keys.unlockHeld(&sh.held) // a panic inside the store's lock (stripe.lock)
 	if !fl.runHeld || fl.dat == 0 {
 		as.Success() // not expected: failed after the run ended, or before its first request
 		return

@@ -58,6 +58,13 @@ func requestOf(as *engine.Steps) *request { return flowOf(as).cur }
 //
 // fl is the flow as belongs to (flow.onError binds it).
 func (fl *flow) serveError(as *engine.Steps, code string) {
+	// A panic inside the store's lock (stripe.lock): given back before
+	// anything here takes a stripe's lock (dispatchKeyed). The defer is
+	// for a panic in dispatchKeyed's own commands; an error path, not a
+	// request's.
+	keys, held := fl.sh.s.keys, &fl.sh.held
+	keys.unlockHeld(held)
+	defer keys.unlockHeld(held)
 	rq := fl.cur
 	if (rq == nil || rq.done) && fl.next != nil {
 		rq = fl.take()
@@ -103,7 +110,7 @@ func execStepOf(fl *flow) engine.ExecFunc {
 				// and stop at the next.
 				rq.dispatched = true
 				cn.cursor = rq.next
-				rq.sh.s.keys.apply(rq)
+				rq.sh.s.keys.apply(rq, &rq.sh.held)
 				rq.answered()
 				break
 			}

@@ -32,6 +32,7 @@ type shard struct {
 	out            []byte    // reply scratch
 	reqs           []Request // the head of a read parsed for a direct run (OnData, flow.startDirect); valid until its OnData returns
 	reqsDirty      bool      // reqs may hold a parse: from parseDirect to the end of its OnData; only that OnData drops it (after clearing what it used)
+	held           uint8     // the store stripe whose lock this loop holds, + 1 (stripe.lock); in reqsDirty's padding
 	dout           []byte    // a direct run's replies, written by runNow before flush's
 	parser         Parser    // parses every connection's input on this reactor, one request at a time
 

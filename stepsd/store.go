@@ -13,6 +13,10 @@ const storeStripes = 1 << storeStripeBits
 // storeStripeBits is log2(storeStripes).
 const storeStripeBits = 6
 
+// A loop's mark of the stripe it holds (stripe.lock) is the stripe's
+// index + 1 in a byte.
+const _ = uint8(storeStripes)
+
 // store is the server's keys, shared by every reactor: a command on a key
 // applies on its connection's reactor, under the key's stripe lock.
 //
@@ -30,9 +34,10 @@ type store struct {
 // stripe is one lock and the keys that hash to it. The padding keeps two
 // stripes' locks off one cache line.
 type stripe struct {
-	mu sync.Mutex
-	m  map[string]*entry
-	_  [48]byte // to 64 bytes
+	mu   sync.Mutex
+	m    map[string]*entry
+	mark uint8    // its index + 1: a loop's mark while it holds mu (lock)
+	_    [47]byte // to 64 bytes
 }
 
 // entry is a stored value; updated in place, so a SET of an existing key
@@ -43,6 +48,7 @@ func newStore() *store {
 	s := new(store)
 	for i := range s.stripes {
 		s.stripes[i].m = make(map[string]*entry)
+		s.stripes[i].mark = uint8(i + 1)
 	}
 	return s
 }
@@ -50,6 +56,41 @@ func newStore() *store {
 // stripeOf returns the stripe that holds key: KeyHash's top bits.
 func (s *store) stripeOf(key []byte) *stripe {
 	return &s.stripes[KeyHash(key)>>(64-storeStripeBits)]
+}
+
+// lock takes st's lock for the loop whose mark is held. The mark (the
+// stripe's index + 1, 0 when none) says which lock the loop holds while it
+// holds it, so that a panic in the critical section, which the engine
+// recovers in the step's error handler, does not leave the lock held: the
+// handler gives it back (unlockHeld). No defer per request: the mark, a
+// byte store on each side, costs about 7 instructions a request by
+// callgrind (profiles/notes/2026-11-27-review-p16-round8.md).
+//
+// Invariant: *held != 0 only between lock and unlock of one stripe, or
+// after a panic between them until unlockHeld; a loop holds at most one
+// stripe's lock at a time.
+func (st *stripe) lock(held *uint8) {
+	st.mu.Lock()
+	*held = st.mark
+}
+
+// unlock gives back st's lock, which lock took with the mark held.
+func (st *stripe) unlock(held *uint8) {
+	*held = 0
+	st.mu.Unlock()
+}
+
+// unlockHeld gives back the stripe lock that the mark held says is held:
+// after a panic inside a critical section (never expected: a map operation
+// and a copy). The error handlers of the steps that run the store's
+// commands call it first, and so do the paths that run them outside a
+// step (sweep) and each read's end (runNow), so that no later request on a
+// key of the stripe blocks its loop.
+func (s *store) unlockHeld(held *uint8) {
+	if h := *held; h != 0 {
+		*held = 0
+		s.stripes[h-1].mu.Unlock()
+	}
 }
 
 // KeyHash is the hash the server's store spreads keys over its locks by:
@@ -82,25 +123,26 @@ const hashMul = 0x9e3779b97f4a7c15
 
 // apply runs a key command, from any reactor. The lock is held for one map
 // operation and one copy of a value of at most Config.MaxBulk bytes (a DEL
-// of several keys takes each key's lock in turn).
-func (s *store) apply(rq *request) {
+// of several keys takes each key's lock in turn). held is the loop's mark
+// (stripe.lock).
+func (s *store) apply(rq *request, held *uint8) {
 	if rq.op == OpDel {
 		rq.n = 0
-		if s.del(rq.key) {
+		if s.del(rq.key, held) {
 			rq.n++
 		}
 		for more := rq.val; len(more) > 0; {
 			l, k := binary.Uvarint(more)
 			key := more[k : k+int(l)]
 			more = more[k+int(l):]
-			if s.del(key) {
+			if s.del(key, held) {
 				rq.n++
 			}
 		}
 		return
 	}
 	st := s.stripeOf(rq.key)
-	st.mu.Lock()
+	st.lock(held)
 	switch rq.op {
 	case OpGet:
 		e, ok := st.m[string(rq.key)]
@@ -116,22 +158,25 @@ func (s *store) apply(rq *request) {
 			st.m[string(rq.key)] = &entry{v: append([]byte(nil), rq.val...)}
 		}
 	}
-	st.mu.Unlock()
+	st.unlock(held)
 }
 
 // applyTo runs the key command of a parsed request, SET, GET or a DEL of
 // one key (directly), and appends its reply to out: a direct run's
 // (flow.startDirect), with no request object, the value of a GET copied
-// into the reply under its lock rather than into the request.
-func (s *store) applyTo(p *Request, out []byte) []byte {
+// into the reply under its lock rather than into the request. A method of
+// the loop's shard, whose mark (stripe.lock) it sets: no argument more
+// than before for the mark, on a direct run's path.
+func (sh *shard) applyTo(p *Request, out []byte) []byte {
+	s := sh.s.keys
 	if p.Op == OpDel {
-		if s.del(p.Key) {
+		if s.del(p.Key, &sh.held) {
 			return appendInt(out, ':', 1)
 		}
 		return appendInt(out, ':', 0)
 	}
 	st := s.stripeOf(p.Key)
-	st.mu.Lock()
+	st.lock(&sh.held)
 	if p.Op == OpGet {
 		if e, ok := st.m[string(p.Key)]; ok {
 			out = appendBulk(out, e.v)
@@ -146,18 +191,19 @@ func (s *store) applyTo(p *Request, out []byte) []byte {
 		}
 		out = appendOK(out) // as AppendReply's: the same code as the peers'
 	}
-	st.mu.Unlock()
+	st.unlock(&sh.held)
 	return out
 }
 
-// del deletes key and reports whether it was there.
-func (s *store) del(key []byte) bool {
+// del deletes key and reports whether it was there. held is the loop's
+// mark (stripe.lock).
+func (s *store) del(key []byte, held *uint8) bool {
 	st := s.stripeOf(key)
-	st.mu.Lock()
+	st.lock(held)
 	_, ok := st.m[string(key)]
 	if ok {
 		delete(st.m, string(key))
 	}
-	st.mu.Unlock()
+	st.unlock(held)
 	return ok
 }
