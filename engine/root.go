@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/asyncsteps/asyncsteps/internal/prefetch"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -48,7 +49,6 @@ type root struct {
 	// store; atomic because the holder (State from any goroutine) and the
 	// loop (an error) may both set it.
 	stateUsed atomic.Bool
-
 	// spare holds frames this root's flows gave back (spareN of at most
 	// spareCap, below), so that building the root again off the loop
 	// takes frames without a lock. Owned by the loop while running, by
@@ -298,6 +298,38 @@ func (l *rootList) pop() *root {
 	return rt
 }
 
+// prefetchNext starts loading what the next two pops will touch, so that
+// a goroutine starting many roots in a row (New, Add, Execute, ...; issue
+// 19's fan-out) does not meet each one cold, miss after dependent miss: a
+// round over thousands of flows evicted them, or a loop on another core
+// wrote them last (at 30,000 flows, New, the start's first tests and Add
+// were a third of the starting goroutine's CPU samples, nearly all on
+// such loads). A pipeline two deep: the root after next gets its first
+// line (its link, read by the next pop) and the line of its spare and run
+// words (New, Add, Execute); the next root, whose lines the previous call
+// asked for and which have had a New's time to arrive, gets its kept
+// flow's first and last lines (the start's tests: owned, held) and its
+// spare frame (Add's). Reads only words the pool's lock guards (a pooled
+// root's link, flow and spare are written by nobody until it is popped).
+// Caller holds the pool's lock.
+func (l *rootList) prefetchNext() {
+	n1 := l.head
+	if n1 == nil {
+		return
+	}
+	var n2, n2spare unsafe.Pointer
+	if n := n1.Steps.next; n != nil {
+		r2 := rootOf(n)
+		n2, n2spare = unsafe.Pointer(r2), unsafe.Pointer(&r2.spare)
+	}
+	var fl0, flEnd unsafe.Pointer
+	if fl := n1.Steps.fl; fl != nil {
+		fl0, flEnd = unsafe.Pointer(fl), unsafe.Pointer(&fl.held)
+	}
+	prefetch.Lines(n2, n2spare, fl0, flEnd)
+	prefetch.Lines(unsafe.Pointer(n1.spare), nil, nil, nil)
+}
+
 // New returns a new root on r, not yet executed. Safe from any goroutine.
 // Roots come from r's pool: Release gives one back, so create → execute →
 // release allocates nothing once warm.
@@ -330,6 +362,9 @@ func New(r *reactor.Reactor) *Steps {
 	e.rootsLive++
 	if !onLoop && (rt == nil || rt.spare == nil) {
 		f, _ = e.takeBuild(1)
+	}
+	if rt != nil {
+		e.rootFree.prefetchNext()
 	}
 	e.rootMu.Unlock()
 	if rt == nil {
