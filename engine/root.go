@@ -49,6 +49,12 @@ type root struct {
 	// store; atomic because the holder (State from any goroutine) and the
 	// loop (an error) may both set it.
 	stateUsed atomic.Bool
+	// argsClear: the run that ended last left its kept flow holding no
+	// values, none owned (endRunClear), so Release reads nothing of the
+	// flow. Written by the loop at every end, before the run word's store
+	// that orders it for the holder (Release reads it only after it saw
+	// the run ended); false is always safe (Release then looks).
+	argsClear bool
 	// spare holds frames this root's flows gave back (spareN of at most
 	// spareCap, below), so that building the root again off the loop
 	// takes frames without a lock. Owned by the loop while running, by
@@ -193,7 +199,25 @@ const (
 )
 
 func (rt *root) execGen() uint64 { return rt.run.Load() >> runGenShift }
-func (rt *root) endRun()         { rt.run.Store(rt.run.Load() &^ (runActive | runCancel)) }
+func (rt *root) endRun() {
+	rt.argsClear = false
+	rt.run.Store(rt.run.Load() &^ (runActive | runCancel))
+}
+
+// endRunClear is endRun for finishRoot's plain end, which also records
+// whether the kept flow fl is left holding no values: a goroutine
+// releasing many roots in a row (a fan-out's end, issue 19) meets each
+// flow cold, last written by the loop on another core, and Release's test
+// of its values (three cache lines) was 60% of Release's samples; with
+// argsClear set Release reads nothing of the flow. Here, on the loop, the
+// flow has just been written. Only this end computes it (a flow ended by
+// a completion from elsewhere, as a fan-out's are); advanceFast's copy of
+// the plain end (Simple's) clears it, and Release then looks at the flow
+// as before.
+func (rt *root) endRunClear(fl *flow) {
+	rt.argsClear = !fl.owned && fl.args.empty()
+	rt.run.Store(rt.run.Load() &^ (runActive | runCancel))
+}
 
 // askCancel marks rt's run as canceled and reports the run's execGen, or
 // false when rt does not run. Any goroutine; the caller posts cancelRoot.
@@ -866,7 +890,7 @@ func (e *engine) finishRoot(rt *root, code string) {
 		fl.action = actNone
 		rt.Steps.setStatus(stIdle)
 		e.m.succeeded++ // flowEnded's first case
-		rt.endRun()
+		rt.endRunClear(fl)
 		if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
 			rt.release()
 		}
@@ -1173,7 +1197,7 @@ func (as *Steps) Release() {
 	if rt.stateUsed.Load() {
 		rt.state.reset() // so that a pooled root pins nothing put there
 	}
-	if fl := rt.Steps.fl; fl != nil && (fl.owned || !fl.args.empty()) {
+	if fl := rt.Steps.fl; fl != nil && !rt.argsClear && (fl.owned || !fl.args.empty()) {
 		fl.clearArgs() // the values detachFlow left with the root
 	}
 	// One releaser per release (releaseAfterRun's flag), so the bump and
