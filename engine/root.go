@@ -346,12 +346,15 @@ func (l *rootList) prefetchNext() {
 		r2 := rootOf(n)
 		n2, n2spare = unsafe.Pointer(r2), unsafe.Pointer(&r2.spare)
 	}
-	var fl0, flEnd unsafe.Pointer
+	var fl0, flArgs1, flArgs3, flEnd unsafe.Pointer
 	if fl := n1.Steps.fl; fl != nil {
 		fl0, flEnd = unsafe.Pointer(fl), unsafe.Pointer(&fl.held)
+		// The start's reset reads every slot's kind: the slots run past
+		// the flow's first line.
+		flArgs1, flArgs3 = unsafe.Pointer(&fl.args.v[1]), unsafe.Pointer(&fl.args.v[MaxArgs-1])
 	}
 	prefetch.Lines(n2, n2spare, fl0, flEnd)
-	prefetch.Lines(unsafe.Pointer(n1.spare), nil, nil, nil)
+	prefetch.Lines(unsafe.Pointer(n1.spare), flArgs1, flArgs3, nil)
 }
 
 // New returns a new root on r, not yet executed. Safe from any goroutine.
