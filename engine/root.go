@@ -322,6 +322,12 @@ func (l *rootList) pop() *root {
 	return rt
 }
 
+// prefetchDepth is the pool depth from which New prefetches: 64 pooled
+// roots with their flows and frames are ~60 KB, what a core's L1 and L2
+// keep of a goroutine's recent work; deeper pools come from fan-outs,
+// whose roots a round has evicted.
+const prefetchDepth = 64
+
 // prefetchNext starts loading what the next two pops will touch, so that
 // a goroutine starting many roots in a row (New, Add, Execute, ...; issue
 // 19's fan-out) does not meet each one cold, miss after dependent miss: a
@@ -336,6 +342,11 @@ func (l *rootList) pop() *root {
 // spare frame (Add's). Reads only words the pool's lock guards (a pooled
 // root's link, flow and spare are written by nobody until it is popped).
 // Caller holds the pool's lock.
+//
+// Only for a pool deeper than prefetchDepth: a goroutine that starts one
+// flow at a time and releases it (RealSimple, Call) keeps a pool of a few
+// roots that stay in cache, and the ~70 instructions (RealSimple 1,328 ->
+// 1,405 own Ir per op without this test) would buy it nothing.
 func (l *rootList) prefetchNext() {
 	n1 := l.head
 	if n1 == nil {
@@ -390,7 +401,7 @@ func New(r *reactor.Reactor) *Steps {
 	if !onLoop && (rt == nil || rt.spare == nil) {
 		f, _ = e.takeBuild(1)
 	}
-	if rt != nil {
+	if rt != nil && e.rootFree.n > prefetchDepth {
 		e.rootFree.prefetchNext()
 	}
 	e.rootMu.Unlock()
