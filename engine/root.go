@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"unsafe"
 
+	"github.com/asyncsteps/asyncsteps/internal/prefetch"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -48,7 +49,12 @@ type root struct {
 	// store; atomic because the holder (State from any goroutine) and the
 	// loop (an error) may both set it.
 	stateUsed atomic.Bool
-
+	// argsClear: the run that ended last left its kept flow holding no
+	// values, none owned (endRunClear), so Release reads nothing of the
+	// flow. Written by the loop at every end, before the run word's store
+	// that orders it for the holder (Release reads it only after it saw
+	// the run ended); false is always safe (Release then looks).
+	argsClear bool
 	// spare holds frames this root's flows gave back (spareN of at most
 	// spareCap, below), so that building the root again off the loop
 	// takes frames without a lock. Owned by the loop while running, by
@@ -193,7 +199,25 @@ const (
 )
 
 func (rt *root) execGen() uint64 { return rt.run.Load() >> runGenShift }
-func (rt *root) endRun()         { rt.run.Store(rt.run.Load() &^ (runActive | runCancel)) }
+func (rt *root) endRun() {
+	rt.argsClear = false
+	rt.run.Store(rt.run.Load() &^ (runActive | runCancel))
+}
+
+// endRunClear is endRun for finishRoot's plain end, which also records
+// whether the kept flow fl is left holding no values: a goroutine
+// releasing many roots in a row (a fan-out's end, issue 19) meets each
+// flow cold, last written by the loop on another core, and Release's test
+// of its values (three cache lines) was 60% of Release's samples; with
+// argsClear set Release reads nothing of the flow. Here, on the loop, the
+// flow has just been written. Only this end computes it (a flow ended by
+// a completion from elsewhere, as a fan-out's are); advanceFast's copy of
+// the plain end (Simple's) clears it, and Release then looks at the flow
+// as before.
+func (rt *root) endRunClear(fl *flow) {
+	rt.argsClear = !fl.owned && fl.args.empty()
+	rt.run.Store(rt.run.Load() &^ (runActive | runCancel))
+}
 
 // askCancel marks rt's run as canceled and reports the run's execGen, or
 // false when rt does not run. Any goroutine; the caller posts cancelRoot.
@@ -298,6 +322,52 @@ func (l *rootList) pop() *root {
 	return rt
 }
 
+// prefetchDepth is the pool depth from which New prefetches: 64 pooled
+// roots with their flows and frames are ~60 KB, what a core's L1 and L2
+// keep of a goroutine's recent work; deeper pools come from fan-outs,
+// whose roots a round has evicted.
+const prefetchDepth = 64
+
+// prefetchNext starts loading what the next two pops will touch, so that
+// a goroutine starting many roots in a row (New, Add, Execute, ...; issue
+// 19's fan-out) does not meet each one cold, miss after dependent miss: a
+// round over thousands of flows evicted them, or a loop on another core
+// wrote them last (at 30,000 flows, New, the start's first tests and Add
+// were a third of the starting goroutine's CPU samples, nearly all on
+// such loads). A pipeline two deep: the root after next gets its first
+// line (its link, read by the next pop) and the line of its spare and run
+// words (New, Add, Execute); the next root, whose lines the previous call
+// asked for and which have had a New's time to arrive, gets its kept
+// flow's first and last lines (the start's tests: owned, held) and its
+// spare frame (Add's). Reads only words the pool's lock guards (a pooled
+// root's link, flow and spare are written by nobody until it is popped).
+// Caller holds the pool's lock.
+//
+// Only for a pool deeper than prefetchDepth: a goroutine that starts one
+// flow at a time and releases it (RealSimple, Call) keeps a pool of a few
+// roots that stay in cache, and the ~70 instructions (RealSimple 1,328 ->
+// 1,405 own Ir per op without this test) would buy it nothing.
+func (l *rootList) prefetchNext() {
+	n1 := l.head
+	if n1 == nil {
+		return
+	}
+	var n2, n2spare unsafe.Pointer
+	if n := n1.Steps.next; n != nil {
+		r2 := rootOf(n)
+		n2, n2spare = unsafe.Pointer(r2), unsafe.Pointer(&r2.spare)
+	}
+	var fl0, flArgs1, flArgs3, flEnd unsafe.Pointer
+	if fl := n1.Steps.fl; fl != nil {
+		fl0, flEnd = unsafe.Pointer(fl), unsafe.Pointer(&fl.held)
+		// The start's reset reads every slot's kind: the slots run past
+		// the flow's first line.
+		flArgs1, flArgs3 = unsafe.Pointer(&fl.args.v[1]), unsafe.Pointer(&fl.args.v[MaxArgs-1])
+	}
+	prefetch.Lines(n2, n2spare, fl0, flEnd)
+	prefetch.Lines(unsafe.Pointer(n1.spare), flArgs1, flArgs3, nil)
+}
+
 // New returns a new root on r, not yet executed. Safe from any goroutine.
 // Roots come from r's pool: Release gives one back, so create → execute →
 // release allocates nothing once warm.
@@ -330,6 +400,9 @@ func New(r *reactor.Reactor) *Steps {
 	e.rootsLive++
 	if !onLoop && (rt == nil || rt.spare == nil) {
 		f, _ = e.takeBuild(1)
+	}
+	if rt != nil && e.rootFree.n > prefetchDepth {
+		e.rootFree.prefetchNext()
 	}
 	e.rootMu.Unlock()
 	if rt == nil {
@@ -831,7 +904,7 @@ func (e *engine) finishRoot(rt *root, code string) {
 		fl.action = actNone
 		rt.Steps.setStatus(stIdle)
 		e.m.succeeded++ // flowEnded's first case
-		rt.endRun()
+		rt.endRunClear(fl)
 		if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
 			rt.release()
 		}
@@ -1138,7 +1211,7 @@ func (as *Steps) Release() {
 	if rt.stateUsed.Load() {
 		rt.state.reset() // so that a pooled root pins nothing put there
 	}
-	if fl := rt.Steps.fl; fl != nil && (fl.owned || !fl.args.empty()) {
+	if fl := rt.Steps.fl; fl != nil && !rt.argsClear && (fl.owned || !fl.args.empty()) {
 		fl.clearArgs() // the values detachFlow left with the root
 	}
 	// One releaser per release (releaseAfterRun's flag), so the bump and
