@@ -428,11 +428,15 @@ func (r *Reactor) poll(epfd int) error {
 // reading the clock again: with a timer always pending (netio's sweep, an
 // engine's pool trim) every turn looks, so this is one clock read (about
 // 80 instructions) fewer per wait, at pipeline 1 one per read. The tick it
-// gives lags by at most the I/O callbacks that ran since the wake, so a
-// timer fires late by that much, never early; one that comes due in that
-// window is seen by the turn's next look, or wakes the loop at once
-// through the timerfd, which the turn arms for its (past) deadline. Later
-// looks read the clock, so the ticks the wheel is polled at never go back.
+// gives lags by what ran between the wake and that look: the batch's I/O
+// callbacks, the turns they owe other loops (payOwed), the local queue and
+// the ring's tasks of the iteration, and, where the turn's first
+// iterations found no timer to look at, those iterations and their spins.
+// A timer that comes due in that window fires late, never early: at the
+// turn's next look, or, if the turn ends first, through the timerfd, which
+// the turn arms for its (past) deadline, or hasReadyWork's own clock read
+// (no timer is missed: TestTimerDueDuringBatchFires). Later looks read
+// the clock, so the ticks the wheel is polled at never go back.
 func (r *Reactor) loopTick() uint64 {
 	if l := r.os; l != nil && l.tickFresh {
 		l.tickFresh = false

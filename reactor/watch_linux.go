@@ -258,12 +258,22 @@ func (r *Reactor) safeDispatch(fd int, ev netpoll.IOEvent, gen uint32) {
 // batch rather than one per callback (a deferred call, its recover and a
 // frame: about 80 instructions a ready descriptor, at pipeline 1 a
 // request).
+//
+// The loop's index, not recover's value, tells a panic from a return: under
+// GODEBUG=panicnil=1 a panic(nil) recovers as nil, and a batch resumed at
+// that event would deliver it again (and a callback that always does so
+// would spin the loop). The deferred call then costs a compare on the
+// common path, not a recover. A runtime.Goexit leaves the same way and
+// ends the loop's goroutine; recover returns nil for it and does not stop
+// it.
 func (r *Reactor) dispatchBatch(events []unix.EpollEvent, gens []uint32, next int) (after int) {
 	after = next
 	defer func() {
-		if v := recover(); v != nil {
+		if after < len(events) { // left the loop early: a panic (or Goexit)
 			after++ // the event whose callback panicked is done
-			r.panicHandler(v)
+			if v := recover(); v != nil {
+				r.panicHandler(v)
+			}
 		}
 	}()
 	for ; after < len(events); after++ {
