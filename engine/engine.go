@@ -89,6 +89,11 @@ type engine struct {
 	raisedAt *Steps
 	panicked bool
 	panicV   any
+	// batchFl is the flow runBatch drives, or the one at which it
+	// stopped the batch (for caught, then driveOn or cancelRun); it may
+	// hold the batch's last flow after the batch, and is read only where
+	// runBatch has just set it.
+	batchFl *flow
 }
 
 // Stats are the engine's occupancy counters for one reactor, for tests and
@@ -333,43 +338,14 @@ func (e *engine) RunReady() bool {
 		// run when the outer drive goes on.
 		return false
 	}
+	if e.running {
+		return e.runReadyNested()
+	}
 	e.tracing = trace.IsEnabled()
 	e.running = true
 	e.batchEnd = e.readyTail
-	for e.batchEnd != nil {
-		fl := e.readyHead
-		if fl == e.batchEnd {
-			e.batchEnd = nil
-		}
-		e.readyHead = fl.nextReady
-		if e.readyHead == nil {
-			e.readyTail = nil
-		} else {
-			e.readyHead.prevReady = nil
-		}
-		fl.nextReady = nil
-		fl.queued = false
-		rt := fl.root
-		if rt.run.Load()&runCancel != 0 {
-			// Canceled since this flow was queued: whatever it was
-			// queued for (a timeout, an External's result, a Sync
-			// hand-over) is dropped. The posted cancelRoot finds the
-			// run over.
-			e.cancelRun(rt)
-			continue
-		}
-		if n := rt.name(); n != e.label {
-			e.switchLabel(n) // a switch between differently named flows, while labels are on
-		}
-		// drive, written out for the common outcome (no raise, no
-		// panic): its own frame was ~20 Ir of each flow's turn (issue 24).
-		// The budget is a field, not a local: a C step chain (X.ChainBudget)
-		// reads and spends it from inside a callback.
-		e.left = turnBudget
-		if !e.drive1(fl, &e.left) {
-			e.driveOn(fl, &e.left)
-		}
-		e.m.steps += uint64(turnBudget - e.left) // every step run took one from the budget
+	if st := e.runBatch(); st != batchOver {
+		e.batchStopped(st) // out of line: the common batch runs to its end
 	}
 	if e.label != nil {
 		// The loop's own work is no flow's: the next turn decides anew.
@@ -382,6 +358,110 @@ func (e *engine) RunReady() bool {
 	more := e.readyHead != nil
 	*e.pending = more
 	return more
+}
+
+// runReadyNested is RunReady entered while running is set: from a cancel
+// handler or an OnEnd (e.cur nil, running set by them) that drives its
+// manual reactor in the middle of a batch, or after an OnEnd that panicked
+// left running set. The batch it runs is RunReady's; batchFl is the outer
+// batch's again after it, for the outer runBatch's recover.
+//
+//go:noinline
+func (e *engine) runReadyNested() bool {
+	saved := e.batchFl
+	e.running = false
+	more := e.RunReady()
+	e.batchFl = saved
+	return more
+}
+
+// batchStopped goes on with a batch that runBatch stopped at e.batchFl:
+// a flow canceled since it was queued (st batchCanceled), which it ends,
+// or a raise or a panic inside a callback of the flow (batchRaised),
+// which it unwinds and drives on, outside any deferred function; then it
+// runs the rest of the batch.
+//
+//go:noinline
+func (e *engine) batchStopped(st uint8) {
+	for st != batchOver {
+		fl := e.batchFl
+		e.batchFl = nil
+		if st == batchCanceled {
+			// Whatever it was queued for (a timeout, an External's
+			// result, a Sync hand-over) is dropped, outside the recover,
+			// as before runBatch. The posted cancelRoot finds the run over.
+			e.cancelRun(fl.root)
+		} else {
+			e.driveOn(fl, &e.left)
+			e.m.steps += uint64(turnBudget - e.left)
+		}
+		st = e.runBatch()
+	}
+}
+
+// popReady takes the first flow off the ready queue (the batch's first
+// left; batchEnd follows it when it was the last).
+func (e *engine) popReady() *flow {
+	fl := e.readyHead
+	if fl == e.batchEnd {
+		e.batchEnd = nil
+	}
+	e.readyHead = fl.nextReady
+	if e.readyHead == nil {
+		e.readyTail = nil
+	} else {
+		e.readyHead.prevReady = nil
+	}
+	fl.nextReady = nil
+	fl.queued = false
+	return fl
+}
+
+// runBatch's outcomes.
+const (
+	batchRaised   = iota // a callback of e.batchFl raised or panicked (caught ran)
+	batchOver            // the batch is over
+	batchCanceled        // e.batchFl was canceled since it was queued: taken off the queue, not driven
+)
+
+// runBatch is RunReady's batch loop under one recover: it drives the
+// flows of the batch (up to batchEnd) in order, each in e.batchFl while
+// it runs, and reports how the batch stopped (batchOver, batchCanceled,
+// batchRaised). A canceled flow is left to RunReady (batchStopped) to end
+// outside the recover, so its cancel handlers and its end run as they did
+// before runBatch. On batchRaised, caught has left the frame whose
+// callback raised or panicked in e.raisedAt for driveOn.
+//
+// One deferred call per batch, not per flow: drive1's frame, its defer and
+// its closure were ~38 Ir of every flow's turn, and a round over many
+// parked flows (ParallelWaitLoop: 30,000 flows, each completed and then
+// run in one batch) paid them for each (issue 24). The closure captures e
+// and st's address; on the common path it tests st. The flow is a field,
+// not a captured local, so that it stays in a register. A Goexit ends the
+// batch (the goroutine ends) as it ended drive1.
+func (e *engine) runBatch() (st uint8) {
+	defer func() {
+		if st == batchRaised {
+			e.caught(e.batchFl, recover())
+		}
+	}()
+	for e.batchEnd != nil {
+		fl := e.popReady()
+		e.batchFl = fl // for caught and batchStopped; stale after the batch, read only when set
+		rt := fl.root
+		if rt.run.Load()&runCancel != 0 {
+			return batchCanceled
+		}
+		if n := rt.name(); n != e.label {
+			e.switchLabel(n) // a switch between differently named flows, while labels are on
+		}
+		// The budget is a field, not a local: a C step chain
+		// (X.ChainBudget) reads and spends it from inside a callback.
+		e.left = turnBudget
+		e.run(fl, &e.left)
+		e.m.steps += uint64(turnBudget - e.left) // every step run took one from the budget
+	}
+	return batchOver
 }
 
 // turnBudget bounds the steps one flow runs before yielding to the rest of

@@ -24,7 +24,7 @@ var hotStrict = []string{
 	"engine.newFrame", "engine.releaseFrame", "engine.run", "engine.exec",
 	"engine.advance", "engine.advanceFast", "engine.afterCallback",
 	"engine.releasePlain", "engine.reuseIteration", "engine.detachFlow",
-	"engine.loopNext", "engine.ready", "engine.RunReady", "engine.driveOn",
+	"engine.loopNext", "engine.ready", "engine.RunReady", "engine.runBatch", "engine.driveOn",
 	"External.Success",
 	"New", "engine.takeBuild", "engine.refillBuild", "root.takeShared",
 	"engine.prepareStart", "engine.attachFlow", "engine.finishRoot", "root.endRunWith",
