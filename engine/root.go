@@ -328,6 +328,9 @@ func (l *rootList) pop() *root {
 // whose roots a round has evicted.
 const prefetchDepth = 64
 
+// New's depth test stands for its rt != nil test too.
+var _ [prefetchDepth - rootQuarantine]struct{}
+
 // prefetchNext starts loading what the next two pops will touch, so that
 // a goroutine starting many roots in a row (New, Add, Execute, ...; issue
 // 19's fan-out) does not meet each one cold, miss after dependent miss: a
@@ -401,7 +404,7 @@ func New(r *reactor.Reactor) *Steps {
 	if !onLoop && (rt == nil || rt.spare == nil) {
 		f, _ = e.takeBuild(1)
 	}
-	if rt != nil && e.rootFree.n > prefetchDepth {
+	if e.rootFree.n > prefetchDepth { // so rt != nil: pop leaves nil only to a pool of rootQuarantine or fewer
 		e.rootFree.prefetchNext()
 	}
 	e.rootMu.Unlock()
