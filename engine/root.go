@@ -51,9 +51,13 @@ type root struct {
 	stateUsed atomic.Bool
 	// argsClear: the run that ended last left its kept flow holding no
 	// values, none owned (endRunClear), so Release reads nothing of the
-	// flow. Written by the loop at every end, before the run word's store
-	// that orders it for the holder (Release reads it only after it saw
-	// the run ended); false is always safe (Release then looks).
+	// flow. Written at every end (endRun, endRunClear) by whoever ends the
+	// run (the loop; Execute's caller when a closed reactor refuses the
+	// start), before the run word's store that orders it for the holder:
+	// Release reads it only after it saw the run ended, and the next write
+	// comes after the holder's next Execute, so a plain bool. A run that
+	// ends any other way than finishRoot's plain end leaves it false, which
+	// is always safe (Release then looks): TestArgsClearNeverStale.
 	argsClear bool
 	// spare holds frames this root's flows gave back (spareN of at most
 	// spareCap, below), so that building the root again off the loop
@@ -328,6 +332,9 @@ func (l *rootList) pop() *root {
 // whose roots a round has evicted.
 const prefetchDepth = 64
 
+// New's depth test stands for its rt != nil test too.
+var _ [prefetchDepth - rootQuarantine]struct{}
+
 // prefetchNext starts loading what the next two pops will touch, so that
 // a goroutine starting many roots in a row (New, Add, Execute, ...; issue
 // 19's fan-out) does not meet each one cold, miss after dependent miss: a
@@ -401,7 +408,7 @@ func New(r *reactor.Reactor) *Steps {
 	if !onLoop && (rt == nil || rt.spare == nil) {
 		f, _ = e.takeBuild(1)
 	}
-	if rt != nil && e.rootFree.n > prefetchDepth {
+	if e.rootFree.n > prefetchDepth { // so rt != nil: pop leaves nil only to a pool of rootQuarantine or fewer
 		e.rootFree.prefetchNext()
 	}
 	e.rootMu.Unlock()

@@ -1,6 +1,7 @@
 package prefetch
 
 import (
+	"runtime"
 	"testing"
 	"unsafe"
 )
@@ -27,5 +28,16 @@ func TestLinesDoesNotAllocate(t *testing.T) {
 	x := new([64]byte)
 	if n := testing.AllocsPerRun(100, func() { Lines(unsafe.Pointer(x), nil, nil, nil) }); n != 0 {
 		t.Fatalf("Lines allocated %v times a call", n)
+	}
+}
+
+// On amd64 and arm64 Lines is the assembly, in every build: the race
+// build included, so that `make race` (the CI's only run of this package
+// outside the allocation check) runs the instruction on nil and on live
+// memory, where a no-op would pass the tests above whatever the assembly
+// did.
+func TestLinesIsTheInstruction(t *testing.T) {
+	if a := runtime.GOARCH; (a == "amd64" || a == "arm64") && !hinting {
+		t.Fatalf("on %s Lines is the no-op: the tests above check nothing of the assembly", a)
 	}
 }
