@@ -364,14 +364,18 @@ func (e *engine) RunReady() bool {
 // handler or an OnEnd (e.cur nil, running set by them) that drives its
 // manual reactor in the middle of a batch, or after an OnEnd that panicked
 // left running set. The batch it runs is RunReady's; batchFl is the outer
-// batch's again after it, for the outer runBatch's recover.
+// batch's again after it, for the outer runBatch's recover, and so is the
+// budget: the inner batch sets e.left for each of its flows, and the outer
+// flow's turn, whose budget is e.left, goes on after it with what it had
+// left (else it would run a fresh turnBudget and count the inner batch's
+// steps in Metrics a second time).
 //
 //go:noinline
 func (e *engine) runReadyNested() bool {
-	saved := e.batchFl
+	saved, left := e.batchFl, e.left
 	e.running = false
 	more := e.RunReady()
-	e.batchFl = saved
+	e.batchFl, e.left = saved, left
 	return more
 }
 
