@@ -364,14 +364,26 @@ func (e *engine) RunReady() bool {
 // handler or an OnEnd (e.cur nil, running set by them) that drives its
 // manual reactor in the middle of a batch, or after an OnEnd that panicked
 // left running set. The batch it runs is RunReady's; batchFl is the outer
-// batch's again after it, for the outer runBatch's recover.
+// batch's again after it, for the outer runBatch's recover, and so is the
+// budget: the inner batch sets e.left for each of its flows, and the outer
+// flow's turn, whose budget is e.left, goes on after it with what it had
+// left (else it would run a fresh turnBudget and count the inner batch's
+// steps in Metrics a second time), and so is the flow label: the inner
+// batch ends with the loop's goroutine unlabeled, and the outer flow's
+// steps that follow in its turn are its own name's. (After an OnEnd whose
+// panic escaped RunReady and left running set, label may name the flow
+// that ended: restored, it stays on the loop until the next RunReady ends,
+// one batch longer than without the restore.)
 //
 //go:noinline
 func (e *engine) runReadyNested() bool {
-	saved := e.batchFl
+	saved, left, label := e.batchFl, e.left, e.label
 	e.running = false
 	more := e.RunReady()
-	e.batchFl = saved
+	e.batchFl, e.left = saved, left
+	if label != e.label {
+		e.switchLabel(label)
+	}
 	return more
 }
 
