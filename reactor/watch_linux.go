@@ -21,8 +21,10 @@ type ioWatch struct {
 	gen uint32   // bumped by Unwatch: events read before it are stale
 	// fresh (Polling fallback only): watched while a batch of events gnet
 	// read may still hold the previous owner's event for this number. Its
-	// events are dropped until gnet's next round of chores (clearFresh);
-	// the watch is level-triggered, so they are reported again after it.
+	// events are dropped until gnet's next round of chores (clearFresh); a
+	// level-triggered watch has them reported again after it, and an
+	// edge-triggered one (InterestHangup alone) is re-armed by dispatch as
+	// it drops one, so that a peer's shutdown is not lost.
 	fresh bool
 }
 
@@ -44,9 +46,15 @@ func (r *Reactor) dispatch(fd int, ev netpoll.IOEvent, gen uint32) {
 		_, _ = unix.Read(l.tfd, buf[:])
 		l.armedAt = 0
 	default:
-		if fd < len(l.io) && l.io[fd].cb != nil && l.io[fd].gen == gen && !l.io[fd].fresh {
+		if fd < len(l.io) && l.io[fd].cb != nil && l.io[fd].gen == gen {
 			w := &l.io[fd]
-			w.cb(w.arg, fd, ioEvent(ev))
+			if !w.fresh {
+				w.cb(w.arg, fd, ioEvent(ev))
+			} else if w.in == InterestHangup {
+				// Dropped while fresh, and edge-triggered: epoll will not
+				// report it again by itself (rearmEdges' case).
+				_ = l.watchHangup(fd, true)
+			}
 		}
 	}
 }
