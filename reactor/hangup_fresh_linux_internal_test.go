@@ -11,13 +11,9 @@ import (
 // chores, and dispatch drops its events meanwhile; a level-triggered
 // watch gets them again after, an edge-triggered one would lose the
 // hang-up for good (a closed peer never noticed). dispatch re-arms it.
-// Both ways of registering it: on the loop's epoll descriptor, and
-// through gnet's edge-triggered read where that descriptor is unknown.
+// Both ways of registering it (hangupRegistrations).
 func TestFreshHangupWatchKeepsItsEdge(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		noEpfd bool
-	}{{"epoll descriptor", false}, {"gnet edge-triggered read", true}} {
+	for _, tc := range hangupRegistrations {
 		t.Run(tc.name, func(t *testing.T) {
 			r := startLoop(t, Options{CPU: -1})
 			client, _, sfd := tcpPair(t)

@@ -52,6 +52,14 @@ func onHangupWatch(arg unsafe.Pointer, _ int, ev Event) {
 	}
 }
 
+// hangupRegistrations are the two ways a hang-up watch is registered: on
+// the loop's epoll descriptor, and through gnet's edge-triggered read where
+// that descriptor is unknown (noEpfd: the test hides it).
+var hangupRegistrations = []struct {
+	name   string
+	noEpfd bool
+}{{"epoll descriptor", false}, {"gnet edge-triggered read", true}}
+
 // Issue 23 item 1: a descriptor whose reading is paused stays in the
 // poller for its hang-up and errors. A peer's shutdown is reported once
 // (edge-triggered: a handler that leaves it for later does not make the
@@ -59,10 +67,7 @@ func onHangupWatch(arg unsafe.Pointer, _ int, ev Event) {
 // (on the fast path; gnet's edge-triggered read, the fallback where the
 // epoll descriptor is unknown, reports each arrival too).
 func TestInterestHangupReportsShutdownOnceAndReset(t *testing.T) {
-	for _, tc := range []struct {
-		name   string
-		noEpfd bool
-	}{{"epoll descriptor", false}, {"gnet edge-triggered read", true}} {
+	for _, tc := range hangupRegistrations {
 		t.Run(tc.name, func(t *testing.T) {
 			r := startLoop(t, Options{CPU: -1})
 			client, _, sfd := tcpPair(t)
@@ -93,8 +98,12 @@ func TestInterestHangupReportsShutdownOnceAndReset(t *testing.T) {
 						if ev&want != 0 {
 							return
 						}
-						if tc.noEpfd && ev == EventRead {
-							continue // the fallback's report of data
+						if tc.noEpfd && ev&^(EventRead|EventHangup) == 0 {
+							// The fallback's report of data: it asks for
+							// EPOLLIN too, and the end of stream is
+							// readable, so the shutdown's FIN can make a
+							// second edge (Read, with the lasting Hangup).
+							continue
 						}
 						t.Fatalf("%s: event %b, want %b", what, ev, want)
 					case <-deadline:
@@ -121,12 +130,14 @@ func TestInterestHangupReportsShutdownOnceAndReset(t *testing.T) {
 			}
 			next("peer's shutdown", EventHangup)
 			// Reported once: several loop turns later there is no more.
+			// The epoll descriptor's registration only: the fallback's
+			// EPOLLIN may report the FIN again as data (above).
 			before := w.calls.Load()
 			for range 5 {
 				onLoop(r, func() {})
 				time.Sleep(time.Millisecond) // lets the loop wait in epoll again
 			}
-			if n := w.calls.Load(); n != before {
+			if n := w.calls.Load(); n != before && !tc.noEpfd {
 				t.Fatalf("the peer's shutdown was reported %d more times while it lasted", n-before)
 			}
 			_ = client.SetLinger(0)
