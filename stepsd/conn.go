@@ -51,18 +51,29 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 		var nd, ne, pk int
 		var cmds uint32
 		n, nd, ne, pk, used, cmds, more = cn.parseDirect(data)
-		if nd > 0 || pk > 0 {
-			fl = sh.newFlow()
-			now = sh.r.CoarseNow()
+		g := 0 // the direct head's Limiter entries granted (startDirect)
+		if ne > 0 {
+			g = sh.lim.TryEnterRun(ne)
 		}
-		if nd > 0 {
-			first = fl.startDirect(cn, nd, ne, cmds, now)
-		}
-		if pk > 0 {
-			// The request that ended the direct head, parsed already.
-			p := &sh.reqs[nd]
-			n += pk
-			first = cn.startOne(p, true, fl, now, first)
+		if g == ne && g > 0 && pk == 0 && !more {
+			// The whole read is the direct head, and every request
+			// in it entered the Limiter: what a pipelining client's
+			// read is (runWhole).
+			cn.runWhole(nd, cmds)
+		} else {
+			if nd > 0 || pk > 0 {
+				fl = sh.newFlow()
+				now = sh.r.CoarseNow()
+			}
+			if nd > 0 {
+				first = fl.startDirect(cn, nd, ne, g, cmds, now)
+			}
+			if pk > 0 {
+				// The request that ended the direct head, parsed already.
+				p := &sh.reqs[nd]
+				n += pk
+				first = cn.startOne(p, true, fl, now, first)
+			}
 		}
 	}
 	if more && !cn.closing {
@@ -301,6 +312,13 @@ func (cn *conn) runNow(first *request, fl *flow, now int64) {
 		fl.splitRest()
 		engine.RunReady(sh.r)
 	}
+	cn.afterRun(first, fl, now)
+}
+
+// afterRun is runNow's end, once the read's flows have run as far as they
+// could: it writes their replies and puts what is left to wait.
+func (cn *conn) afterRun(first *request, fl *flow, now int64) {
+	sh := cn.sh
 	sh.inline = nil
 	if sh.held != 0 {
 		// Never expected: a panic inside the store's lock (stripe.lock)

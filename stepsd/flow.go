@@ -358,7 +358,8 @@ func directly(p *Request, framed bool) bool {
 
 // startDirect ends the head of a read that OnData parsed into the shard's
 // reqs (nd requests, each directly, on a connection with nothing in
-// flight): as many as the Limiter lets in at once (TryEnterRun) become fl's
+// flight): as many as the Limiter let in at once (g of the ne that need an
+// entry: OnData's TryEnterRun(ne)) become fl's
 // direct run, answered by its first step straight from their parse, with
 // no request object (runDirectOf); the others, from the first the Limiter
 // could not take, become requests of fl (cn.start), each with its own
@@ -380,12 +381,8 @@ func directly(p *Request, framed bool) bool {
 // command (PIPELINE when they differ). The run's requests are counted by
 // command (started, ended) by the run step that answers them; those
 // started here as request objects by start.
-func (fl *flow) startDirect(cn *conn, nd, ne int, cmds uint32, now int64) *request {
+func (fl *flow) startDirect(cn *conn, nd, ne, g int, cmds uint32, now int64) *request {
 	sh := fl.sh
-	g := 0
-	if ne > 0 {
-		g = sh.lim.TryEnterRun(ne)
-	}
 	e := nd // the run's requests: sh.reqs[:e]
 	switch {
 	case g == 0:
@@ -417,6 +414,60 @@ func (fl *flow) startDirect(cn *conn, nd, ne int, cmds uint32, now int64) *reque
 		}
 	}
 	return first
+}
+
+// runWhole answers a read that its direct head took whole (parseDirect:
+// nd requests, nothing left to parse), each of them let into the Limiter
+// (OnData's TryEnterRun granted all ne entries): what a pipelining
+// client's read is. It does what startDirect, execute and runNow do for
+// that read, in one frame: a flow whose one step is the direct run, named
+// after cmds, started and run at once, its replies written in one write.
+//
+// Why a frame of its own: the general path's calls and tests for what
+// this read cannot have (request objects, a partial grant, a request
+// after the head, readRest) were about 110 instructions and 14 lines of
+// code a read (profiles/notes/2026-11-27-srv-round9.md).
+func (cn *conn) runWhole(nd int, cmds uint32) {
+	sh := cn.sh
+	fl := sh.newFlow()
+	fl.dn, fl.dat, fl.dcn, fl.runHeld = nd, 0, cn, true
+	name := directName(cmds)
+	fl.name = name
+	fl.dcmd = -1
+	if cmds&(cmds-1) == 0 && cmds != 1<<cmdInvalid {
+		fl.dcmd = bits.TrailingZeros32(cmds)
+	}
+	cn.inflight += nd
+	if fl.named != name {
+		fl.root.SetFlowName(name) // kept by the root from run to run (execute)
+		fl.named = name
+	}
+	fl.root.Add(fl.direct, fl.onDirectError)
+	fl.root.Execute()
+	sh.inline = cn // as runNow: a flow with no request object is never split
+	engine.RunReady(sh.r)
+	if fl.dat != nd || sh.held != 0 || cn.closed {
+		// Never expected (the run step did not run whole, a panic
+		// inside the store's lock) or the connection closed meanwhile:
+		// runNow's general end.
+		cn.afterRun(nil, fl, sh.r.CoarseNow())
+		return
+	}
+	sh.inline = nil
+	// sendDirect's work, for a run that answered every request of fl.
+	if len(sh.dout) > 0 {
+		_, _ = cn.c.Send(sh.dout)
+	}
+	sh.dout = sh.dout[:0]
+	cn.inflight -= nd
+	fl.dn, fl.dat, fl.dcn = 0, 0, nil
+	sh.recycleFlow(fl) // no request of its own: its run was all of it
+	if cn.head != nil || cn.paused || cn.closing || cn.eof {
+		// A write that failed closed it (closing), or a close asked
+		// meanwhile: flush resumes reading or closes, as after runNow's
+		// direct run.
+		cn.flush(sh.r.CoarseNow())
+	}
 }
 
 // runDirectOf returns fl's direct run step (flow.direct): it answers the
