@@ -37,43 +37,51 @@ func (h *handler) OnOpen(c *netio.Conn) {
 
 func (h *handler) OnData(c *netio.Conn, data []byte) int {
 	cn := c.Context().(*conn)
+	if cn.head != nil || cn.closing {
+		return cn.readAll(data, 0, 0, 0, 0, 0, 0, 0, true, false)
+	}
+	// Nothing of cn is in flight, so the head of this read may be
+	// answered straight from its parse (flow.startDirect).
+	n, nd, ne, pk, used, cmds, more := cn.parseDirect(data)
+	g := 0 // the direct head's Limiter entries granted (startDirect)
+	if ne > 0 {
+		g = cn.sh.lim.TryEnterRun(ne)
+	}
+	if g == ne && g > 0 && pk == 0 && !more {
+		// The whole read is the direct head, and every request in it
+		// entered the Limiter: what a pipelining client's read is
+		// (runWhole, which clears the slots).
+		cn.runWhole(nd, cmds)
+		return n
+	}
+	return cn.readAll(data, n, nd, ne, pk, used, g, cmds, more, true)
+}
+
+// readAll is OnData for every read that runWhole does not take: direct
+// says whether the read had a direct head (parseDirect's results n to
+// more, and g, the Limiter entries granted to it), else it parses data
+// from its start. A function of its own, so that the reads runWhole takes
+// (what a pipelining client sends) do not pay for this one's frame and
+// its values kept across calls: about 40 instructions a read
+// (profiles/notes/2026-11-27-srv-round9.md).
+func (cn *conn) readAll(data []byte, n, nd, ne, pk, used, g int, cmds uint32, more, direct bool) int {
 	sh := cn.sh
-	n := 0
 	var first *request // the first request this read started
 	var fl *flow       // the read's flow: its requests' steps, in order
 	var now int64      // the read's arrival, on the reactor's coarse clock
-	more := true       // readRest has requests to parse
-	used := 0          // slots of sh.reqs this read parsed into: cleared before it returns
-	direct := cn.head == nil && !cn.closing
 	if direct {
-		// Nothing of cn is in flight, so the head of this read may be
-		// answered straight from its parse (flow.startDirect).
-		var nd, ne, pk int
-		var cmds uint32
-		n, nd, ne, pk, used, cmds, more = cn.parseDirect(data)
-		g := 0 // the direct head's Limiter entries granted (startDirect)
-		if ne > 0 {
-			g = sh.lim.TryEnterRun(ne)
+		if nd > 0 || pk > 0 {
+			fl = sh.newFlow()
+			now = sh.r.CoarseNow()
 		}
-		if g == ne && g > 0 && pk == 0 && !more {
-			// The whole read is the direct head, and every request
-			// in it entered the Limiter: what a pipelining client's
-			// read is (runWhole).
-			cn.runWhole(nd, cmds)
-		} else {
-			if nd > 0 || pk > 0 {
-				fl = sh.newFlow()
-				now = sh.r.CoarseNow()
-			}
-			if nd > 0 {
-				first = fl.startDirect(cn, nd, ne, g, cmds, now)
-			}
-			if pk > 0 {
-				// The request that ended the direct head, parsed already.
-				p := &sh.reqs[nd]
-				n += pk
-				first = cn.startOne(p, true, fl, now, first)
-			}
+		if nd > 0 {
+			first = fl.startDirect(cn, nd, ne, g, cmds, now)
+		}
+		if pk > 0 {
+			// The request that ended the direct head, parsed already.
+			p := &sh.reqs[nd]
+			n += pk
+			first = cn.startOne(p, true, fl, now, first)
 		}
 	}
 	if more && !cn.closing {

@@ -451,9 +451,11 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 		// inside the store's lock) or the connection closed meanwhile:
 		// runNow's general end.
 		cn.afterRun(nil, fl, sh.r.CoarseNow())
+		clearSlots(sh, nd)
 		return
 	}
 	sh.inline = nil
+	clearSlots(sh, nd) // the run has read them: as readAll's end
 	// sendDirect's work, for a run that answered every request of fl.
 	if len(sh.dout) > 0 {
 		_, _ = cn.c.Send(sh.dout)
@@ -468,6 +470,15 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 		// direct run.
 		cn.flush(sh.r.CoarseNow())
 	}
+}
+
+// clearSlots is readAll's end for a read runWhole took: the slots it used,
+// the first nd, are zeroed (the next direct head parses into zeroed slots,
+// and no reference to the read's bytes is kept), and the flag parseDirect
+// set dropped.
+func clearSlots(sh *shard, nd int) {
+	clear(sh.reqs[:nd])
+	sh.reqsDirty = false
 }
 
 // runDirectOf returns fl's direct run step (flow.direct): it answers the
