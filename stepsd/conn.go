@@ -62,7 +62,7 @@ func (h *handler) OnData(c *netio.Conn, data []byte) int {
 // more, and g, the Limiter entries granted to it), else it parses data
 // from its start. A function of its own, so that the reads runWhole takes
 // (what a pipelining client sends) do not pay for this one's frame and
-// its values kept across calls: about 40 instructions a read
+// its values kept across calls: 35-50 instructions a read
 // (profiles/notes/2026-11-27-srv-round9.md).
 func (cn *conn) readAll(data []byte, n, nd, ne, pk, used, g int, cmds uint32, more, direct bool) int {
 	sh := cn.sh

@@ -425,8 +425,8 @@ func (fl *flow) startDirect(cn *conn, nd, ne, g int, cmds uint32, now int64) *re
 //
 // Why a frame of its own: the general path's calls and tests for what
 // this read cannot have (request objects, a partial grant, a request
-// after the head, readRest) were about 110 instructions and 14 lines of
-// code a read (profiles/notes/2026-11-27-srv-round9.md).
+// after the head, readRest) were about 110 instructions and 16 lines of
+// hot code a read (profiles/notes/2026-11-27-srv-round9.md).
 func (cn *conn) runWhole(nd int, cmds uint32) {
 	sh := cn.sh
 	fl := sh.newFlow()

@@ -30,13 +30,13 @@ type shard struct {
 	// (trimRequests), so a burst does not keep its peak forever.
 	freeN, freeLow int
 	out            []byte    // reply scratch
-	reqs           []Request // the head of a read parsed for a direct run (OnData, flow.startDirect); valid until its OnData returns
+	reqs           []Request // the head of a read parsed for a direct run (OnData, flow.startDirect, conn.runWhole); valid until its OnData returns
 	reqsDirty      bool      // reqs may hold a parse: from parseDirect to the end of its OnData; only that OnData drops it (after clearing what it used)
 	held           uint8     // the store stripe whose lock this loop holds, + 1 (stripe.lock); in reqsDirty's padding
-	dout           []byte    // a direct run's replies, written by runNow before flush's
+	dout           []byte    // a direct run's replies, written by runNow (runWhole) before flush's
 	parser         Parser    // parses every connection's input on this reactor, one request at a time
 
-	inline *conn   // the connection whose runNow runs flows now: its replies are written there
+	inline *conn   // the connection whose runNow (runWhole) runs flows now: its replies are written there
 	posted bool    // endOfIteration is posted
 	dirty  []*conn // connections with replies to write at the end of the iteration
 
