@@ -12,7 +12,7 @@ import (
 // that the same look finds due: it must still fire first (timers fire in
 // deadline order, doc.go). Under load the loop's thread is descheduled
 // between the two for milliseconds (TestRealDeferredOffLoopFireInDeadline
-// OrderNeverEarly failed so, 1 run in 12 with -race at load 30). Here the
+// OrderNeverEarly failed so in 2 of 12 runs, -race, load 30). Here the
 // drain stops at its bound (maxInboxBatch) with the Deferred behind it,
 // and the last task moves the manual clock on, as the descheduled thread's
 // clock moved.
