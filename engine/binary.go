@@ -125,7 +125,10 @@ func xBind(as *Steps, bin unsafe.Pointer) bool {
 // the code it failed with ("" after a success, Canceled after a cancel),
 // just before the run ends (and a Promise gets its result). fn may release
 // the root: it is released once the run has ended. Set it while the root
-// is not executing; nil removes it. Release removes it.
+// is not executing; nil removes it. Release removes it. A panic in fn
+// (or a runtime.Goexit) makes the run's outcome InternalError, as a step's
+// panic does (LastException the *PanicError): the run still ends once, its
+// Promise or Batch gets that error, and the root may run again.
 func xOnEnd(root *Steps, fn func(root *Steps, code string)) {
 	if root == nil || root.kind != kRoot {
 		misuse(root, "OnEnd: not a root")

@@ -53,7 +53,10 @@ func (internals) Bind(as *Steps, bin unsafe.Pointer) bool {
 // the code it failed with ("" after a success, Canceled after a cancel),
 // just before the run ends (and a Promise gets its result). fn may release
 // the root: it is released once the run has ended. Set it while the root
-// is not executing; nil removes it. Release removes it.
+// is not executing; nil removes it. Release removes it. A panic in fn
+// (or a runtime.Goexit) makes the run's outcome InternalError, as a step's
+// panic does (LastException the *PanicError): the run still ends once, its
+// Promise or Batch gets that error, and the root may run again.
 func (internals) OnEnd(root *Steps, fn func(root *Steps, code string)) {
 	xOnEnd(root, fn)
 }

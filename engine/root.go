@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"runtime"
 	"sync/atomic"
 	"unsafe"
@@ -955,6 +956,9 @@ func (e *engine) finishRoot(rt *root, code string) {
 			e.namedSucceeded(x)
 		}
 		rt.endRunWaited(x, code)
+	} else if x != nil && x.onEnd != nil {
+		e.endOnEnd(rt, x, code) // the rest of the end too, however OnEnd leaves
+		return
 	} else {
 		e.flowEnded(rt, code)
 		if x != nil {
@@ -994,14 +998,10 @@ func (e *engine) finishKeptExt(rt *root, fl *flow, x *rootExt) {
 }
 
 // endExt ends what a run's rarely used extension holds: its context
-// watch, its trace task, its OnEnd. Out of line: finishRoot runs at every
-// root's end, and this body inside it cost the common end (no extension)
-// 5-10 ns (MutexSection, profiles/README.md "Session 17 merge").
-//
-// OnEnd runs with RunReady refused (engine.running): a root's end may come
-// from a cancel, in the middle of the engine's walk. No defer restores
-// running if fn panics: the loop's next RunReady clears it, so such a
-// panic only holds RunReady off until the next flow run.
+// watch and its trace task (OnEnd is endOnEnd's). Out of line: finishRoot
+// runs at every root's end, and this body inside it cost the common end
+// (no extension) 5-10 ns (MutexSection, profiles/README.md "Session 17
+// merge").
 //
 //go:noinline
 func (e *engine) endExt(rt *root, x *rootExt, code string) {
@@ -1011,14 +1011,51 @@ func (e *engine) endExt(rt *root, x *rootExt, code string) {
 	if x.trace != nil {
 		x.endTrace(code)
 	}
-	if fn := x.onEnd; fn != nil {
-		// Before the run ends: until then the holder cannot release or
-		// reuse the root under fn (a Release from fn waits for the end).
-		saved := e.running
-		e.running = true
-		fn(&rt.Steps, code)
+}
+
+// endOnEnd is finishRoot's general end for a root with an OnEnd: fn runs
+// first, before the run ends (until then the holder cannot release or
+// reuse the root under fn: a Release from fn waits for the end), then the
+// rest of the end, in a deferred call, so that the run ends exactly once
+// however fn leaves.
+//
+// A panic in fn is the run's InternalError, as a step's panic is
+// (LastException the *PanicError, ErrorInfo its text): its Promise or
+// Batch gets it, and it is counted so. It is recovered here, not left to
+// the recover of the batch (runBatch) or of whoever ended the root (a
+// Cancel's task, the root's start, the reactor's close): runBatch took it
+// for a panic of a step and ended the root a second time (OnEnd ran again
+// and its second panic escaped RunReady, with the root's run never
+// ended), and elsewhere it escaped with the run half-ended, so that the
+// root never ran again and its Promise never ended. A runtime.Goexit in
+// fn (t.FailNow) ends the run the same way before the goroutine ends.
+//
+// fn runs with RunReady refused (engine.running): a root's end may come
+// from a cancel, in the middle of the engine's walk.
+//
+//go:noinline
+func (e *engine) endOnEnd(rt *root, x *rootExt, code string) {
+	saved := e.running
+	panicked := true
+	defer func() {
 		e.running = saved
-	}
+		if panicked {
+			v := recover()
+			st := rt.stateForWrite()
+			st.ErrorInfo = fmt.Sprint(v)
+			st.LastException = &PanicError{Value: v}
+			code = InternalError
+		}
+		e.flowEnded(rt, code)
+		e.endExt(rt, x, code)
+		rt.endRunWith(code)
+		if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
+			rt.release()
+		}
+	}()
+	e.running = true
+	x.onEnd(&rt.Steps, code)
+	panicked = false
 }
 
 // endRunWith ends the run: success when code is "". A run that someone

@@ -71,6 +71,17 @@ func (r *Reactor) iterateFull() bool {
 	haveNow := false
 	if r.work.timers && r.wheel.Len() > 0 {
 		now, haveNow = r.loopTick(), true
+		if !r.inbox.Empty() || r.overflow.active.Load() {
+			// Posted after the drain above and before the clock was
+			// read (the loop's thread descheduled between them, or the
+			// drain stopped at its bound): a Deferred among them counts
+			// its deadline from its call and may be due before timers
+			// of the wheel due now; in the wheel first, it fires first.
+			// One posted after the read is due after now: the wheel's
+			// due timers precede it rightly. Deadline order (doc.go)
+			// then holds as long as the drains keep up (maxInboxBatch).
+			r.drainPosted()
+		}
 		r.fireDue(now)
 	}
 	if r.os != nil && r.closed.Load() {
@@ -98,6 +109,20 @@ func (r *Reactor) iterateFull() bool {
 		return next <= now
 	}
 	return false
+}
+
+// drainPosted is iterateFull's second look at what other goroutines posted,
+// after its clock read: the ring and the overflow list, as its first look.
+// Out of line: rare (a post that raced the turn), and off the common turn.
+//
+//go:noinline
+func (r *Reactor) drainPosted() {
+	if !r.inbox.Empty() {
+		r.drainInbox()
+	}
+	if r.overflow.active.Load() {
+		r.drainOverflow()
+	}
 }
 
 // drainInbox runs the tasks posted through the ring, at most maxInboxBatch.
