@@ -1306,7 +1306,8 @@ func (rt *root) releaseAfterRun(cancel bool) {
 func (rt *root) release() { rt.Steps.Release() }
 
 // Promise is the end of a root's flow, to wait for from any goroutine.
-// 160 bytes, one allocation per flow: its state word orders the making of
+// 160 bytes, carved from a per-reactor slab (promise_slab.go): one
+// allocation per promiseSlabN flows. Its state word orders the making of
 // the Done channel, so it holds no mutex (one size class smaller).
 type Promise struct {
 	r *reactor.Reactor // the flow's; nil for a Promise that failed at once
@@ -1349,25 +1350,33 @@ func (p *Promise) end() {
 }
 
 // Promise executes the root and returns a way to wait for the end of its
-// flow (spec 2.2.3). It allocates the Promise; its Done channel is made
-// only if Done is called or Wait has to sleep.
+// flow (spec 2.2.3). The Promise is the caller's for good (it and the
+// *Args its Wait returns stay valid after the root's Release, and are
+// never reused); Promises are allocated in slabs of 16 per reactor, so
+// one kept Promise keeps its slab (under 3 KB) reachable. Its Done channel
+// is made only if Done is called or Wait has to sleep.
 func (as *Steps) Promise() *Promise {
 	checkReleased(as, "Promise")
-	p := &Promise{}
 	if as == nil || as.kind != kRoot {
-		p.err = &Error{Code: InternalError, Info: "Promise: not a root"}
-		p.st.Store(promiseEnded)
-		return p
+		return failedPromise("Promise: not a root")
 	}
 	rt := rootOf(as)
 	if rt.running() || rt.isReleased() {
-		p.err = &Error{Code: InternalError, Info: "Promise: root is executing or released"}
-		p.st.Store(promiseEnded)
-		return p
+		return failedPromise("Promise: root is executing or released")
 	}
+	p := rt.e.newPromise() // a slot of the reactor's slab (promise_slab.go)
 	p.r = rt.e.r
 	rt.extra().promise = p
 	as.Execute()
+	return p
+}
+
+// failedPromise is the Promise of a Promise call that could not start
+// the flow: ended at once with InternalError. An allocation of its own
+// (the slabs are per reactor, and this has none).
+func failedPromise(info string) *Promise {
+	p := &Promise{err: &Error{Code: InternalError, Info: info}}
+	p.st.Store(promiseEnded)
 	return p
 }
 
