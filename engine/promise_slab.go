@@ -6,14 +6,16 @@ import "sync/atomic"
 // A Promise is never reused: each slot of a slab is handed out once, and
 // the slab goes back to the GC when nothing points into it any more. So a
 // Promise (or the *Args its Wait returned) that a holder keeps, keeps its
-// whole slab: promiseSlabN x 160 bytes (2,688 with the allocation's
-// rounding, against 160 for a Promise of its own) and the results of the
-// slab's other flows, until the holder drops it. 16 makes the malloc of a
-// Promise a sixteenth of one (about 250 instructions and the Promise's
-// heap bits, per flow, before) while a kept Promise pins under 3 KB; the
-// runtime's own tiny allocator makes the same trade for small
-// pointer-free objects. See profiles/notes/2026-11-27-promise2-round9.md.
-const promiseSlabN = 16
+// whole slab reachable: 2,048 bytes (14 x 144 and the count: the runtime's
+// 2,048-byte size class, filled to 2,024), against 144 for a Promise of
+// its own, and the values of the slab's other results, until the holder
+// drops it. 14 makes the malloc of a Promise (about 250 instructions and
+// its heap bits, per flow, before) a fourteenth of one, adds 2.3 bytes a
+// flow (the count, the class's rounding) to the GC's share, and keeps
+// what one kept Promise can pin at 2 KB; the runtime's tiny allocator
+// makes the same trade for small pointer-free objects.
+// profiles/notes/2026-11-27-promise2-round9.md has the measurements.
+const promiseSlabN = 14
 
 // promiseSlab is promiseSlabN Promises made by one allocation; next counts
 // the slots claimed (it runs past promiseSlabN when callers race for the

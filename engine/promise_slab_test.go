@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
@@ -165,4 +166,63 @@ func TestPromiseSlabFailedPromise(t *testing.T) {
 		t.Fatal(err)
 	}
 	root.Release()
+}
+
+// The Promise is 144 bytes and a slab fills the runtime's 2,048-byte size
+// class (2,024 used): a larger Promise, or a slab that spills into the
+// next class, costs GC work on every flow (promise_slab.go).
+func TestPromiseSlabLayout(t *testing.T) {
+	if n := unsafe.Sizeof(Promise{}); n != 144 {
+		t.Errorf("Promise is %d bytes, want 144", n)
+	}
+	if n := unsafe.Sizeof(promiseSlab{}); n != 2024 {
+		t.Errorf("promiseSlab is %d bytes, want 2024 (of the 2,048-byte class)", n)
+	}
+}
+
+// A failed flow's error lies in its Promise's values (failErr); the
+// Promise reports it, with no values, through Done and Wait, and keeps it
+// after Release and later flows from the same slab.
+func TestPromiseSlabFailedKept(t *testing.T) {
+	r := reactor.NewManual()
+	type kept struct {
+		p    *Promise
+		code string
+	}
+	var ks []kept
+	for i := range 3 * promiseSlabN {
+		root := New(r)
+		code := fmt.Sprintf("Code%d", i)
+		if i%2 == 0 {
+			root.Add(func(as *Steps) { as.Error(code, "info") })
+		} else {
+			root.Add(resultStep(int64(i)))
+			code = ""
+		}
+		p := root.Promise()
+		if i%3 == 0 {
+			select {
+			case <-p.Done():
+				t.Fatal("Done closed before the flow ran")
+			default:
+			}
+		}
+		r.RunUntilIdle()
+		<-p.Done()
+		root.Release()
+		ks = append(ks, kept{p, code})
+	}
+	runtime.GC()
+	for i, k := range ks {
+		a, err := k.p.Wait()
+		if k.code == "" {
+			if err != nil || a.At(0).Int() != int64(i) {
+				t.Fatalf("flow %d: %v %v", i, a, err)
+			}
+			continue
+		}
+		if e, ok := err.(*Error); !ok || e.Code != k.code || e.Info != "info" || a != nil || a.Len() != 0 {
+			t.Fatalf("flow %d: %v %v, want %s", i, a, err, k.code)
+		}
+	}
 }
