@@ -1448,15 +1448,20 @@ func (p *Promise) Done() <-chan struct{} {
 // on a reactor made with reactor.Options.OwnThread, which nobody assists;
 // Done never runs anything.
 func (p *Promise) Wait() (*Args, error) {
-	if !p.ended() {
+	w := p.st.Load()
+	if w == promiseEnded {
+		return &p.args, nil // the common case: one load
+	}
+	if w != promiseFailed {
 		if p.r != nil && p.r.IsLoopGoroutine() {
 			panic("engine: Promise.Wait on the loop's own goroutine (inside a callback, or on the goroutine driving a manual reactor) for a flow that has not ended: it would deadlock, since only this goroutine can run the flow; drive the reactor first, or select on Done, or wait from another goroutine")
 		}
 		if !p.assist() {
 			<-p.Done()
 		}
+		w = p.st.Load()
 	}
-	if p.st.Load() == promiseFailed {
+	if w == promiseFailed {
 		return nil, (*Error)(p.args.v[0].ref) // failErr's
 	}
 	return &p.args, nil
