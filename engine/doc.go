@@ -34,6 +34,13 @@
 // Cancel on a released root"); Ref's methods stay quiet. The default
 // build's code does not change (the check is a false constant there).
 //
+// A Promise is not pooled: it, and the *Args its Wait returns, are the
+// holder's for good, after the root's Release too, and never show another
+// flow's result. Promises are carved from slabs of 14 per reactor (one
+// allocation per 14 flows), so a Promise kept long keeps its slab's 2 KB,
+// and the values of the slab's other results, reachable; copy the values
+// out of a result kept for long.
+//
 // # The life of a root
 //
 // A root from New or NewInstance goes through four states:

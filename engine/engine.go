@@ -94,6 +94,11 @@ type engine struct {
 	// hold the batch's last flow after the batch, and is read only where
 	// runBatch has just set it.
 	batchFl *flow
+
+	// promises is the slab Promise carves this reactor's Promises from
+	// (promise_slab.go): claimed from any goroutine, padded off the loop's
+	// fields.
+	promises promiseSlabs
 }
 
 // Stats are the engine's occupancy counters for one reactor, for tests and

@@ -1083,17 +1083,19 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 	if b != nil {
 		b.setResult(bi, rt, code)
 	}
+	state := promiseEnded
 	if p != nil {
 		if code == "" {
 			p.args = rt.Steps.fl.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
 		} else {
-			p.err = &Error{Code: code, Info: rt.state.ErrorInfo}
+			p.failErr(&Error{Code: code, Info: rt.state.ErrorInfo})
+			state = promiseFailed
 		}
 	}
 	rt.e.detachFlow(rt)
 	rt.endRun()
 	if p != nil {
-		p.end()
+		p.end(state)
 	}
 	if b != nil {
 		b.batchEnded(bi) // last: once it counts the end, the Batch's waiter may reuse everything
@@ -1343,32 +1345,54 @@ func (rt *root) releaseAfterRun(cancel bool) {
 func (rt *root) release() { rt.Steps.Release() }
 
 // Promise is the end of a root's flow, to wait for from any goroutine.
-// 160 bytes, one allocation per flow: its state word orders the making of
-// the Done channel, so it holds no mutex (one size class smaller).
+// 144 bytes, carved from a per-reactor slab (promise_slab.go): one
+// allocation per promiseSlabN flows. One word holds its state and its
+// Done channel, and a failed flow's error lies where its values would
+// (Wait returns no values then), so the result is most of it.
 type Promise struct {
 	r *reactor.Reactor // the flow's; nil for a Promise that failed at once
-	// st is promisePending, promiseMaking (a Done makes the channel),
-	// promiseWatched (Done made it, or a Wait that parks did) or
-	// promiseEnded (set after args and err). The end swaps promiseEnded
-	// in and closes done only if it swapped out promiseWatched, so the
-	// common end (nobody parked, no Done) takes no lock; a Done that finds
-	// the end came while it made the channel closes nothing.
-	st   atomic.Uint32
-	done chan struct{} // written in promiseMaking, read from promiseWatched on
+	// st is nil while the flow runs and nobody watches; promiseMaking
+	// while a Done makes the channel; the channel itself once watched (Done
+	// made it, or a Wait that parks did); promiseEnded or promiseFailed
+	// once args are written. The end swaps its state in and closes the
+	// channel only if it swapped one out, so the common end (nobody
+	// parked, no Done) takes no lock; a Done that finds the end came
+	// while it made the channel closes nothing.
+	st atomic.Pointer[chanWord]
+	// args: the values of the flow's last success; for a failed flow the
+	// *Error, in args.v[0].ref (failErr).
 	args Args
-	err  *Error
 }
 
-// Promise states (Promise.st).
-const (
-	promisePending = iota
-	promiseWatched
-	promiseEnded
-	promiseMaking
+// chanWord stands for a channel's runtime object in Promise.st: a channel
+// value is one pointer to it, which chanOf and wordOf reinterpret. The GC
+// follows the word as it would the channel (it marks the object the
+// pointer falls in, whatever its static type), and the checkptr rules hold:
+// the runtime's channel object is larger than chanWord and pointer
+// aligned.
+type chanWord struct{ _ byte }
+
+func chanOf(w *chanWord) chan struct{} { return *(*chan struct{})(unsafe.Pointer(&w)) }
+func wordOf(c chan struct{}) *chanWord { return *(**chanWord)(unsafe.Pointer(&c)) }
+
+// promiseStates are the Promise states that are not a channel: static
+// addresses, so no channel's object has one.
+var promiseStates [3]chanWord
+
+var (
+	promiseMaking = &promiseStates[0]
+	promiseEnded  = &promiseStates[1] // a success: args hold its values
+	promiseFailed = &promiseStates[2] // an error: args.v[0].ref is the *Error
 )
 
-// ended reports whether the flow has ended (args and err are written).
-func (p *Promise) ended() bool { return p.st.Load() == promiseEnded }
+// ended reports whether the flow has ended (args are written).
+func (p *Promise) ended() bool {
+	w := p.st.Load()
+	return w == promiseEnded || w == promiseFailed
+}
+
+// failErr stores a failed flow's error where Wait finds it (before end).
+func (p *Promise) failErr(err *Error) { p.args.v[0].ref = unsafe.Pointer(err) }
 
 // closedChan is the Done of a Promise asked after its flow ended.
 var closedChan = func() chan struct{} {
@@ -1377,60 +1401,69 @@ var closedChan = func() chan struct{} {
 	return c
 }()
 
-// end marks the flow ended (args and err are written): Wait returns,
-// Done's channel is closed. Once per Promise.
-func (p *Promise) end() {
-	if p.st.Swap(promiseEnded) == promiseWatched {
-		close(p.done) // written before st became promiseWatched
+// end marks the flow ended with state (promiseEnded, or promiseFailed
+// after failErr; args are written): Wait returns, Done's channel is
+// closed. Once per Promise.
+func (p *Promise) end(state *chanWord) {
+	if w := p.st.Swap(state); w != nil && w != promiseMaking {
+		close(chanOf(w)) // made before st became w
 	}
 }
 
 // Promise executes the root and returns a way to wait for the end of its
-// flow (spec 2.2.3). It allocates the Promise; its Done channel is made
-// only if Done is called or Wait has to sleep.
+// flow (spec 2.2.3). The Promise is the caller's for good (it and the
+// *Args its Wait returns stay valid after the root's Release, and are
+// never reused); Promises are allocated in slabs of 14 per reactor, so
+// one kept Promise keeps its slab (2 KB) reachable. Its Done channel
+// is made only if Done is called or Wait has to sleep.
 func (as *Steps) Promise() *Promise {
 	checkReleased(as, "Promise")
-	p := &Promise{}
 	if as == nil || as.kind != kRoot {
-		p.err = &Error{Code: InternalError, Info: "Promise: not a root"}
-		p.st.Store(promiseEnded)
-		return p
+		return failedPromise("Promise: not a root")
 	}
 	rt := rootOf(as)
 	if rt.running() || rt.isReleased() {
-		p.err = &Error{Code: InternalError, Info: "Promise: root is executing or released"}
-		p.st.Store(promiseEnded)
-		return p
+		return failedPromise("Promise: root is executing or released")
 	}
+	p := rt.e.newPromise() // a slot of the reactor's slab (promise_slab.go)
 	p.r = rt.e.r
 	rt.extra().promise = p
 	as.Execute()
 	return p
 }
 
+// failedPromise is the Promise of a Promise call that could not start
+// the flow: ended at once with InternalError. An allocation of its own
+// (the slabs are per reactor, and this has none).
+func failedPromise(info string) *Promise {
+	p := &Promise{}
+	p.failErr(&Error{Code: InternalError, Info: info})
+	p.st.Store(promiseFailed)
+	return p
+}
+
 // Done is closed when the flow has ended.
 func (p *Promise) Done() <-chan struct{} {
 	for {
-		switch p.st.Load() {
-		case promiseEnded:
+		switch w := p.st.Load(); w {
+		case promiseEnded, promiseFailed:
 			return closedChan
-		case promiseWatched:
-			return p.done
-		case promisePending:
-			if !p.st.CompareAndSwap(promisePending, promiseMaking) {
+		case nil:
+			if !p.st.CompareAndSwap(nil, promiseMaking) {
 				continue
 			}
 			ch := make(chan struct{})
-			p.done = ch
-			// Watched from here: the end, which swaps promiseEnded in,
-			// closes ch. An end that came while ch was made left st at
-			// promiseEnded and closes nothing.
-			if p.st.CompareAndSwap(promiseMaking, promiseWatched) {
+			// Watched from here: the end, which swaps its state in,
+			// closes ch. An end that came while ch was made left st
+			// ended and closes nothing.
+			if p.st.CompareAndSwap(promiseMaking, wordOf(ch)) {
 				return ch
 			}
 			return closedChan
-		default: // promiseMaking: another Done is making the channel
+		case promiseMaking: // another Done is making the channel
 			runtime.Gosched()
+		default: // watched: w is the channel
+			return chanOf(w)
 		}
 	}
 }
@@ -1452,16 +1485,21 @@ func (p *Promise) Done() <-chan struct{} {
 // on a reactor made with reactor.Options.OwnThread, which nobody assists;
 // Done never runs anything.
 func (p *Promise) Wait() (*Args, error) {
-	if !p.ended() {
+	w := p.st.Load()
+	if w == promiseEnded {
+		return &p.args, nil // the common case: one load
+	}
+	if w != promiseFailed {
 		if p.r != nil && p.r.IsLoopGoroutine() {
 			panic("engine: Promise.Wait on the loop's own goroutine (inside a callback, or on the goroutine driving a manual reactor) for a flow that has not ended: it would deadlock, since only this goroutine can run the flow; drive the reactor first, or select on Done, or wait from another goroutine")
 		}
 		if !p.assist() {
 			<-p.Done()
 		}
+		w = p.st.Load()
 	}
-	if p.err != nil {
-		return nil, p.err
+	if w == promiseFailed {
+		return nil, (*Error)(p.args.v[0].ref) // failErr's
 	}
 	return &p.args, nil
 }
