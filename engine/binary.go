@@ -320,6 +320,13 @@ func (fl *flow) clearArgs() {
 // nothing to drop; it only notes whether vals bring owned values. The
 // drop's scan of the four slots and of vals was a sixth of a waited step's
 // completion.
+//
+// A success with no values (External.Success() from another goroutine, a
+// fan-out's usual completion) empties the slots through resetArgs: with
+// narrow set it reads slot 0 alone and leaves narrow set, so that this
+// reset, the end's emptiness test (endRunClear) and the next start's reset
+// read the flow's first line only, not its second (slots 1 and 2) on a
+// flow a round over many flows has evicted (issue 19's RealParallel).
 func (fl *flow) setArgs(vals []Value) {
 	if fl.owned {
 		fl.dropArgs(vals)
@@ -329,6 +336,10 @@ func (fl *flow) setArgs(vals []Value) {
 				fl.owned = true
 			}
 		}
+	}
+	if len(vals) == 0 {
+		fl.resetArgs()
+		return
 	}
 	fl.args.set(vals)
 	fl.narrow = false

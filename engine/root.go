@@ -219,8 +219,12 @@ func (rt *root) endRun() {
 // a completion from elsewhere, as a fan-out's are); advanceFast's copy of
 // the plain end (Simple's) clears it, and Release then looks at the flow
 // as before.
+//
+// With narrow set (slots 1-3 empty: an empty success leaves it so) only
+// slot 0 is looked at: the flow's first line, which the completion just
+// wrote, not its second.
 func (rt *root) endRunClear(fl *flow) {
-	rt.argsClear = !fl.owned && fl.args.empty()
+	rt.argsClear = !fl.owned && fl.args.v[0].meta == 0 && (fl.narrow || fl.args.empty())
 	rt.run.Store(rt.run.Load() &^ (runActive | runCancel))
 }
 
@@ -368,15 +372,17 @@ func (l *rootList) prefetchNext() {
 		r2 := rootOf(n)
 		n2, n2spare = unsafe.Pointer(r2), unsafe.Pointer(&r2.spare)
 	}
-	var fl0, flArgs1, flArgs3, flEnd unsafe.Pointer
+	var fl0, flRun, flArgs3, flEnd unsafe.Pointer
 	if fl := n1.Steps.fl; fl != nil {
 		fl0, flEnd = unsafe.Pointer(fl), unsafe.Pointer(&fl.held)
-		// The start's reset reads every slot's kind: the slots run past
-		// the flow's first line.
-		flArgs1, flArgs3 = unsafe.Pointer(&fl.args.v[1]), unsafe.Pointer(&fl.args.v[MaxArgs-1])
+		// The start writes the run link (the flow's fourth line) and the
+		// step reads root and top (its third, with the last slot); the
+		// reset reads slot 0 alone when an empty success left the flow
+		// narrow (setArgs), so the second line is not asked for.
+		flRun, flArgs3 = unsafe.Pointer(&fl.nextRun), unsafe.Pointer(&fl.args.v[MaxArgs-1])
 	}
 	prefetch.Lines(n2, n2spare, fl0, flEnd)
-	prefetch.Lines(unsafe.Pointer(n1.spare), flArgs1, flArgs3, nil)
+	prefetch.Lines(unsafe.Pointer(n1.spare), flRun, flArgs3, nil)
 }
 
 // New returns a new root on r, not yet executed. Safe from any goroutine.
@@ -705,7 +711,7 @@ func (e *engine) prepareStart(rt *root) bool {
 		rt.spareCap = rt.built
 	}
 	rt.built = 0
-	fl.args.reset()
+	fl.resetArgs() // narrow: slot 0 alone (an empty success left slots 1-3 empty)
 	fl.nextRun = e.runHead
 	if e.runHead != nil {
 		e.runHead.prevRun = fl
@@ -812,7 +818,7 @@ func (e *engine) startNamedKept(rt *root, fl *flow, x *rootExt) bool {
 		rt.spareCap = rt.built
 	}
 	rt.built = 0
-	fl.args.reset()
+	fl.resetArgs() // as prepareStart
 	fl.nextRun = e.runHead
 	if e.runHead != nil {
 		e.runHead.prevRun = fl
