@@ -360,6 +360,35 @@ func (e *engine) RunReady() bool {
 	return more
 }
 
+// runStarted is RunReady's batch for one flow: the flow of a root that
+// Execute has just started on the loop, outside any step and any engine
+// walk (e.cur nil, running clear), with no flow ready ahead of it (so
+// the order of starts and of ready flows is the queue's). It drives fl
+// now, under the turn's budget and recover, as the next pass of the loop
+// would have first thing, and leaves what it readied (fl itself, past
+// the budget) queued for that pass. n is the flow's name, for its label.
+// It saves the queue's round trip and the loop's pass over its other
+// sources (Simple on the loop, issue 24).
+func (e *engine) runStarted(fl *flow, n *Name) {
+	e.tracing = trace.IsEnabled()
+	e.running = true
+	if n != e.label {
+		e.switchLabel(n)
+	}
+	e.left = turnBudget
+	if !e.drive1(fl, &e.left) {
+		e.driveOn(fl, &e.left)
+	}
+	e.m.steps += uint64(turnBudget - e.left)
+	if e.label != nil {
+		e.label = nil
+		if e.labeled {
+			e.switchLabel(nil)
+		}
+	}
+	e.running = false
+}
+
 // runReadyNested is RunReady entered while running is set: from a cancel
 // handler or an OnEnd (e.cur nil, running set by them) that drives its
 // manual reactor in the middle of a batch, or after an OnEnd that panicked
