@@ -616,8 +616,14 @@ func (as *Steps) Execute() {
 			// Tested last: a pooled root with an extension (a server's
 			// request named after its command) has passed every other
 			// test, and starts without prepareStartSlow repeating them.
-			if e.startKeptExt(rt, fl, x) && !x.deferStart {
-				e.runIfAlone(rt) // a server's held-back request flows (deferStart) skip the call
+			if x.deferStart {
+				// A server's request flows, held back (X.DeferStart):
+				// queued, as before, at one test's cost.
+				e.startKeptExt(rt, fl, x)
+				return
+			}
+			if e.startKeptExt(rt, fl, x) {
+				e.runIfAlone(rt)
 			}
 			return
 		}
