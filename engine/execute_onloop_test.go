@@ -2,6 +2,7 @@ package engine_test
 
 import (
 	"reflect"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -322,4 +323,38 @@ func TestExecuteOffLoopStaysQueued(t *testing.T) {
 		t.Fatalf("after the drive: ran %v, executing %v", ran, root.Executing())
 	}
 	root.Release()
+}
+
+// A step that ends its goroutine (runtime.Goexit, t.FailNow) inside the
+// turn Execute runs ends that goroutine's drive there, as in any turn: the
+// loop is given back, nothing of the exited flow runs on the unwinding,
+// and the next Execute on the loop runs its flow at once.
+func TestExecuteOnLoopGoexit(t *testing.T) {
+	r := reactor.NewManual()
+	var log []string
+	exiting := engine.New(r)
+	exiting.Add(func(*engine.Steps) {
+		log = append(log, "exit")
+		runtime.Goexit()
+	})
+	exiting.Add(func(*engine.Steps) { log = append(log, "never") })
+	exited := make(chan struct{})
+	go func() {
+		defer close(exited)
+		onLoopDo(r, func() {
+			exiting.Execute()
+			log = append(log, "never")
+		})
+	}()
+	<-exited
+	onLoopDo(r, func() {
+		next := engine.New(r)
+		next.Add(func(*engine.Steps) { log = append(log, "next") })
+		next.Execute()
+		log = append(log, "returned")
+		next.Release()
+	})
+	if want := []string{"exit", "next", "returned"}; !reflect.DeepEqual(log, want) {
+		t.Fatalf("log %q, want %q", log, want)
+	}
 }

@@ -655,7 +655,9 @@ func (as *Steps) Execute() {
 			// queued for the loop's next pass (runStarted; CONTRACT.md,
 			// "Where a flow runs").
 			fl.action = actExec
-			e.runStarted(fl, nil)
+			if !e.runStarted(fl, nil) {
+				e.startedRaised(fl)
+			}
 			return
 		}
 		e.ready(fl, actExec)
@@ -850,7 +852,9 @@ func (e *engine) runIfAlone(rt *root) {
 	if x != nil {
 		n = x.name
 	}
-	e.runStarted(fl, n)
+	if !e.runStarted(fl, n) {
+		e.startedRaised(fl)
+	}
 }
 
 // startNamedKept is prepareStart's short start for a pooled root whose
