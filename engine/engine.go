@@ -135,8 +135,10 @@ var raiseSignal = new(int)
 // Invariants:
 //   - cur is the flow's deepest live frame: every frame between it and top
 //     is stActive (or the parallel step a branch waits on).
-//   - A flow runs only from the ready queue (RunReady) or from the task
-//     that starts or resumes it, never inside another flow's callback.
+//   - A flow runs only from the ready queue (RunReady), from the task
+//     that starts or resumes it, or from the Execute that starts it on
+//     the loop with nothing ready ahead (runStarted), never inside
+//     another flow's callback.
 type flow struct {
 	// The fields an External's completion on the loop touches (cur,
 	// owned, narrow, args' slot 0; action, queued and prevReady as it
