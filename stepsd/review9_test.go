@@ -285,3 +285,76 @@ func TestReviewSlowFramedReaderIsBackpressured(t *testing.T) {
 		t.Errorf("%d replies for %d requests written", n, sent)
 	}
 }
+
+// A framed pipeline deeper than MaxPipeline, then a half-close: reading
+// pauses and resumes (readAll), the last reads are whole (runWhole), and
+// after the last reply the connection closes, whichever read saw the end
+// of stream first: runWhole's flush for a connection at EOF.
+func TestReviewHalfCloseAfterDeepFramedPipeline(t *testing.T) {
+	s := start(t, Config{Reactors: 1, MaxPipeline: 4})
+	for _, n := range []int{1, 3, 4, 5, 9, 18, 64} {
+		c := dial(t, s)
+		var b strings.Builder
+		var want []string
+		for i := 0; i < n; i++ {
+			b.WriteString(resp("ECHO", fmt.Sprint(i)))
+			want = append(want, fmt.Sprint(i))
+		}
+		c.sendRaw(b.String())
+		if err := c.c.CloseWrite(); err != nil {
+			t.Fatal(err)
+		}
+		c.expect(want...)
+		c.expectEOF()
+	}
+	checkNoStrays(t, s)
+}
+
+// A whole read (runWhole) takes one rate entry per request that needs
+// one, no more: the rate's holders (entries spent this period) grow by
+// exactly the read's requests, less its refused ones. A period that ends
+// between two reads only lowers the count, so every read's growth is at
+// most its requests, and most reads' (the period is a second) exactly.
+func TestReviewWholeReadTakesOneEntryEach(t *testing.T) {
+	s := start(t, Config{Reactors: 1, Rate: 1 << 20})
+	c := dial(t, s)
+	holders := func() int { return s.Metrics(context.Background()).Rate.Holders }
+	exact := 0
+	const reads = 40
+	for r := 0; r < reads; r++ {
+		var b strings.Builder
+		var want []string
+		k := 1 + r%16
+		entries := 0
+		for i := 0; i < k; i++ {
+			if i%5 == 4 {
+				b.WriteString(resp("BOGUS")) // refused: no entry
+				want = append(want, "-ERR unknown command")
+				continue
+			}
+			b.WriteString(resp("ECHO", fmt.Sprint(i)))
+			want = append(want, fmt.Sprint(i))
+			entries++
+		}
+		before := holders()
+		c.sendRaw(b.String())
+		for i, w := range want {
+			if got, err := c.read(); err != nil || !strings.HasPrefix(got, w) {
+				t.Fatalf("read %d reply %d: %q, %v; want %q", r, i, got, err, w)
+			}
+		}
+		d := holders() - before
+		if d > entries {
+			t.Fatalf("read %d: %d requests took %d rate entries", r, entries, d)
+		}
+		if d == entries {
+			exact++
+		}
+	}
+	if exact < reads/2 {
+		t.Errorf("only %d of %d reads took exactly their entries", exact, reads)
+	}
+	if m := s.Metrics(context.Background()); m.Concurrency.Holders != 0 {
+		t.Errorf("concurrency %+v after the reads, want no holder", m.Concurrency)
+	}
+}
