@@ -46,27 +46,52 @@ func (f *Steps) releaseClaim() {
 	}
 }
 
-// enqueue appends c to f's queue of not-started sub-steps.
+// enqueue appends c to f's queue of not-started sub-steps: c becomes the
+// list's last frame (f.head), linked to the first.
 func (f *Steps) enqueue(c *Steps) {
-	if f.tail == nil {
-		f.head = c
+	if t := f.head; t == nil {
+		c.next = c
 	} else {
-		f.tail.next = c
+		c.next = t.next
+		t.next = c
 	}
-	f.tail = c
+	f.head = c
 }
 
-// dequeue removes and returns the first not-started sub-step.
+// dequeue removes and returns the first not-started sub-step (nil: none),
+// with its next cleared: a frame out of a queue has next nil (a loop
+// iteration's kept frames, keep, and the free lists use next too).
 func (f *Steps) dequeue() *Steps {
-	c := f.head
-	if c != nil {
-		f.head = c.next
-		if f.head == nil {
-			f.tail = nil
-		}
-		c.next = nil
+	t := f.head
+	if t == nil {
+		return nil
 	}
+	c := t.next
+	if c == t {
+		f.head = nil
+	} else {
+		t.next = c.next
+	}
+	c.next = nil
 	return c
+}
+
+// queueFirst returns the first not-started sub-step of f, nil if none; with
+// queueAfter it walks the queue in order without changing it (CopyFrom).
+func (f *Steps) queueFirst() *Steps {
+	if f.head == nil {
+		return nil
+	}
+	return f.head.next
+}
+
+// queueAfter returns the sub-step queued after s in f's queue, nil after
+// the last.
+func (f *Steps) queueAfter(s *Steps) *Steps {
+	if s == f.head {
+		return nil
+	}
+	return s.next
 }
 
 // frameChunk is how many frames the loop allocates at once when its free
@@ -212,7 +237,7 @@ func (e *engine) releaseFrame(f *Steps) {
 // reset clears every field but e and ctl: ctl may be read by a stale
 // External at any time, so it is never written non-atomically.
 func (f *Steps) reset() {
-	f.fl, f.parent, f.next, f.head, f.tail = nil, nil, nil, nil, nil
+	f.fl, f.parent, f.next, f.head = nil, nil, nil, nil
 	f.fn, f.onerr, f.oncancel = nil, nil, nil
 	f.tidx, f.tgen = 0, 0
 	f.scope = arena.Scope{}

@@ -57,16 +57,20 @@ type Steps struct {
 	parent *Steps  // the step whose execution added this one, the root, or the parallel step of a branch
 	next   *Steps  // next sibling in parent's queue; free-list link when free
 
-	// head..tail: sub-steps added but not yet started, in order. For a
-	// parallel step before it starts: its branches. tail is in the second
-	// line: fn takes its place in the first, so that a step added by Add
-	// (fBare) is run, completed and kept, or taken again, reading and
-	// writing that line only; tail is its parent's, whose second line
-	// holds x (a loop iteration's kept frames) as well.
+	// head: the sub-steps added but not yet started, in order (for a
+	// parallel step before it starts: its branches), as one pointer: a
+	// circular list through next held by its LAST frame, so head.next is
+	// the first (enqueue, dequeue; nil: none). One word where a head and a
+	// tail took two, so that with fn it fits the first line: a step added
+	// by Add (fBare) is run, completed and kept, or taken again, reading
+	// and writing that line only, and so is the loop iteration that adds
+	// it (its kept frames are in next: keep). The name stays head because
+	// its common test, head != nil (sub-steps queued), means what it
+	// meant; only enqueue, dequeue and queueFirst/queueAfter read the
+	// list's order.
 	head *Steps
 	fn   ExecFunc // the callback; a Loop's iteration (kBody) holds the loop's body here (loopNext)
 
-	tail     *Steps
 	onerr    ErrorFunc
 	oncancel CancelFunc
 	tgen     uint64         // see tidx
@@ -74,6 +78,10 @@ type Steps struct {
 	x        unsafe.Pointer // per-kind: *loopState, *Args of SuccessStep, first branch *flow of a running parallel, AddWith's *T, a foreign accessor's *foreignSteps
 	bin      unsafe.Pointer // a bridge's binding (binary.go): released through Bridge.Release when the step is destroyed
 	xfn      unsafe.Pointer // AddWith: the user's func(*Steps, *T), called by fn
+
+	// A free word: the frame stays 128 bytes (frame_layout_test.go), so
+	// that root, which embeds a Steps, keeps its layout (root_alloc_test.go).
+	_ uintptr
 }
 
 // Frame statuses.
@@ -100,7 +108,7 @@ const (
 const (
 	kStep     = iota // a user step
 	kRoot            // a root: its children are level 0
-	kParallel        // children (head..tail) are branches
+	kParallel        // children (head's queue) are branches
 	kLoop            // Loop, Repeat, ForEach: children are iterations
 	kBody            // one iteration of the parent loop
 	kSuccess         // SuccessStep: succeeds with *Args in x
@@ -485,7 +493,7 @@ func (as *Steps) CopyFrom(model *Steps) *Steps {
 		misuse(as, "CopyFrom: the model must be a root that is not executing")
 		return as
 	}
-	for s := model.head; s != nil; s = s.next {
+	for s := model.queueFirst(); s != nil; s = model.queueAfter(s) {
 		if !as.copyStep(s) {
 			return as
 		}
@@ -511,7 +519,7 @@ func (as *Steps) copyStep(s *Steps) bool {
 	}
 	switch s.kind {
 	case kParallel:
-		for b := s.head; b != nil; b = b.next {
+		for b := s.queueFirst(); b != nil; b = s.queueAfter(b) {
 			if !c.copyStep(b) {
 				return false
 			}
