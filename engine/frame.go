@@ -2,7 +2,6 @@ package engine
 
 import (
 	"runtime"
-	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/arena"
 )
@@ -137,7 +136,10 @@ func (e *engine) grow() *Steps {
 // adds the same steps each time (the common loop) then takes them back
 // without the free list's counters and without resetting the fields that
 // are the same (parent, fl, kind). The kept frames are a list through next
-// whose head is the body's x (unused by a body frame otherwise). A kept
+// whose head is the body's own next (an iteration is never queued, so its
+// next is otherwise unused): with the queue (head) and fn, the list is in
+// the iteration's first line, and an iteration that adds and keeps its
+// steps never reads its second (see fBare). A kept
 // frame is stFree, with flags 0, nothing queued, armed, timed, bound or
 // allocated, no error handler and no AddWith value; it keeps its fn, fl
 // and parent (the body, live, in the flow fl) until it is taken again or
@@ -156,18 +158,18 @@ func (f *Steps) keepable() bool {
 // keep gives f, a keepable sub-step of the iteration p that ended, to p.
 func (p *Steps) keep(f *Steps) {
 	f.flags, f.st = 0, stFree
-	f.next = (*Steps)(p.x)
-	p.x = unsafe.Pointer(f)
+	f.next = p.next
+	p.next = f
 }
 
 // takeKept returns a frame kept by the iteration p for a new sub-step of
 // kind, queued, or nil when p keeps none (or is not an iteration).
 func (p *Steps) takeKept(kind uint8) *Steps {
-	if p.kind != kBody || p.x == nil {
+	if p.kind != kBody || p.next == nil {
 		return nil
 	}
-	c := (*Steps)(p.x)
-	p.x = unsafe.Pointer(c.next)
+	c := p.next
+	p.next = c.next
 	c.next = nil
 	c.kind = kind
 	c.st = stQueued
@@ -182,8 +184,8 @@ func (p *Steps) takeKeptOut(kind uint8) *Steps { return p.takeKept(kind) }
 
 // dropKept destroys the frames the iteration f keeps.
 func (e *engine) dropKept(f *Steps) {
-	c := (*Steps)(f.x)
-	f.x = nil
+	c := f.next
+	f.next = nil
 	for c != nil {
 		n := c.next
 		c.next = nil
@@ -195,7 +197,7 @@ func (e *engine) dropKept(f *Steps) {
 // releaseFrame destroys a frame: its timer stops, its Stack memory is
 // freed, and it returns to a free list with a new generation. Loop only.
 func (e *engine) releaseFrame(f *Steps) {
-	if f.kind == kBody && f.x != nil {
+	if f.kind == kBody && f.next != nil {
 		e.dropKept(f)
 	}
 	if f.head != nil {

@@ -55,7 +55,7 @@ type Steps struct {
 	e      *engine // fixed for the life of the memory
 	fl     *flow   // the flow this step runs in
 	parent *Steps  // the step whose execution added this one, the root, or the parallel step of a branch
-	next   *Steps  // next sibling in parent's queue; free-list link when free
+	next   *Steps  // next sibling in parent's queue (see head); free-list link when free; a loop iteration's kept frames (keep)
 
 	// head: the sub-steps added but not yet started, in order (for a
 	// parallel step before it starts: its branches), as one pointer: a
@@ -141,7 +141,12 @@ const (
 	// Rebind, a binding's Add, CopyFrom) act on frames Add did not flag.
 	// False is always safe: it only costs the look at the second line.
 	// Every mask of "nothing else set" lists it (plainDone, advanceFast's,
-	// chainable's).
+	// chainable's, reuseIteration's). A loop iteration (kBody) carries it
+	// too from loopNext and each reuse on (its kept frames are in next,
+	// not x; nothing but those clearers writes the six fields of an
+	// iteration frame: AddWith, AddLocked, Lock.Wait and Rebind need a
+	// step's xfn), so that reuseIteration and advanceFast decide a reuse
+	// from the first line.
 	fBare
 )
 
@@ -245,7 +250,7 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 			return nil
 		}
 		var c *Steps
-		if as.kind == kBody && as.x != nil {
+		if as.kind == kBody && as.next != nil {
 			c = as.takeKeptOut(kind)
 		} else {
 			c = e.newFrame(kind, as, as.fl)
