@@ -57,9 +57,15 @@ func (f *Steps) enqueue(c *Steps) {
 	f.head = c
 }
 
-// dequeue removes and returns the first not-started sub-step (nil: none),
-// with its next cleared: a frame out of a queue has next nil (a loop
-// iteration's kept frames, keep, and the free lists use next too).
+// dequeue removes and returns the first not-started sub-step (nil: none).
+// The frame's next is left stale, not cleared (a store and its write
+// barrier per step run): every later use of a frame's next writes it
+// before anything reads it (enqueue, keep, toSpare, releasePlain,
+// releaseFrame's reset, the free lists), and the only reads of a live
+// frame's next outside a queue or a pool are of a loop iteration's
+// (kBody: its kept frames), which is never queued. A stale next may keep
+// the one frame it points to from the GC; trimPools clears the next of
+// every frame it drops, so it never keeps a dropped chain.
 func (f *Steps) dequeue() *Steps {
 	t := f.head
 	if t == nil {
@@ -71,7 +77,6 @@ func (f *Steps) dequeue() *Steps {
 	} else {
 		t.next = c.next
 	}
-	c.next = nil
 	return c
 }
 
