@@ -726,13 +726,13 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	if p.kind == kLoop {
 		ls := p.loop()
 		ls.i++
-		if f.scope.Empty() && f.bin == nil && (ls.kind == loopForever || ls.i < ls.n) {
+		if (f.flags&fBare != 0 || f.scope.Empty() && f.bin == nil) && (ls.kind == loopForever || ls.i < ls.n) {
 			// The next iteration starts with no values (loopNext).
 			if fl.owned {
 				fl.dropArgs(nil)
 			}
 			fl.resetArgs()
-			f.flags = 0
+			f.flags = fBare // as loopNext leaves a new iteration
 			f.setStatus(stQueued)
 			fl.action = actExec
 			return true
@@ -806,7 +806,10 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 // done nothing, when L is done or f needs the full release.
 func (e *engine) reuseIteration(fl *flow, f, L *Steps) bool {
 	const spent = fSucceeded | fWait | fArmed
-	if f.flags&^spent != 0 || f.head != nil || f.oncancel != nil || !f.scope.Empty() || f.bin != nil {
+	// fBare (loopNext sets it on every iteration) says oncancel, scope
+	// and bin are nil without reading the frame's second line.
+	if f.flags&^(spent|fBare) != 0 || f.head != nil ||
+		f.flags&fBare == 0 && (f.oncancel != nil || !f.scope.Empty() || f.bin != nil) {
 		return false
 	}
 	if f.fn == nil {
@@ -826,7 +829,7 @@ func (e *engine) reuseIteration(fl *flow, f, L *Steps) bool {
 		fl.dropArgs(nil)
 	}
 	fl.resetArgs()
-	f.flags = 0
+	f.flags = fBare // as loopNext leaves a new iteration
 	f.setStatus(stQueued)
 	fl.cur = f
 	fl.action = actExec
