@@ -33,7 +33,7 @@ func TestReviewOnEndReleaseThenPanic(t *testing.T) {
 	if _, err := p.Wait(); !errors.As(err, &e) || e.Code != InternalError || e.Info != "after release" {
 		t.Fatalf("Promise got %v, want InternalError \"after release\"", err)
 	}
-	if b.Valid() {
+	if !rootOf(b).isReleased() {
 		t.Fatal("the root is still valid: OnEnd's Release was lost")
 	}
 	if s := StatsOf(r); s.RootsLive != before || s.FramesLive != 0 {
