@@ -1109,11 +1109,19 @@ func (e *engine) endOnEnd(rt *root, x *rootExt, code string) {
 	defer func() {
 		e.running = saved
 		if panicked {
-			v := recover()
-			st := rt.stateForWrite()
-			st.ErrorInfo = fmt.Sprint(v)
-			st.LastException = &PanicError{Value: v}
-			code = InternalError
+			if v := recover(); v != raiseSignal && v != xForeignUnwind {
+				st := rt.stateForWrite()
+				st.ErrorInfo = fmt.Sprint(v)
+				st.LastException = &PanicError{Value: v}
+				code = InternalError
+			}
+			// else a raise of the callback that ended this root (e.cur's:
+			// a step that executed an empty root on the loop), made from
+			// fn (its accessor's Error, or a misuse, which fails the
+			// running step): not fn's panic. It stands in e.raised (or
+			// the foreign's), and that callback's flow settles it when
+			// the callback returns, as for a callback that recovers the
+			// raise itself; this run keeps its own outcome.
 		}
 		e.flowEnded(rt, code)
 		e.endExt(rt, x, code)
