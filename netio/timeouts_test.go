@@ -52,7 +52,7 @@ func TestWriteTimeoutIsNoProgress(t *testing.T) {
 				if stall == 0 {
 					return
 				}
-				// A steady reader cut after it stalled itself (its thread
+				// A reader cut while steady, after it stalled itself (its thread
 				// got no CPU for most of WriteTimeout: the 2-core box at
 				// load 30-40) was not steady: the cut was right, and the
 				// case is run again. A cut with no such stall fails.
@@ -66,7 +66,8 @@ func TestWriteTimeoutIsNoProgress(t *testing.T) {
 }
 
 // writeTimeoutCase is one run of a case of TestWriteTimeoutIsNoProgress. A
-// steady reader (cut false) that is cut anyway makes it return the time
+// reader cut while still reading at its pace (a steady reader, or one that
+// stops, before it stops) makes it return the time
 // the reader last went without taking bytes through its own fault (a read
 // called late, beyond its pace), when that stall alone could explain the
 // cut: at least 3/4 of WriteTimeout (the sweep's tick is an eighth), and
@@ -113,7 +114,10 @@ func writeTimeoutCase(t *testing.T, sndbuf, size int, pace time.Duration, reads 
 			}
 			n, err := c.Read(buf[off:])
 			if err != nil {
-				if !cut && stall > 0 && time.Since(stallEnd) <= timeout {
+				// Inside this loop every reader is still steady (one that
+				// stops does so after it), so a cut case that meets the
+				// cut here was cut early: excused only by its own stall.
+				if stall > 0 && time.Since(stallEnd) <= timeout {
 					h.waitClosed(t, 1)
 					return stall
 				}
