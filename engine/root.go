@@ -1087,6 +1087,9 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 	if p != nil {
 		if code == "" {
 			p.args = rt.Steps.fl.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
+			if !rt.e.trim.armed {
+				rt.e.armTrim() // its tick lets go of the current Promise slab (trimTick)
+			}
 		} else {
 			p.failErr(&Error{Code: code, Info: rt.state.ErrorInfo})
 			state = promiseFailed

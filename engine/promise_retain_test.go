@@ -1,0 +1,62 @@
+package engine
+
+import (
+	"runtime"
+	"testing"
+	"weak"
+
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// bigResult is a result's object that a test watches through a weak
+// pointer: reachable or collected.
+type bigResult struct{ b [1 << 16]byte }
+
+// A dropped Promise keeps nothing: once its holder drops it (and the
+// *Args its Wait returned), its flow's result values are garbage, as they
+// were when each Promise was an allocation of its own. The reactor must
+// not keep a dropped Promise's values reachable through the slab it
+// carves Promises from past its next trim tick (CONTRACT.md, "A Promise
+// is the holder's": only a kept Promise keeps its slab). Before the fix
+// the reactor kept its current slab, and so the values of up to 13
+// dropped results, until 14 more Promises were made on it: forever on a
+// reactor gone idle.
+func TestPromiseDroppedKeepsNoValues(t *testing.T) {
+	r := reactor.NewManual()
+	run := func() weak.Pointer[bigResult] {
+		obj := &bigResult{}
+		w := weak.Make(obj)
+		root := New(r)
+		root.Add(func(as *Steps) { as.Success(Obj(obj)) })
+		p := root.Promise()
+		r.RunUntilIdle()
+		a, err := p.Wait()
+		if err != nil || a.At(0).Obj() != any(obj) {
+			t.Fatalf("Wait: %v %v", a, err)
+		}
+		root.Release()
+		return w
+	}
+	// One flow, then one more (so that a pooled root's own last values
+	// are not what is measured): the first's result must be collectable.
+	w := run()
+	w2 := run()
+	root := New(r)
+	root.Add(func(as *Steps) { as.Success(Int(1)) })
+	root.Execute()
+	r.RunUntilIdle()
+	root.Release()
+	// The reactor lets go of its slab at its next trim tick.
+	r.Advance(trimEvery)
+	r.RunUntilIdle()
+	for range 3 {
+		runtime.GC()
+	}
+	if w.Value() != nil {
+		t.Errorf("the first dropped Promise's result is still reachable after GCs")
+	}
+	if w2.Value() != nil {
+		t.Errorf("the second dropped Promise's result is still reachable after GCs")
+	}
+	runtime.KeepAlive(r) // the reactor lives on: only the Promise was dropped
+}
