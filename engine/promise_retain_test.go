@@ -11,7 +11,7 @@ import (
 
 // bigResult is a result's object that a test watches through a weak
 // pointer: reachable or collected.
-type bigResult struct{ b [1 << 16]byte }
+type bigResult struct{ _ [1 << 16]byte }
 
 // A dropped Promise keeps nothing: once its holder drops it (and the
 // *Args its Wait returned), its flow's result values are garbage, as they
