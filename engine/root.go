@@ -1160,16 +1160,20 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 	if b != nil {
 		b.setResult(bi, rt, code)
 	}
+	e := rt.e
 	state := promiseEnded
 	if p != nil {
 		if code == "" {
 			p.args = rt.Steps.fl.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
+			if !e.trim.armed {
+				e.armTrim() // its tick lets go of the current Promise slab (trimTick)
+			}
 		} else {
 			p.failErr(&Error{Code: code, Info: rt.state.ErrorInfo})
 			state = promiseFailed
 		}
 	}
-	rt.e.detachFlow(rt)
+	e.detachFlow(rt)
 	rt.endRun()
 	if p != nil {
 		p.end(state)
