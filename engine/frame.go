@@ -64,8 +64,11 @@ func (f *Steps) enqueue(c *Steps) {
 // releaseFrame's reset, the free lists), and the only reads of a live
 // frame's next outside a queue or a pool are of a loop iteration's
 // (kBody: its kept frames), which is never queued. A stale next may keep
-// the one frame it points to from the GC; trimPools clears the next of
-// every frame it drops, so it never keeps a dropped chain.
+// the frame it points to from the GC (its allocation: up to buildChunk
+// frames for one allocated off the loop); trimPools clears the next of
+// every frame it drops, the free list's and the dropped roots' spares
+// (dropFrames, dropSpares), so it never keeps a dropped chain. A stale
+// next of the last frame dequeued is the frame itself.
 func (f *Steps) dequeue() *Steps {
 	t := f.qlast
 	if t == nil {
