@@ -31,7 +31,7 @@ package engine
 // ExecFunc is running, with nothing armed, raised, queued, forwarded or
 // locked on it, and the loop not tracing (a chain has no trace regions).
 func (internals) ChainBudget(as *Steps) int {
-	if !chainable(as) || as.head != nil || as.fl.owned || as.e.left < 0 {
+	if !chainable(as) || as.qlast != nil || as.fl.owned || as.e.left < 0 {
 		// Owned values in the flow's arguments are dropped when the step
 		// returns with sub-steps, before the first one runs: no chain,
 		// whose steps would run before the drop.
@@ -66,7 +66,7 @@ func (internals) ChainRan(as *Steps, n int) {
 // records is applied to the returned accessor, and when the ExecFunc of as
 // returns the engine goes on from the sub-step.
 func (internals) EnterSub(as *Steps, vals []Value) *Steps {
-	if !chainable(as) || as.e.left <= 0 || as.head == nil || len(vals) > MaxArgs {
+	if !chainable(as) || as.e.left <= 0 || as.qlast == nil || len(vals) > MaxArgs {
 		return nil
 	}
 	e, fl := as.e, as.fl

@@ -691,8 +691,8 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	// cleared only where oncancel is nil or cleared with them (relock,
 	// runCancel, the resets): a cancel or finally handler fails the flags
 	// test. It sits in the frame's second line.
-	if f.flags&^plainDone != 0 || f.head != nil || f == fl.top {
-		if f.head != nil && f.flags&^(fBuilt|fBare) == 0 && f.ctl.Load()&xMask == xNone {
+	if f.flags&^plainDone != 0 || f.qlast != nil || f == fl.top {
+		if f.qlast != nil && f.flags&^(fBuilt|fBare) == 0 && f.ctl.Load()&xMask == xNone {
 			// afterCallback's sub-step case (nothing armed, not forwarding
 			// its values) without the call: the first sub-step runs next.
 			f.setStatus(stActive)
@@ -704,7 +704,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 			fl.action = actExec
 			return true
 		}
-		if f.head == nil && f.flags&fWait != 0 && f.flags&^(fWait|fArmed|fBuilt|fBare) == 0 {
+		if f.qlast == nil && f.flags&fWait != 0 && f.flags&^(fWait|fArmed|fBuilt|fBare) == 0 {
 			// afterCallback's waiting case without the call: the step
 			// parked (External, WaitExternal) and nothing else.
 			f.setStatus(stWaiting)
@@ -764,7 +764,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 		// (finishRoot's first part) in this frame: its call and frame
 		// were ~12 instructions of Simple.
 		rt := fl.root
-		if fl.queued || !rt.keepFlow || rt.Steps.head != nil {
+		if fl.queued || !rt.keepFlow || rt.Steps.qlast != nil {
 			e.finishRoot(rt, "")
 			return true
 		}
@@ -808,7 +808,7 @@ func (e *engine) reuseIteration(fl *flow, f, L *Steps) bool {
 	const spent = fSucceeded | fWait | fArmed
 	// fBare (loopNext sets it on every iteration) says oncancel, scope
 	// and bin are nil without reading the frame's second line.
-	if f.flags&^(spent|fBare) != 0 || f.head != nil ||
+	if f.flags&^(spent|fBare) != 0 || f.qlast != nil ||
 		f.flags&fBare == 0 && (f.oncancel != nil || !f.scope.Empty() || f.bin != nil) {
 		return false
 	}
@@ -935,7 +935,7 @@ func (e *engine) afterCallback(f *Steps) {
 	switch {
 	case f.flags&fSucceeded != 0:
 		fl.action = actDone
-	case f.head != nil:
+	case f.qlast != nil:
 		f.setStatus(stActive)
 		if f.ctl.Load()&xMask != xNone {
 			// Sub-steps decide how it ends: its External goes stale, so
@@ -1019,7 +1019,7 @@ func (e *engine) advance(fl *flow) {
 			e.loopNext(p)
 			return
 		}
-		if f.head == nil && (f.flags&fBare != 0 || f.oncancel == nil) && f.fl != nil && !f.timed() && f.ctl.Load()&xMask == xNone {
+		if f.qlast == nil && (f.flags&fBare != 0 || f.oncancel == nil) && f.fl != nil && !f.timed() && f.ctl.Load()&xMask == xNone {
 			// A step that waited and was completed (its External spent):
 			// nothing queued, armed or timed is left, so releasePlain
 			// undoes all it can hold, or the iteration keeps it.

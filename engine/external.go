@@ -198,7 +198,7 @@ func (e *engine) apply(f *Steps, args []Value, code, info string, err error) {
 			// the section would be lost (the step would just complete).
 			code, info, err = InternalError, "Lock.Wait: its External passed inside the waiting step's own callback", nil
 		}
-		if code == "" && f.head != nil {
+		if code == "" && f.qlast != nil {
 			code, info, err = InternalError, "External: step completed after sub-steps were added", nil
 		}
 		if code != "" {

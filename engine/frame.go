@@ -46,15 +46,15 @@ func (f *Steps) releaseClaim() {
 }
 
 // enqueue appends c to f's queue of not-started sub-steps: c becomes the
-// list's last frame (f.head), linked to the first.
+// list's last frame (f.qlast), linked to the first.
 func (f *Steps) enqueue(c *Steps) {
-	if t := f.head; t == nil {
+	if t := f.qlast; t == nil {
 		c.next = c
 	} else {
 		c.next = t.next
 		t.next = c
 	}
-	f.head = c
+	f.qlast = c
 }
 
 // dequeue removes and returns the first not-started sub-step (nil: none).
@@ -64,16 +64,19 @@ func (f *Steps) enqueue(c *Steps) {
 // releaseFrame's reset, the free lists), and the only reads of a live
 // frame's next outside a queue or a pool are of a loop iteration's
 // (kBody: its kept frames), which is never queued. A stale next may keep
-// the one frame it points to from the GC; trimPools clears the next of
-// every frame it drops, so it never keeps a dropped chain.
+// the frame it points to from the GC (its allocation: up to buildChunk
+// frames for one allocated off the loop); trimPools clears the next of
+// every frame it drops, the free list's and the dropped roots' spares
+// (dropFrames, dropSpares), so it never keeps a dropped chain. A stale
+// next of the last frame dequeued is the frame itself.
 func (f *Steps) dequeue() *Steps {
-	t := f.head
+	t := f.qlast
 	if t == nil {
 		return nil
 	}
 	c := t.next
 	if c == t {
-		f.head = nil
+		f.qlast = nil
 	} else {
 		t.next = c.next
 	}
@@ -83,16 +86,16 @@ func (f *Steps) dequeue() *Steps {
 // queueFirst returns the first not-started sub-step of f, nil if none; with
 // queueAfter it walks the queue in order without changing it (CopyFrom).
 func (f *Steps) queueFirst() *Steps {
-	if f.head == nil {
+	if f.qlast == nil {
 		return nil
 	}
-	return f.head.next
+	return f.qlast.next
 }
 
 // queueAfter returns the sub-step queued after s in f's queue, nil after
 // the last.
 func (f *Steps) queueAfter(s *Steps) *Steps {
-	if s == f.head {
+	if s == f.qlast {
 		return nil
 	}
 	return s.next
@@ -142,7 +145,7 @@ func (e *engine) grow() *Steps {
 // without the free list's counters and without resetting the fields that
 // are the same (parent, fl, kind). The kept frames are a list through next
 // whose head is the body's own next (an iteration is never queued, so its
-// next is otherwise unused): with the queue (head) and fn, the list is in
+// next is otherwise unused): with the queue (qlast) and fn, the list is in
 // the iteration's first line, and an iteration that adds and keeps its
 // steps never reads its second (see fBare). A kept
 // frame is stFree, with flags 0, nothing queued, armed, timed, bound or
@@ -205,7 +208,7 @@ func (e *engine) releaseFrame(f *Steps) {
 	if f.kind == kBody && f.next != nil {
 		e.dropKept(f)
 	}
-	if f.head != nil {
+	if f.qlast != nil {
 		e.discardQueued(f) // never lose queued frames, whatever path ends f
 	}
 	if f.timed() {
@@ -244,7 +247,7 @@ func (e *engine) releaseFrame(f *Steps) {
 // reset clears every field but e and ctl: ctl may be read by a stale
 // External at any time, so it is never written non-atomically.
 func (f *Steps) reset() {
-	f.fl, f.parent, f.next, f.head = nil, nil, nil, nil
+	f.fl, f.parent, f.next, f.qlast = nil, nil, nil, nil
 	f.fn, f.onerr, f.oncancel = nil, nil, nil
 	f.tidx, f.tgen = 0, 0
 	f.scope = arena.Scope{}

@@ -20,7 +20,7 @@ func TestFrameSize(t *testing.T) {
 
 // An External's completion on the loop reads ctl, e, fl, st and flags of
 // its step, which a round over many parked flows has evicted; the turn
-// that follows reads and writes tidx, kind, parent, next, head and fn of
+// that follows reads and writes tidx, kind, parent, next, qlast and fn of
 // a step Add flagged fBare (its other fields are known nil): they must
 // all lie in the frame's first cache line.
 func TestFrameCompletionFieldsFirstLine(t *testing.T) {
@@ -35,7 +35,7 @@ func TestFrameCompletionFieldsFirstLine(t *testing.T) {
 		"kind":   unsafe.Offsetof(f.kind) + unsafe.Sizeof(f.kind),
 		"parent": unsafe.Offsetof(f.parent) + unsafe.Sizeof(f.parent),
 		"next":   unsafe.Offsetof(f.next) + unsafe.Sizeof(f.next),
-		"head":   unsafe.Offsetof(f.head) + unsafe.Sizeof(f.head),
+		"qlast":  unsafe.Offsetof(f.qlast) + unsafe.Sizeof(f.qlast),
 		"fn":     unsafe.Offsetof(f.fn) + unsafe.Sizeof(f.fn),
 	} {
 		if end > 64 {

@@ -35,7 +35,7 @@ func (f *Steps) branches() *flow { return (*flow)(f.x) }
 // the order added; p's flow waits until they all end (spec 1.4).
 func (e *engine) startParallel(p *Steps) {
 	fl := p.fl
-	if p.head == nil {
+	if p.qlast == nil {
 		fl.clearArgs()
 		fl.action = actDone
 		return

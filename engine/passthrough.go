@@ -26,7 +26,7 @@ func (as *Steps) Pass() {
 	switch {
 	case as.flags&fSucceeded != 0:
 		misuse(as, "Pass: called after Success")
-	case as.head != nil:
+	case as.qlast != nil:
 		misuse(as, "Pass: called after sub-steps were added")
 	}
 	as.flags |= fSucceeded

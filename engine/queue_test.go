@@ -5,23 +5,23 @@ import (
 	"testing"
 )
 
-// checkQueue checks f's queue against want, the frames in order: head is
+// checkQueue checks f's queue against want, the frames in order: qlast is
 // the last, each next leads to the following one and the last's to the
-// first (the circular list of Steps.head), and queueFirst/queueAfter walk
+// first (the circular list of Steps.qlast), and queueFirst/queueAfter walk
 // it in order.
 func checkQueue(t *testing.T, f *Steps, want []*Steps, at string) {
 	t.Helper()
 	if len(want) == 0 {
-		if f.head != nil {
-			t.Fatalf("%s: empty queue has head %p", at, f.head)
+		if f.qlast != nil {
+			t.Fatalf("%s: empty queue has qlast %p", at, f.qlast)
 		}
 		if f.queueFirst() != nil {
 			t.Fatalf("%s: empty queue has a first frame", at)
 		}
 		return
 	}
-	if f.head != want[len(want)-1] {
-		t.Fatalf("%s: head is %p, want the last frame %p", at, f.head, want[len(want)-1])
+	if f.qlast != want[len(want)-1] {
+		t.Fatalf("%s: qlast is %p, want the last frame %p", at, f.qlast, want[len(want)-1])
 	}
 	for i, c := range want {
 		if nx := want[(i+1)%len(want)]; c.next != nx {
@@ -42,7 +42,7 @@ func checkQueue(t *testing.T, f *Steps, want []*Steps, at string) {
 
 // TestQueueInvariants drives enqueue and dequeue in table-given and random
 // orders against a slice: FIFO order, the circular links and an emptied
-// queue's nil head (a dequeued frame's next is stale: see dequeue).
+// queue's nil qlast (a dequeued frame's next is stale: see dequeue).
 func TestQueueInvariants(t *testing.T) {
 	frames := make([]Steps, 64)
 	run := func(t *testing.T, ops []bool) { // true: enqueue the next frame; false: dequeue

@@ -613,7 +613,7 @@ func (as *Steps) Execute() {
 		// run since the CompareAndSwap: the slow start honours it.
 		fl := rt.Steps.fl
 		if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
-			rt.Steps.head == nil || e.build.want.Load() || rt.run.Load()&runCancel != 0 {
+			rt.Steps.qlast == nil || e.build.want.Load() || rt.run.Load()&runCancel != 0 {
 			if e.prepareStartSlow(rt) {
 				e.runIfAlone(rt)
 			}
@@ -689,7 +689,7 @@ func (as *Steps) Execute() {
 	if r := rt.e.r; reactor.X.Parked(r) {
 		ok = reactor.X.PostRun(r, startRoot, unsafe.Pointer(rt), g)
 	} else if reactor.X.TakeIdle(r) {
-		if rt.Steps.head != nil && rt.more.Load() == nil {
+		if rt.Steps.qlast != nil && rt.more.Load() == nil {
 			rt.e.prepareStart(rt)
 			reactor.X.GiveBack(r)
 			return
@@ -738,7 +738,7 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 func (e *engine) prepareStart(rt *root) bool {
 	fl := rt.Steps.fl
 	if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
-		rt.Steps.head == nil || rt.more.Load() != nil || e.build.want.Load() ||
+		rt.Steps.qlast == nil || rt.more.Load() != nil || e.build.want.Load() ||
 		rt.run.Load()&runCancel != 0 {
 		return e.prepareStartSlow(rt)
 	}
@@ -767,7 +767,7 @@ func (e *engine) prepareStart(rt *root) bool {
 func (e *engine) prepareStartSlow(rt *root) bool {
 	if x := rt.more.Load(); x != nil && x.startsPlain() {
 		if fl := rt.Steps.fl; fl != nil && rt.keepFlow && !fl.owned && len(fl.held) == 0 &&
-			rt.created == 0 && rt.Steps.head != nil && !e.build.want.Load() &&
+			rt.created == 0 && rt.Steps.qlast != nil && !e.build.want.Load() &&
 			rt.run.Load()&runCancel == 0 {
 			return e.startNamedKept(rt, fl, x)
 		}
@@ -978,7 +978,7 @@ func (e *engine) unlinkRun(fl *flow) {
 func (e *engine) finishRoot(rt *root, code string) {
 	rt.started = false
 	fl := rt.Steps.fl
-	if code == "" && fl != nil && !fl.queued && rt.keepFlow && rt.Steps.head == nil && rt.more.Load() == nil {
+	if code == "" && fl != nil && !fl.queued && rt.keepFlow && rt.Steps.qlast == nil && rt.more.Load() == nil {
 		e.unlinkRun(fl)
 		fl.cur = &rt.Steps
 		fl.action = actNone
@@ -998,7 +998,7 @@ func (e *engine) finishRoot(rt *root, code string) {
 		fl.cur = &rt.Steps
 		fl.action = actNone
 	}
-	if rt.Steps.head != nil {
+	if rt.Steps.qlast != nil {
 		e.discardQueued(&rt.Steps)
 	}
 	rt.Steps.setStatus(stIdle)
@@ -1328,7 +1328,7 @@ func (as *Steps) Release() {
 	// Not running, not released: back to the pool, in this frame (a call
 	// to a release function and its frame were ~10 instructions of
 	// Simple). release, for releaseAfterRun and finishRoot, calls Release.
-	if rt.Steps.head != nil {
+	if rt.Steps.qlast != nil {
 		rt.discardBuilt(&rt.Steps)
 	}
 	if rt.bin != nil {

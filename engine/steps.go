@@ -55,21 +55,21 @@ type Steps struct {
 	e      *engine // fixed for the life of the memory
 	fl     *flow   // the flow this step runs in
 	parent *Steps  // the step whose execution added this one, the root, or the parallel step of a branch
-	next   *Steps  // next sibling in parent's queue (see head); free-list link when free; a loop iteration's kept frames (keep)
+	next   *Steps  // next sibling in parent's queue (see qlast); free-list link when free; a loop iteration's kept frames (keep)
 
-	// head: the sub-steps added but not yet started, in order (for a
+	// qlast: the sub-steps added but not yet started, in order (for a
 	// parallel step before it starts: its branches), as one pointer: a
-	// circular list through next held by its LAST frame, so head.next is
+	// circular list through next held by its LAST frame, so qlast.next is
 	// the first (enqueue, dequeue; nil: none). One word where a head and a
 	// tail took two, so that with fn it fits the first line: a step added
 	// by Add (fBare) is run, completed and kept, or taken again, reading
 	// and writing that line only, and so is the loop iteration that adds
-	// it (its kept frames are in next: keep). The name stays head because
-	// its common test, head != nil (sub-steps queued), means what it
-	// meant; only enqueue, dequeue and queueFirst/queueAfter read the
-	// list's order.
-	head *Steps
-	fn   ExecFunc // the callback; a Loop's iteration (kBody) holds the loop's body here (loopNext)
+	// it (its kept frames are in next: keep). Most readers only test
+	// qlast != nil (sub-steps queued); only enqueue, dequeue and
+	// queueFirst/queueAfter follow the list, and nothing else may: the
+	// first frame is qlast.next, never qlast.
+	qlast *Steps
+	fn    ExecFunc // the callback; a Loop's iteration (kBody) holds the loop's body here (loopNext)
 
 	onerr    ErrorFunc
 	oncancel CancelFunc
@@ -108,7 +108,7 @@ const (
 const (
 	kStep     = iota // a user step
 	kRoot            // a root: its children are level 0
-	kParallel        // children (head's queue) are branches
+	kParallel        // children (qlast's queue) are branches
 	kLoop            // Loop, Repeat, ForEach: children are iterations
 	kBody            // one iteration of the parent loop
 	kSuccess         // SuccessStep: succeeds with *Args in x
@@ -677,7 +677,7 @@ func (as *Steps) Success(args ...Value) {
 		// now would drop the section (the External's pass would find
 		// it gone), as passing the External here would.
 		misuse(as, "Lock.Wait: Success on the waiting step inside its Slow")
-	case as.head != nil:
+	case as.qlast != nil:
 		misuse(as, "Success: called after sub-steps were added")
 	case as.kind == kParallel && len(args) > 0:
 		misuse(as, "Success: a parallel step takes no values")

@@ -158,7 +158,7 @@ func callLocked(as *Steps) {
 func (e *engine) leftPlainly(fl *flow, f *Steps) bool {
 	// No look at oncancel, as in advanceFast: a cancel or finally handler
 	// comes with fArmed or fFinally, which fail the flags test.
-	if f.flags&^(plainDone|fLocked) != 0 || f.head != nil || f == fl.top {
+	if f.flags&^(plainDone|fLocked) != 0 || f.qlast != nil || f == fl.top {
 		return false
 	}
 	// leaveCompleted written out: one call less per section.
@@ -260,7 +260,7 @@ func (l *Lock[T]) Wait(as *Steps, f ExecFunc) External {
 	case as.xfn == nil || as.xfn != cast.FuncPtr(l.slow):
 		misuse(as, "Lock.Wait: not called by the Lock's Slow on its own step")
 		return External{}
-	case as.head != nil:
+	case as.qlast != nil:
 		misuse(as, "Lock.Wait: the step already added sub-steps")
 		return External{}
 	}

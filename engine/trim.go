@@ -146,6 +146,7 @@ func (l *rootRing) trim() (n, bytes int) {
 		l.buf[j] = nil
 		l.head++
 		bytes += rootBytes + int(rt.spareN)*frameBytes
+		rt.dropSpares()
 		if rt.Steps.fl != nil {
 			bytes += flowBytes
 		}
@@ -164,6 +165,7 @@ func (l *rootList) trim() (n, bytes int) {
 		l.head = rt.nextFree()
 		rt.Steps.next = nil
 		bytes += rootBytes + int(rt.spareN)*frameBytes
+		rt.dropSpares()
 		if rt.Steps.fl != nil {
 			bytes += flowBytes
 		}
@@ -179,11 +181,27 @@ func (l *rootList) trim() (n, bytes int) {
 // dropFrames unlinks the chain of free frames from f on, which the pool
 // lets go: a frame's next is left stale when it is dequeued (dequeue), and
 // a stale pointer into a chain still linked would keep the rest of it.
-// Unlinked, a stale next keeps at most the one frame it points to.
+// Unlinked, a stale next keeps at most the one frame it points to (its
+// allocation: a chunk of up to buildChunk frames for one allocated off
+// the loop, freshFrame).
 func (e *engine) dropFrames(f *Steps) {
 	for f != nil {
 		n := f.next
 		f.next = nil
 		f = n
 	}
+}
+
+// dropSpares unlinks the spare frames of rt, a root a pool drops: a frame
+// that went from a live step's queue to the free list and on to rt's
+// spares may still be the stale next of that step (dequeue), and would
+// keep the rest of rt's spares (up to spareCap, its built size) with it.
+// The root stays released; its spare count goes with its frames.
+func (rt *root) dropSpares() {
+	for f := rt.spare; f != nil; {
+		n := f.next
+		f.next = nil
+		f = n
+	}
+	rt.spare, rt.spareN = nil, 0
 }

@@ -41,3 +41,57 @@ func TestTrimUnlinksDroppedFrames(t *testing.T) {
 		}
 	}
 }
+
+// A root the pools drop takes its spare frames with it, linked through
+// next; a stale next of a live frame (dequeue) may point at one of them (a
+// frame that went back to the free list and then to another root's
+// spares), and would keep the rest of that chain, up to the dropped
+// root's spareCap (its built size), from the GC. Both root pools' trims
+// must unlink the spares of the roots they drop.
+func TestTrimUnlinksDroppedRootSpares(t *testing.T) {
+	for _, shared := range []bool{false, true} {
+		r := reactor.NewManual()
+		e := engineOf(r)
+		const nroots, nspare = rootQuarantine + 3, 4
+		var roots []*root
+		var spares [][]*Steps
+		for i := 0; i < nroots; i++ {
+			rt := new(root)
+			var fs []*Steps
+			for j := 0; j < nspare; j++ {
+				f := &Steps{e: e}
+				f.next = rt.spare
+				rt.spare = f
+				rt.spareN++
+				fs = append(fs, f)
+			}
+			roots = append(roots, rt)
+			spares = append(spares, fs)
+			if shared {
+				e.rootFree.push(rt)
+			} else {
+				e.rootLocal.push(rt)
+			}
+		}
+		e.rootFree.low, e.rootLocal.low = e.rootFree.n, e.rootLocal.n()
+		r.Immediate(e.trimPools)
+		r.RunUntilIdle()
+		dropped := nroots - rootQuarantine
+		for i, rt := range roots {
+			n := 0
+			for f := rt.spare; f != nil; f = f.next {
+				n++
+			}
+			if i >= dropped && n != nspare {
+				t.Fatalf("shared %v: kept root %d has %d spares, want %d", shared, i, n, nspare)
+			}
+		}
+		for i, fs := range spares[:dropped] {
+			for j, f := range fs {
+				if f.next != nil {
+					t.Fatalf("shared %v: dropped root %d's spare %d still links to another", shared, i, j)
+				}
+			}
+		}
+	}
+}

@@ -152,7 +152,7 @@ func (e *engine) callHandler(f *Steps, h ErrorFunc, code string) (next string, r
 	case f.flags&fSucceeded != 0:
 		fl.action = actDone
 		return "", true
-	case f.head != nil:
+	case f.qlast != nil:
 		// Steps added in an error handler replace it at the same level (spec 1.2.1).
 		f.setStatus(stActive)
 		fl.clearArgs()
