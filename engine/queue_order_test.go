@@ -8,7 +8,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// The sub-step queue (a circular list held by its last frame, Steps.head)
+// The sub-step queue (a circular list held by its last frame, Steps.qlast)
 // through the public API: for each number of queued steps, sub-steps run
 // in the order added, a parallel step's branches start in the order added,
 // CopyFrom copies a queue (its parallel's branches included) in order and
