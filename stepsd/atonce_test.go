@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/asyncsteps/asyncsteps/engine"
 )
 
 // A whole read's flow (runWhole) is not held back (engine.X.DeferStart
@@ -148,4 +150,49 @@ func TestWholeReadBesideWaitingFlows(t *testing.T) {
 		t.Errorf("concurrency %+v after the reads, want no holder", m.Concurrency)
 	}
 	checkNoStrays(t, s)
+}
+
+// The pooled flows' start, on the loop outside any step with nothing
+// ready: a flow wholeFlow gives (runWhole's) runs in its Execute; the same
+// pooled flow taken by newFlow next (readAll's, split's) is held back
+// until RunReady, and wholeFlow then lets it run at once again. A flow of
+// the general path run inside its Execute would run before runNow set
+// sh.inline and before splitRest moved the requests behind a wait.
+func TestPooledFlowsStartAsTheirPathWants(t *testing.T) {
+	s := start(t, Config{Reactors: 1})
+	sh := s.shards[0]
+	ch := make(chan []string, 1)
+	sh.r.Immediate(func() {
+		var errs []string
+		ran := false
+		step := func(*engine.Steps) { ran = true }
+		var prev *flow
+		for i, whole := range []bool{true, false, false, true, true, false} {
+			var fl *flow
+			if whole {
+				fl = sh.wholeFlow()
+			} else {
+				fl = sh.newFlow()
+			}
+			if prev != nil && fl != prev {
+				errs = append(errs, fmt.Sprintf("take %d: not the pooled flow", i))
+			}
+			prev = fl
+			ran = false
+			fl.root.Add(step, nil)
+			fl.root.Execute()
+			if ran != whole {
+				errs = append(errs, fmt.Sprintf("take %d (whole %v): ran in its Execute: %v", i, whole, ran))
+			}
+			engine.RunReady(sh.r)
+			if !ran || fl.root.Executing() {
+				errs = append(errs, fmt.Sprintf("take %d: not run and ended after RunReady", i))
+			}
+			sh.recycleFlow(fl)
+		}
+		ch <- errs
+	})
+	for _, e := range <-ch {
+		t.Error(e)
+	}
 }

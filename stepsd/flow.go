@@ -87,6 +87,21 @@ func (sh *shard) newFlow() *flow {
 	return fl
 }
 
+// wholeFlow takes a pooled flow whose root has ended, or makes one, for
+// runWhole: its root is not held back. A whole read's flow is alone (its
+// connection has nothing in flight, OnData), has no request object and is
+// never split, so nothing of runNow's bookkeeping has to come between its
+// Execute and its run. Kept off while the flow is pooled (newFlow turns it
+// on again for the general path).
+func (sh *shard) wholeFlow() *flow {
+	fl := sh.takeFlow()
+	if !fl.atOnce {
+		engine.X.DeferStart(fl.root, false)
+		fl.atOnce = true
+	}
+	return fl
+}
+
 // takeFlow takes a pooled flow whose root has ended, or makes one (held
 // back, as newFlow wants it), leaving its root's X.DeferStart as it is.
 func (sh *shard) takeFlow() *flow {
@@ -450,16 +465,7 @@ func (fl *flow) startDirect(cn *conn, nd, ne, g int, cmds uint32, now int64) *re
 // hot code a read (profiles/notes/2026-11-27-srv-round9.md).
 func (cn *conn) runWhole(nd int, cmds uint32) {
 	sh := cn.sh
-	fl := sh.takeFlow()
-	if !fl.atOnce {
-		// Not held back: a whole read's flow is alone (cn has nothing
-		// in flight, OnData), has no request object and is never split,
-		// so nothing of runNow's bookkeeping has to come between its
-		// Execute and its run. Kept off while the flow is pooled
-		// (newFlow turns it on again for the general path).
-		engine.X.DeferStart(fl.root, false)
-		fl.atOnce = true
-	}
+	fl := sh.wholeFlow()
 	fl.dn, fl.dat, fl.dcn, fl.runHeld = nd, 0, cn, true
 	name := directName(cmds)
 	fl.name = name
