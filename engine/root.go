@@ -629,6 +629,21 @@ func (as *Steps) Execute() {
 				e.startKeptExt(rt, fl, x)
 				return
 			}
+			if e.readyHead == nil && !e.running && x.nameOnly() {
+				// Alone, outside any step and walk (as the fast start
+				// below): a pooled root named after what it serves (a
+				// server's whole read) starts without the ready queue
+				// and runs its first turn now, which runIfAlone would
+				// have done after queueing it (~60 instructions: the
+				// queue's link and unlink, the tests again, the loop's
+				// pending flag).
+				e.startNamedKept(rt, fl, x, false)
+				fl.action = actExec
+				if !e.runStarted(fl, x.name) {
+					e.startedRaised(fl)
+				}
+				return
+			}
 			if e.startKeptExt(rt, fl, x) {
 				e.runIfAlone(rt)
 			}
@@ -769,7 +784,7 @@ func (e *engine) prepareStartSlow(rt *root) bool {
 		if fl := rt.Steps.fl; fl != nil && rt.keepFlow && !fl.owned && len(fl.held) == 0 &&
 			rt.created == 0 && rt.Steps.qlast != nil && !e.build.want.Load() &&
 			rt.run.Load()&runCancel == 0 {
-			return e.startNamedKept(rt, fl, x)
+			return e.startNamedKept(rt, fl, x, true)
 		}
 	}
 	rt.started = true
@@ -833,7 +848,7 @@ func (e *engine) prepareStartSlow(rt *root) bool {
 // alone, prepareStartSlow for anything else.
 func (e *engine) startKeptExt(rt *root, fl *flow, x *rootExt) bool {
 	if x.nameOnly() {
-		return e.startNamedKept(rt, fl, x)
+		return e.startNamedKept(rt, fl, x, true)
 	}
 	return e.prepareStartSlow(rt)
 }
@@ -870,7 +885,11 @@ func (e *engine) runIfAlone(rt *root) {
 // Promise or a Batch. Apart from the name's count it does what
 // prepareStart does; it is kept out of prepareStart so that unnamed roots
 // pay nothing for it (Simple).
-func (e *engine) startNamedKept(rt *root, fl *flow, x *rootExt) bool {
+//
+// queue false is Execute's start of such a root that it runs at once
+// (alone, outside any walk): the flow is not put in the ready queue
+// (runStarted takes it), as Execute's fast start for a plain root.
+func (e *engine) startNamedKept(rt *root, fl *flow, x *rootExt, queue bool) bool {
 	rt.started = true
 	e.m.started++ // metrics.go
 	if x.name != nil {
@@ -891,6 +910,9 @@ func (e *engine) startNamedKept(rt *root, fl *flow, x *rootExt) bool {
 	c := rt.Steps.dequeue()
 	c.fl = fl
 	fl.cur = c
+	if !queue {
+		return true
+	}
 	e.ready(fl, actExec)
 	return true
 }

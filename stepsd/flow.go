@@ -57,6 +57,9 @@ type flow struct {
 	onDirectError engine.ErrorFunc
 	dn, dat       int
 	dcn           *conn
+	// atOnce: its root's X.DeferStart is off, as runWhole leaves it
+	// (Execute may run the flow at once); newFlow turns it back on.
+	atOnce bool
 	// dcmd: the counters' index of every request of the direct run when
 	// they are all one command (not refused), else -1: the run step then
 	// counts them once, after its loop, instead of one by one. dfrom is
@@ -68,8 +71,40 @@ type flow struct {
 // pipelineName names a flow whose requests are not all of one command.
 var pipelineName = engine.NewName("PIPELINE")
 
-// newFlow takes a pooled flow whose root has ended, or makes one.
+// newFlow takes a pooled flow whose root has ended, or makes one, for the
+// general read path (readAll, split): its root is held back.
 func (sh *shard) newFlow() *flow {
+	fl := sh.takeFlow()
+	if fl.atOnce {
+		// A read's flows are started, split and then run together by
+		// runNow (engine.RunReady), which writes what they left: an
+		// Execute must not run them one by one before that
+		// (engine.X.DeferStart). Only a flow runWhole used last has it
+		// off: a test here, a call when the two paths alternate.
+		engine.X.DeferStart(fl.root, true)
+		fl.atOnce = false
+	}
+	return fl
+}
+
+// wholeFlow takes a pooled flow whose root has ended, or makes one, for
+// runWhole: its root is not held back. A whole read's flow is alone (its
+// connection has nothing in flight, OnData), has no request object and is
+// never split, so nothing of runNow's bookkeeping has to come between its
+// Execute and its run. Kept off while the flow is pooled (newFlow turns it
+// on again for the general path).
+func (sh *shard) wholeFlow() *flow {
+	fl := sh.takeFlow()
+	if !fl.atOnce {
+		engine.X.DeferStart(fl.root, false)
+		fl.atOnce = true
+	}
+	return fl
+}
+
+// takeFlow takes a pooled flow whose root has ended, or makes one (held
+// back, as newFlow wants it), leaving its root's X.DeferStart as it is.
+func (sh *shard) takeFlow() *flow {
 	if fl := sh.freeFlows; fl != nil && !fl.root.Executing() {
 		sh.freeFlows = fl.free
 		fl.free = nil
@@ -80,10 +115,7 @@ func (sh *shard) newFlow() *flow {
 		return fl
 	}
 	fl := &flow{sh: sh, root: engine.New(sh.r)}
-	// A read's flows are started, split and then run together by runNow
-	// (engine.RunReady), which writes what they left: an Execute must
-	// not run them one by one before that (engine.X.DeferStart).
-	engine.X.DeferStart(fl.root, true)
+	engine.X.DeferStart(fl.root, true) // newFlow's (atOnce false)
 	fl.root.State().User = fl
 	fl.exec = execStepOf(fl)
 	fl.onError = fl.serveError
@@ -433,7 +465,7 @@ func (fl *flow) startDirect(cn *conn, nd, ne, g int, cmds uint32, now int64) *re
 // hot code a read (profiles/notes/2026-11-27-srv-round9.md).
 func (cn *conn) runWhole(nd int, cmds uint32) {
 	sh := cn.sh
-	fl := sh.newFlow()
+	fl := sh.wholeFlow()
 	fl.dn, fl.dat, fl.dcn, fl.runHeld = nd, 0, cn, true
 	name := directName(cmds)
 	fl.name = name
@@ -447,9 +479,22 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 		fl.named = name
 	}
 	fl.root.Add(fl.direct, fl.onDirectError)
+	// Set before Execute: as in runNow, for everything the run does
+	// (its one step answers every request, or directError does).
+	sh.inline = cn
+	// On the loop, outside any step, with no flow ready ahead: Execute
+	// runs the flow's first turn before it returns (engine's runStarted),
+	// which is all of it, one step and no wait. With a flow ready ahead
+	// (a flow another read left queued, one a timer or the Limiter
+	// readied), it queues fl behind them, and RunReady runs them all, fl
+	// last, as before: fl.dat is then still 0 < nd. Flows fl's run
+	// readied (a Limiter waiter it let in, never one of cn's: cn had
+	// nothing in flight) run in the loop's pass after this callback.
 	fl.root.Execute()
-	sh.inline = cn // as runNow: a flow with no request object is never split
-	engine.RunReady(sh.r)
+	if fl.dat != nd {
+		sh.wholeQueued++
+		engine.RunReady(sh.r)
+	}
 	if fl.dat != nd || sh.held != 0 || cn.closed {
 		// Never expected (the run step did not run whole, a panic
 		// inside the store's lock) or the connection closed meanwhile:

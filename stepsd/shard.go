@@ -25,6 +25,7 @@ type shard struct {
 	freeFlowN, freeFlowLow int
 	cmds                   [numCmds]cmdCounts // per command: Metrics.Commands
 	strays                 int                // steps run with no request left (strayStep): never expected
+	wholeQueued            int                // whole reads whose flow Execute queued behind a ready flow (runWhole): rare
 	// freeN counts free; freeLow is its low-water mark since the last
 	// trim: requests nobody took for a whole trimEvery go back to the GC
 	// (trimRequests), so a burst does not keep its peak forever.
