@@ -48,9 +48,9 @@ type shard struct {
 	// reactors' shards are neighbours in memory; this line keeps the fields
 	// above, written on every read (dirty, the deadline list), out of the
 	// next shard's first line (s, r, idx, read on every request by the other
-	// reactor), whatever the fields above add up to. Today's 680 bytes fit
-	// 704-byte slots without a shared line only by 24 bytes of slack
-	// (profiles/notes/2026-11-27-sys-round6.md).
+	// reactor), whatever the fields above add up to (today 744 bytes, 808
+	// with this line, in 896-byte slots; without it they would hang on the
+	// slack the size class happens to leave: profiles/notes/2026-11-27-sys-round6.md).
 	_ [64]byte
 }
 
