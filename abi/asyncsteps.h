@@ -86,7 +86,9 @@ void asyncsteps_reactor_free(AsyncStepsReactor* r);
 /* A new root AsyncSteps on r: add steps with root->api->add (and the other
    entries), then start it with root->api->execute(root, data, on_error).
    After its flow has ended it may be given steps and executed again.
-   Free it with root->api->free(root) once its flow has ended; freeing a
+   Called on the loop outside any step with no flow ready ahead, execute
+   runs the flow's first turn before it returns, as Go's Execute does
+   (CONTRACT.md, "Where a flow runs"). Free it with root->api->free(root) once its flow has ended; freeing a
    running root cancels it first. Never NULL for a live r. */
 FutoInAsyncSteps* asyncsteps_new(AsyncStepsReactor* r);
 

@@ -28,9 +28,10 @@ import (
 //     r.Immediate callback, on the loop (r.IsSameThread() is true), as the
 //     C++ reference benchmarks run everything on the AsyncTool's thread and
 //     as a server's own flows are created and driven by its loop. New and
-//     Release use the loop-local pool, Execute queues the flow on the
-//     engine's ready queue, External.Success applies at once, and the
-//     operation runs flows to completion with a nested r.RunUntilIdle (a
+//     Release use the loop-local pool, Execute runs the flow's first turn
+//     itself when no flow is ready ahead of it (else queues it on the
+//     engine's ready queue), External.Success applies at once, and the
+//     operation runs what is left with a nested r.RunUntilIdle (a
 //     callback may drive its own manual reactor). The callback runs on the
 //     benchmark goroutine (a manual reactor has no thread of its own), so
 //     b.ResetTimer and b.StopTimer are called from inside it.
@@ -137,8 +138,9 @@ func newSimple() *simpleFixture {
 
 // op is one whole flow: a root from the pool, one empty step, Execute, run
 // until idle, Release. The same code under both drivers: on the loop, New
-// and Release use the loop-local pool, Execute queues the flow directly and
-// RunUntilIdle nests in the driver's callback.
+// and Release use the loop-local pool, Execute runs the flow at once (its
+// step, its end) and RunUntilIdle, nested in the driver's callback, finds
+// the loop idle.
 func (s *simpleFixture) op() {
 	root := engine.New(s.r)
 	root.Add(s.step)

@@ -2,7 +2,6 @@ package engine
 
 import (
 	"runtime"
-	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/arena"
 )
@@ -46,27 +45,57 @@ func (f *Steps) releaseClaim() {
 	}
 }
 
-// enqueue appends c to f's queue of not-started sub-steps.
+// enqueue appends c to f's queue of not-started sub-steps: c becomes the
+// list's last frame (f.head), linked to the first.
 func (f *Steps) enqueue(c *Steps) {
-	if f.tail == nil {
-		f.head = c
+	if t := f.head; t == nil {
+		c.next = c
 	} else {
-		f.tail.next = c
+		c.next = t.next
+		t.next = c
 	}
-	f.tail = c
+	f.head = c
 }
 
-// dequeue removes and returns the first not-started sub-step.
+// dequeue removes and returns the first not-started sub-step (nil: none).
+// The frame's next is left stale, not cleared (a store and its write
+// barrier per step run): every later use of a frame's next writes it
+// before anything reads it (enqueue, keep, toSpare, releasePlain,
+// releaseFrame's reset, the free lists), and the only reads of a live
+// frame's next outside a queue or a pool are of a loop iteration's
+// (kBody: its kept frames), which is never queued. A stale next may keep
+// the one frame it points to from the GC; trimPools clears the next of
+// every frame it drops, so it never keeps a dropped chain.
 func (f *Steps) dequeue() *Steps {
-	c := f.head
-	if c != nil {
-		f.head = c.next
-		if f.head == nil {
-			f.tail = nil
-		}
-		c.next = nil
+	t := f.head
+	if t == nil {
+		return nil
+	}
+	c := t.next
+	if c == t {
+		f.head = nil
+	} else {
+		t.next = c.next
 	}
 	return c
+}
+
+// queueFirst returns the first not-started sub-step of f, nil if none; with
+// queueAfter it walks the queue in order without changing it (CopyFrom).
+func (f *Steps) queueFirst() *Steps {
+	if f.head == nil {
+		return nil
+	}
+	return f.head.next
+}
+
+// queueAfter returns the sub-step queued after s in f's queue, nil after
+// the last.
+func (f *Steps) queueAfter(s *Steps) *Steps {
+	if s == f.head {
+		return nil
+	}
+	return s.next
 }
 
 // frameChunk is how many frames the loop allocates at once when its free
@@ -112,7 +141,10 @@ func (e *engine) grow() *Steps {
 // adds the same steps each time (the common loop) then takes them back
 // without the free list's counters and without resetting the fields that
 // are the same (parent, fl, kind). The kept frames are a list through next
-// whose head is the body's x (unused by a body frame otherwise). A kept
+// whose head is the body's own next (an iteration is never queued, so its
+// next is otherwise unused): with the queue (head) and fn, the list is in
+// the iteration's first line, and an iteration that adds and keeps its
+// steps never reads its second (see fBare). A kept
 // frame is stFree, with flags 0, nothing queued, armed, timed, bound or
 // allocated, no error handler and no AddWith value; it keeps its fn, fl
 // and parent (the body, live, in the flow fl) until it is taken again or
@@ -131,18 +163,18 @@ func (f *Steps) keepable() bool {
 // keep gives f, a keepable sub-step of the iteration p that ended, to p.
 func (p *Steps) keep(f *Steps) {
 	f.flags, f.st = 0, stFree
-	f.next = (*Steps)(p.x)
-	p.x = unsafe.Pointer(f)
+	f.next = p.next
+	p.next = f
 }
 
 // takeKept returns a frame kept by the iteration p for a new sub-step of
 // kind, queued, or nil when p keeps none (or is not an iteration).
 func (p *Steps) takeKept(kind uint8) *Steps {
-	if p.kind != kBody || p.x == nil {
+	if p.kind != kBody || p.next == nil {
 		return nil
 	}
-	c := (*Steps)(p.x)
-	p.x = unsafe.Pointer(c.next)
+	c := p.next
+	p.next = c.next
 	c.next = nil
 	c.kind = kind
 	c.st = stQueued
@@ -157,8 +189,8 @@ func (p *Steps) takeKeptOut(kind uint8) *Steps { return p.takeKept(kind) }
 
 // dropKept destroys the frames the iteration f keeps.
 func (e *engine) dropKept(f *Steps) {
-	c := (*Steps)(f.x)
-	f.x = nil
+	c := f.next
+	f.next = nil
 	for c != nil {
 		n := c.next
 		c.next = nil
@@ -170,7 +202,7 @@ func (e *engine) dropKept(f *Steps) {
 // releaseFrame destroys a frame: its timer stops, its Stack memory is
 // freed, and it returns to a free list with a new generation. Loop only.
 func (e *engine) releaseFrame(f *Steps) {
-	if f.kind == kBody && f.x != nil {
+	if f.kind == kBody && f.next != nil {
 		e.dropKept(f)
 	}
 	if f.head != nil {
@@ -212,7 +244,7 @@ func (e *engine) releaseFrame(f *Steps) {
 // reset clears every field but e and ctl: ctl may be read by a stale
 // External at any time, so it is never written non-atomically.
 func (f *Steps) reset() {
-	f.fl, f.parent, f.next, f.head, f.tail = nil, nil, nil, nil, nil
+	f.fl, f.parent, f.next, f.head = nil, nil, nil, nil
 	f.fn, f.onerr, f.oncancel = nil, nil, nil
 	f.tidx, f.tgen = 0, 0
 	f.scope = arena.Scope{}

@@ -63,6 +63,7 @@ func (e *engine) loopNext(L *Steps) {
 	}
 	L.setStatus(stActive)
 	b := e.newFrame(kBody, L, fl)
+	b.flags = fBare // nothing but its fn (fBare): reuseIteration reads the first line only
 	if ls.kind == loopForever {
 		// A Loop's iteration carries the body in its fn (a body frame
 		// has no fn of its own): run calls it and reuseIteration starts

@@ -43,15 +43,24 @@ func TestPooledRootOnLoopRunsLikeAnyRoot(t *testing.T) {
 			}
 		}},
 		{"canceled before its start", func(t *testing.T, r *reactor.Reactor) {
+			// A flow ready ahead of it (an External's result) keeps its
+			// Execute from running it at once: it is queued, and the
+			// cancel comes before its step.
+			ahead := engine.New(r)
+			var ext engine.External
+			ahead.Add(func(as *engine.Steps) { ext = as.External() })
+			ahead.Execute() // runs to its wait
+			ext.Success()   // ready again: queued
 			root, ran := engine.New(r), false
 			root.Add(func(*engine.Steps) { ran = true })
 			root.Execute()
 			root.Cancel()
 			r.RunUntilIdle()
-			if ran || root.Executing() {
-				t.Fatalf("canceled flow: step ran %v, executing %v", ran, root.Executing())
+			if ran || root.Executing() || ahead.Executing() {
+				t.Fatalf("canceled flow: step ran %v, executing %v; the flow ahead executing %v", ran, root.Executing(), ahead.Executing())
 			}
 			root.Release()
+			ahead.Release()
 		}},
 		{"released while waiting", func(t *testing.T, r *reactor.Reactor) {
 			root, canceled := engine.New(r), false

@@ -131,6 +131,10 @@ type rootExt struct {
 	batch     *Batch
 	batchNext *root
 	batchIdx  int32
+
+	// deferStart: Execute on the loop queues the flow for the loop's
+	// pass, never runs it at once (X.DeferStart). Kept from run to run.
+	deferStart bool
 }
 
 // nameOnly reports whether x holds nothing a run's start or end must act
@@ -556,6 +560,17 @@ func (rt *root) discardBuilt(f *Steps) {
 // goroutine; roots start in the order of their Execute calls. A root whose
 // flow has ended may be given new steps and executed again.
 //
+// Called on the loop from a callback outside any step or handler the
+// engine runs (not inside a step, a cancel or finally handler, a Lock's
+// Leave, an OnEnd), with no flow of the reactor ready ahead of it, Execute
+// runs the flow's first turn before it returns: its steps up to its first
+// wait or its end, or one turn's budget of steps (a flow that never waits
+// is then queued and goes on in the loop's pass: the caller gets control
+// back). A panic in a step is the flow's InternalError there, as in any
+// turn. Anywhere else on the loop, or for a root held back with
+// X.DeferStart, the flow is queued behind the flows ready and runs in the
+// loop's pass (CONTRACT.md, "Where a flow runs").
+//
 // Called from a goroutine outside the loops while the reactor's loop is
 // parked (asleep with nothing to do), Execute runs that loop's turn itself
 // before it returns, as the loop (CONTRACT.md, "Where a flow runs"): the
@@ -599,14 +614,24 @@ func (as *Steps) Execute() {
 		fl := rt.Steps.fl
 		if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
 			rt.Steps.head == nil || e.build.want.Load() || rt.run.Load()&runCancel != 0 {
-			e.prepareStartSlow(rt)
+			if e.prepareStartSlow(rt) {
+				e.runIfAlone(rt)
+			}
 			return
 		}
 		if x := rt.more.Load(); x != nil {
 			// Tested last: a pooled root with an extension (a server's
 			// request named after its command) has passed every other
 			// test, and starts without prepareStartSlow repeating them.
-			e.startKeptExt(rt, fl, x)
+			if x.deferStart {
+				// A server's request flows, held back (X.DeferStart):
+				// queued, as before, at one test's cost.
+				e.startKeptExt(rt, fl, x)
+				return
+			}
+			if e.startKeptExt(rt, fl, x) {
+				e.runIfAlone(rt)
+			}
 			return
 		}
 		rt.started = true
@@ -629,6 +654,19 @@ func (as *Steps) Execute() {
 		c := rt.Steps.dequeue()
 		c.fl = fl
 		fl.cur = c
+		if e.readyHead == nil && !e.running {
+			// Nothing ready ahead of it, and not inside a step or the
+			// engine's own walk (running is set wherever a callback
+			// runs: RunReady, runStarted, a cancel handler, a Leave, an
+			// OnEnd; e.cur is never set without it): its turn now, not
+			// queued for the loop's next pass (runStarted; CONTRACT.md,
+			// "Where a flow runs").
+			fl.action = actExec
+			if !e.runStarted(fl, nil) {
+				e.startedRaised(fl)
+			}
+			return
+		}
 		e.ready(fl, actExec)
 		return
 	}
@@ -793,12 +831,37 @@ func (e *engine) prepareStartSlow(rt *root) bool {
 // startKeptExt starts a pooled root that passed Execute's tests for the
 // short start but has an extension: startNamedKept when it holds the name
 // alone, prepareStartSlow for anything else.
-func (e *engine) startKeptExt(rt *root, fl *flow, x *rootExt) {
+func (e *engine) startKeptExt(rt *root, fl *flow, x *rootExt) bool {
 	if x.nameOnly() {
-		e.startNamedKept(rt, fl, x)
+		return e.startNamedKept(rt, fl, x)
+	}
+	return e.prepareStartSlow(rt)
+}
+
+// runIfAlone runs the flow of rt, which Execute has just started on the
+// loop and queued (prepareStartSlow, startKeptExt), at once when it is
+// alone in the ready queue and Execute was not called inside a step or
+// the engine's own walk: Execute's fast start does the same without
+// queueing it. A root held back with X.DeferStart stays queued.
+//
+//go:noinline
+func (e *engine) runIfAlone(rt *root) {
+	fl := rt.Steps.fl
+	if fl == nil || e.readyHead != fl || e.readyTail != fl || e.cur != nil || e.running {
 		return
 	}
-	e.prepareStartSlow(rt)
+	x := rt.more.Load()
+	if x != nil && x.deferStart {
+		return
+	}
+	e.unlinkReady(fl)
+	var n *Name
+	if x != nil {
+		n = x.name
+	}
+	if !e.runStarted(fl, n) {
+		e.startedRaised(fl)
+	}
 }
 
 // startNamedKept is prepareStart's short start for a pooled root whose

@@ -15,6 +15,9 @@ import (
 // middle one's step calls mid. seq records the callbacks in order.
 func batchOfThree(r *reactor.Reactor, seq *[]string, mid func()) (a, b, c *Steps) {
 	a, b, c = New(r), New(r), New(r)
+	for _, root := range []*Steps{a, b, c} {
+		X.DeferStart(root, true) // queued by Execute, run by RunReady below
+	}
 	a.Add(func(*Steps) { *seq = append(*seq, "a") })
 	b.Add(func(*Steps) {
 		*seq = append(*seq, "b")
@@ -85,6 +88,8 @@ func TestRunBatchGoexitMidBatch(t *testing.T) {
 	}
 	seq = nil
 	d, e2 := New(r), New(r)
+	X.DeferStart(d, true)
+	X.DeferStart(e2, true)
 	d.Add(func(as *Steps) { as.Error("Boom", "") }, func(_ *Steps, code string) { seq = append(seq, "d.err:"+code) })
 	d.Add(func(*Steps) { seq = append(seq, "d.2") })
 	e2.Add(func(*Steps) { panic("pow") }, func(_ *Steps, code string) { seq = append(seq, "e.err:"+code) })

@@ -17,6 +17,9 @@ func TestRunBatchGoesOnAfterStops(t *testing.T) {
 	r := reactor.NewManual()
 	var seq []string
 	a, b, c, d, e2 := New(r), New(r), New(r), New(r), New(r)
+	for _, root := range []*Steps{a, b, c, d, e2} {
+		X.DeferStart(root, true) // queued by Execute, run by RunReady below
+	}
 	a.Add(func(*Steps) {
 		seq = append(seq, "a")
 		b.Cancel()

@@ -11,6 +11,12 @@ import "github.com/asyncsteps/asyncsteps/reactor"
 // write, instead of a turn later (stepsd does). It reports whether flows
 // are still ready (they run later, as usual).
 //
+// Execute from such a callback already runs its flow's first turn itself
+// when nothing is ready ahead of it; it queues the flow only behind
+// another ready flow, or for a root held back with X.DeferStart, which a
+// callback that must do its own bookkeeping between its Executes and
+// their run (stepsd splits a read's flow first) sets on its roots.
+//
 // Called off r's loop, from inside a step's callback, a cancel or finally
 // handler, a Lock's Leave or an OnEnd, or while the loop is already
 // running its flows, it does nothing and returns false: flows never run

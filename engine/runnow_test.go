@@ -7,12 +7,14 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// RunReady runs a flow executed from a loop callback before that callback
-// returns; from inside a step or off the loop it does nothing.
+// RunReady runs a flow executed from a loop callback (and held back from
+// running inside Execute by X.DeferStart) before that callback returns;
+// from inside a step or off the loop it does nothing.
 func TestRunReadyRunsFlowsNow(t *testing.T) {
 	r := reactor.NewManual()
 	var log []string
 	root := engine.New(r)
+	engine.X.DeferStart(root, true)
 	root.Add(func(as *engine.Steps) {
 		log = append(log, "step")
 		if engine.RunReady(r) {
@@ -21,6 +23,7 @@ func TestRunReadyRunsFlowsNow(t *testing.T) {
 		log = append(log, "step end")
 	})
 	other := engine.New(r)
+	engine.X.DeferStart(other, true)
 	other.Add(func(as *engine.Steps) { log = append(log, "other") })
 	r.Immediate(func() {
 		root.Execute()

@@ -55,18 +55,22 @@ type Steps struct {
 	e      *engine // fixed for the life of the memory
 	fl     *flow   // the flow this step runs in
 	parent *Steps  // the step whose execution added this one, the root, or the parallel step of a branch
-	next   *Steps  // next sibling in parent's queue; free-list link when free
+	next   *Steps  // next sibling in parent's queue (see head); free-list link when free; a loop iteration's kept frames (keep)
 
-	// head..tail: sub-steps added but not yet started, in order. For a
-	// parallel step before it starts: its branches. tail is in the second
-	// line: fn takes its place in the first, so that a step added by Add
-	// (fBare) is run, completed and kept, or taken again, reading and
-	// writing that line only; tail is its parent's, whose second line
-	// holds x (a loop iteration's kept frames) as well.
+	// head: the sub-steps added but not yet started, in order (for a
+	// parallel step before it starts: its branches), as one pointer: a
+	// circular list through next held by its LAST frame, so head.next is
+	// the first (enqueue, dequeue; nil: none). One word where a head and a
+	// tail took two, so that with fn it fits the first line: a step added
+	// by Add (fBare) is run, completed and kept, or taken again, reading
+	// and writing that line only, and so is the loop iteration that adds
+	// it (its kept frames are in next: keep). The name stays head because
+	// its common test, head != nil (sub-steps queued), means what it
+	// meant; only enqueue, dequeue and queueFirst/queueAfter read the
+	// list's order.
 	head *Steps
 	fn   ExecFunc // the callback; a Loop's iteration (kBody) holds the loop's body here (loopNext)
 
-	tail     *Steps
 	onerr    ErrorFunc
 	oncancel CancelFunc
 	tgen     uint64         // see tidx
@@ -74,6 +78,10 @@ type Steps struct {
 	x        unsafe.Pointer // per-kind: *loopState, *Args of SuccessStep, first branch *flow of a running parallel, AddWith's *T, a foreign accessor's *foreignSteps
 	bin      unsafe.Pointer // a bridge's binding (binary.go): released through Bridge.Release when the step is destroyed
 	xfn      unsafe.Pointer // AddWith: the user's func(*Steps, *T), called by fn
+
+	// A free word: the frame stays 128 bytes (frame_layout_test.go), so
+	// that root, which embeds a Steps, keeps its layout (root_alloc_test.go).
+	_ uintptr
 }
 
 // Frame statuses.
@@ -100,7 +108,7 @@ const (
 const (
 	kStep     = iota // a user step
 	kRoot            // a root: its children are level 0
-	kParallel        // children (head..tail) are branches
+	kParallel        // children (head's queue) are branches
 	kLoop            // Loop, Repeat, ForEach: children are iterations
 	kBody            // one iteration of the parent loop
 	kSuccess         // SuccessStep: succeeds with *Args in x
@@ -133,7 +141,12 @@ const (
 	// Rebind, a binding's Add, CopyFrom) act on frames Add did not flag.
 	// False is always safe: it only costs the look at the second line.
 	// Every mask of "nothing else set" lists it (plainDone, advanceFast's,
-	// chainable's).
+	// chainable's, reuseIteration's). A loop iteration (kBody) carries it
+	// too from loopNext and each reuse on (its kept frames are in next,
+	// not x; nothing but those clearers writes the six fields of an
+	// iteration frame: AddWith, AddLocked, Lock.Wait and Rebind need a
+	// step's xfn), so that reuseIteration and advanceFast decide a reuse
+	// from the first line.
 	fBare
 )
 
@@ -237,7 +250,7 @@ func (as *Steps) addFrame(kind uint8, op string) *Steps {
 			return nil
 		}
 		var c *Steps
-		if as.kind == kBody && as.x != nil {
+		if as.kind == kBody && as.next != nil {
 			c = as.takeKeptOut(kind)
 		} else {
 			c = e.newFrame(kind, as, as.fl)
@@ -485,7 +498,7 @@ func (as *Steps) CopyFrom(model *Steps) *Steps {
 		misuse(as, "CopyFrom: the model must be a root that is not executing")
 		return as
 	}
-	for s := model.head; s != nil; s = s.next {
+	for s := model.queueFirst(); s != nil; s = model.queueAfter(s) {
 		if !as.copyStep(s) {
 			return as
 		}
@@ -511,7 +524,7 @@ func (as *Steps) copyStep(s *Steps) bool {
 	}
 	switch s.kind {
 	case kParallel:
-		for b := s.head; b != nil; b = b.next {
+		for b := s.queueFirst(); b != nil; b = s.queueAfter(b) {
 			if !c.copyStep(b) {
 				return false
 			}

@@ -93,13 +93,15 @@ func (e *engine) trimPools() {
 	if k := e.trim.freeLow; k > 0 {
 		keep := e.stats.FramesFree - k
 		if keep == 0 {
+			e.dropFrames(e.free)
 			e.free = nil
 		} else {
 			f := e.free
 			for i := 1; i < keep; i++ {
 				f = f.next
 			}
-			f.next = nil // the rest: frames nobody took since the last trim
+			e.dropFrames(f.next) // the rest: frames nobody took since the last trim
+			f.next = nil
 		}
 		e.stats.FramesFree = keep
 		e.stats.Trimmed += k
@@ -164,4 +166,16 @@ func (l *rootList) trim() (n, bytes int) {
 	l.n -= max(k, 0)
 	l.low = l.n
 	return max(k, 0), bytes
+}
+
+// dropFrames unlinks the chain of free frames from f on, which the pool
+// lets go: a frame's next is left stale when it is dequeued (dequeue), and
+// a stale pointer into a chain still linked would keep the rest of it.
+// Unlinked, a stale next keeps at most the one frame it points to.
+func (e *engine) dropFrames(f *Steps) {
+	for f != nil {
+		n := f.next
+		f.next = nil
+		f = n
+	}
 }

@@ -80,6 +80,10 @@ func (sh *shard) newFlow() *flow {
 		return fl
 	}
 	fl := &flow{sh: sh, root: engine.New(sh.r)}
+	// A read's flows are started, split and then run together by runNow
+	// (engine.RunReady), which writes what they left: an Execute must
+	// not run them one by one before that (engine.X.DeferStart).
+	engine.X.DeferStart(fl.root, true)
 	fl.root.State().User = fl
 	fl.exec = execStepOf(fl)
 	fl.onError = fl.serveError
