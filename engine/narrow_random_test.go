@@ -16,7 +16,9 @@ import (
 // Pass, an External finished in its own callback, by another root's step
 // on the loop or from another goroutine (Success with 0-4 values, or
 // Pass), SuccessStep, ForwardArgs into a sub-step, a Parallel step, a
-// Repeat, an error handler's Success. At every step's entry and at every
+// Repeat, an error handler's Success; each run executed from the test
+// goroutine, from a loop callback (Execute's on-loop start) or by
+// Promise. At every step's entry and at every
 // end it checks flow.narrow's invariant (slots 1-3 empty when it is set:
 // the start's reset, the end's emptiness test and Release read slot 0
 // alone then) and what the step sees against a model; at each end the
@@ -220,10 +222,15 @@ func TestNarrowInvariantRandom(t *testing.T) {
 			}
 		})
 		var p *Promise
-		if rng.IntN(3) == 0 {
+		switch rng.IntN(3) {
+		case 0:
 			p = root.Promise()
-		} else {
+		case 1:
 			root.Execute()
+		default:
+			// From a loop callback: Execute's own copy of the start
+			// (the flow's first turn runs before it returns).
+			r.Immediate(root.Execute)
 		}
 		r.RunUntilIdle()
 		for len(pending) > 0 {
