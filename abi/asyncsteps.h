@@ -88,8 +88,10 @@ void asyncsteps_reactor_free(AsyncStepsReactor* r);
    After its flow has ended it may be given steps and executed again.
    Called on the loop outside any step with no flow ready ahead, execute
    runs the flow's first turn before it returns, as Go's Execute does
-   (CONTRACT.md, "Where a flow runs"). Free it with root->api->free(root) once its flow has ended; freeing a
-   running root cancels it first. Never NULL for a live r. */
+   (CONTRACT.md, "Where a flow runs"): its steps, and on_error if it ends
+   with an error there, may have run by then. Free it with
+   root->api->free(root) once its flow has ended; freeing a running root
+   cancels it first. Never NULL for a live r. */
 FutoInAsyncSteps* asyncsteps_new(AsyncStepsReactor* r);
 
 /* The synchronization objects of spec 2.3-2.5, for api->addSync. They may

@@ -141,8 +141,8 @@ func TestAllocPromiseSlabFanOut(t *testing.T) {
 	}
 	round()
 	round()
-	if n := testing.AllocsPerRun(40, round); n != 4 {
-		t.Fatalf("%v allocations per round of %d flows, want 4 (two slabs of %d a reactor)", n, len(roots), promiseSlabN)
+	if n := exactAllocs(40, round); n != 4*40 {
+		t.Fatalf("%v allocations over 40 rounds of %d flows, want %d (two slabs of %d a reactor a round)", n, len(roots), 4*40, promiseSlabN)
 	}
 }
 

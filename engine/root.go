@@ -1109,11 +1109,19 @@ func (e *engine) endOnEnd(rt *root, x *rootExt, code string) {
 	defer func() {
 		e.running = saved
 		if panicked {
-			v := recover()
-			st := rt.stateForWrite()
-			st.ErrorInfo = fmt.Sprint(v)
-			st.LastException = &PanicError{Value: v}
-			code = InternalError
+			if v := recover(); v != raiseSignal && v != xForeignUnwind {
+				st := rt.stateForWrite()
+				st.ErrorInfo = fmt.Sprint(v)
+				st.LastException = &PanicError{Value: v}
+				code = InternalError
+			}
+			// else a raise of the callback that ended this root (e.cur's:
+			// a step that executed an empty root on the loop), made from
+			// fn (its accessor's Error, or a misuse, which fails the
+			// running step): not fn's panic. It stands in e.raised (or
+			// the foreign's), and that callback's flow settles it when
+			// the callback returns, as for a callback that recovers the
+			// raise itself; this run keeps its own outcome.
 		}
 		e.flowEnded(rt, code)
 		e.endExt(rt, x, code)
@@ -1152,16 +1160,20 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 	if b != nil {
 		b.setResult(bi, rt, code)
 	}
+	e := rt.e
 	state := promiseEnded
 	if p != nil {
 		if code == "" {
 			p.args = rt.Steps.fl.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
+			if !e.trim.armed {
+				e.armTrim() // its tick lets go of the current Promise slab (trimTick)
+			}
 		} else {
 			p.failErr(&Error{Code: code, Info: rt.state.ErrorInfo})
 			state = promiseFailed
 		}
 	}
-	rt.e.detachFlow(rt)
+	e.detachFlow(rt)
 	rt.endRun()
 	if p != nil {
 		p.end(state)

@@ -70,6 +70,14 @@ func (e *engine) armTrim() {
 func trimTick(arg unsafe.Pointer, _ uint64) {
 	e := (*engine)(arg)
 	e.trimPools()
+	// The reactor lets go of its current Promise slab: the results of its
+	// Promises whose holders dropped them must not stay reachable from an
+	// idle reactor (only a kept Promise keeps its slab). The next Promise
+	// makes a new slab; a caller that claims from this one meanwhile still
+	// gets a slot of its own (promise_slab.go). A success with a Promise
+	// arms this tick, so a dropped result is reachable from the reactor
+	// for at most about trimEvery.
+	e.promises.cur.Store(nil)
 	e.rootMu.Lock()
 	shared := e.rootFree.n
 	e.rootMu.Unlock()

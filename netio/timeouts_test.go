@@ -4,6 +4,7 @@ package netio
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -51,7 +52,7 @@ func TestWriteTimeoutIsNoProgress(t *testing.T) {
 				if stall == 0 {
 					return
 				}
-				// A steady reader cut after it stalled itself (its thread
+				// A reader cut while steady, after it stalled itself (its thread
 				// got no CPU for most of WriteTimeout: the 2-core box at
 				// load 30-40) was not steady: the cut was right, and the
 				// case is run again. A cut with no such stall fails.
@@ -65,11 +66,16 @@ func TestWriteTimeoutIsNoProgress(t *testing.T) {
 }
 
 // writeTimeoutCase is one run of a case of TestWriteTimeoutIsNoProgress. A
-// steady reader (cut false) that is cut anyway makes it return the longest
-// time the reader went without taking bytes through its own fault (a read
+// reader cut while still reading at its pace (a steady reader, or one that
+// stops, before it stops) makes it return the time
+// the reader last went without taking bytes through its own fault (a read
 // called late, beyond its pace), when that stall alone could explain the
-// cut (at least 3/4 of WriteTimeout: the sweep's tick is an eighth); a cut
-// with no such stall fails the test. It returns 0 otherwise.
+// cut: at least 3/4 of WriteTimeout (the sweep's tick is an eighth), and
+// recent, ended no more than WriteTimeout before the read that met the cut
+// (the server sees the reader's progress again within a tick of the
+// stall's end, so a right cut comes then or never). A cut with no such
+// stall fails the test: an early stall the server lived through does not
+// excuse a cut long after it. It returns 0 otherwise.
 func writeTimeoutCase(t *testing.T, sndbuf, size int, pace time.Duration, reads int, cut bool, timeout time.Duration, chunk int) time.Duration {
 	t.Helper()
 	h := newEcho()
@@ -87,7 +93,8 @@ func writeTimeoutCase(t *testing.T, sndbuf, size int, pace time.Duration, reads 
 	began := time.Now()
 	buf := make([]byte, chunk)
 	got, lastRead := 0, began
-	var stall time.Duration // the reader's longest own stall so far
+	var stall time.Duration // the reader's last own stall long enough to explain a cut
+	var stallEnd time.Time  // when that stall ended (the late read's call)
 	_ = c.SetReadDeadline(time.Now().Add(20 * time.Second))
 	for i := 0; reads < 0 || i < reads; i++ {
 		for off := 0; off < chunk; {
@@ -102,14 +109,23 @@ func writeTimeoutCase(t *testing.T, sndbuf, size int, pace time.Duration, reads 
 			if off == 0 && i > 0 {
 				gap -= pace
 			}
-			stall = max(stall, gap)
+			if gap >= timeout-timeout/4 {
+				stall, stallEnd = gap, callAt
+			}
 			n, err := c.Read(buf[off:])
 			if err != nil {
-				if !cut && stall >= timeout-timeout/4 {
+				// Inside this loop every reader is still steady (one that
+				// stops does so after it), so a cut case that meets the
+				// cut here was cut early: excused only by its own stall.
+				if stall > 0 && time.Since(stallEnd) <= timeout {
 					h.waitClosed(t, 1)
 					return stall
 				}
-				t.Fatalf("cut after %d of %d bytes, %v, while reading (the reader's longest own stall %v): %v", got+off, size, time.Since(began), stall, err)
+				why := "the reader had no stall long enough to explain it"
+				if stall > 0 {
+					why = fmt.Sprintf("the reader's last stall long enough to explain it, %v, ended %v before", stall, time.Since(stallEnd))
+				}
+				t.Fatalf("cut after %d of %d bytes, %v, while reading (%s): %v", got+off, size, time.Since(began), why, err)
 			}
 			off += n
 			got += n

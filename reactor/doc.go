@@ -34,7 +34,14 @@
 //   - Callbacks run on the loop, one at a time, never re-entrantly: a
 //     callback that posts more work sees it run after it returns.
 //   - Callbacks posted from one goroutine run in the order posted; timers
-//     fire in deadline order, equal deadlines in the order scheduled.
+//     fire in deadline order, equal deadlines in the order scheduled. A
+//     Deferred from another goroutine counts its deadline from its call
+//     and joins that order when the loop takes it from the ring, which an
+//     iteration does before it fires due timers, up to 2 x 1,024 posted
+//     tasks. One behind a longer backlog of the ring (a flood, with the
+//     loop late by more than its delay), or one whose Deferred call had
+//     not returned when a later timer came due (its goroutine descheduled
+//     inside the call), may fire after that timer.
 //   - IsSameThread is true exactly when called on the loop.
 //
 // # Who the loop is: the loop word

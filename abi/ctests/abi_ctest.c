@@ -1296,6 +1296,49 @@ static void test_execute_unhandled(AsyncStepsReactor* r)
     root->api->free(root);
 }
 
+/* ---- execute (13) on the loop: the flow's first turn runs before it
+        returns (CONTRACT.md, "Where a flow runs") ---- */
+
+typedef struct {
+    AsyncStepsReactor* r;
+    Unh u;
+    int unh_before_return;
+} ElCtx;
+
+static void el_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args) { say("step"); }
+
+static void el_imm(void* data)
+{
+    ElCtx* c = data;
+    /* A flow that succeeds: its step runs inside execute. */
+    FutoInAsyncSteps* ok = asyncsteps_new(c->r);
+    ok->api->add(ok, NULL, el_step, NULL);
+    ok->api->execute(ok, NULL, NULL);
+    say("returned");
+    ok->api->free(ok);
+    /* A flow that fails: unhandled_error is called inside execute. */
+    FutoInAsyncSteps* bad = asyncsteps_new(c->r);
+    bad->api->add(bad, NULL, ex_fail, NULL);
+    execute(bad, &c->u);
+    c->unh_before_return = c->u.called;
+    bad->api->free(bad);
+}
+
+static void test_execute_on_loop(AsyncStepsReactor* r)
+{
+    BEGIN("vt_execute_on_loop");
+    ElCtx c;
+    memset(&c, 0, sizeof(c));
+    c.r = r;
+    FutoInAsyncSteps* root = asyncsteps_new(r);
+    root->api->sched_immediate(root, &c, el_imm);
+    run(r);
+    CHECK_STR(g_out, "step\nreturned\n");
+    CHECK(c.unh_before_return == 1);
+    CHECK_STR(c.u.code, "SecurityError");
+    root->api->free(root);
+}
+
 /* ---- addSync (15): mutex, throttle, limiter ---- */
 
 typedef struct {
@@ -2933,6 +2976,7 @@ int main(void)
     test_is_valid(r);
     test_new_instance_free(r);
     test_sched(r);
+    test_execute_on_loop(r);
 
     test_values(r);
     test_cleanup(r);

@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"runtime"
+	"sync"
+	"testing"
+	"weak"
+
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// bigResult is a result's object that a test watches through a weak
+// pointer: reachable or collected.
+type bigResult struct{ _ [1 << 16]byte }
+
+// A dropped Promise keeps nothing: once its holder drops it (and the
+// *Args its Wait returned), its flow's result values are garbage, as they
+// were when each Promise was an allocation of its own. The reactor must
+// not keep a dropped Promise's values reachable through the slab it
+// carves Promises from past its next trim tick (CONTRACT.md, "A Promise
+// is the holder's": only a kept Promise keeps its slab). Before the fix
+// the reactor kept its current slab, and so the values of up to 13
+// dropped results, until 14 more Promises were made on it: forever on a
+// reactor gone idle.
+func TestPromiseDroppedKeepsNoValues(t *testing.T) {
+	r := reactor.NewManual()
+	run := func() weak.Pointer[bigResult] {
+		obj := &bigResult{}
+		w := weak.Make(obj)
+		root := New(r)
+		root.Add(func(as *Steps) { as.Success(Obj(obj)) })
+		p := root.Promise()
+		r.RunUntilIdle()
+		a, err := p.Wait()
+		if err != nil || a.At(0).Obj() != any(obj) {
+			t.Fatalf("Wait: %v %v", a, err)
+		}
+		root.Release()
+		return w
+	}
+	// One flow, then one more (so that a pooled root's own last values
+	// are not what is measured): the first's result must be collectable.
+	w := run()
+	w2 := run()
+	root := New(r)
+	root.Add(func(as *Steps) { as.Success(Int(1)) })
+	root.Execute()
+	r.RunUntilIdle()
+	root.Release()
+	// The reactor lets go of its slab at its next trim tick.
+	r.Advance(trimEvery)
+	r.RunUntilIdle()
+	for range 3 {
+		runtime.GC()
+	}
+	if w.Value() != nil {
+		t.Errorf("the first dropped Promise's result is still reachable after GCs")
+	}
+	if w2.Value() != nil {
+		t.Errorf("the second dropped Promise's result is still reachable after GCs")
+	}
+	runtime.KeepAlive(r) // the reactor lives on: only the Promise was dropped
+}
+
+// The reactor's trim tick lets go of the current slab while goroutines
+// claim Promises from it: every claim still gets a slot of its own (a
+// caller holding the dropped slab keeps claiming from it, one that finds
+// it full installs a new one or keeps its own), and every kept Promise
+// reads its own flow's result. The driver advances the manual clock by a
+// trim period each turn, so the slab is dropped many times mid-claim.
+func TestPromiseSlabDroppedWhileClaimed(t *testing.T) {
+	r := reactor.NewManual()
+	const goroutines, flows = 4, 150
+	kept := make([][]keptResult, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range flows {
+				n := int64(g*1000 + i)
+				root := New(r)
+				root.Add(resultStep(n))
+				p := root.Promise()
+				<-p.Done() // the driver below runs the flow
+				a, err := p.Wait()
+				if err != nil || a.At(0).Int() != n {
+					t.Errorf("goroutine %d flow %d: %v %v", g, n, a, err)
+					return
+				}
+				root.Release()
+				kept[g] = append(kept[g], keptResult{p: p, args: a, n: n, s: a.At(1).Str()})
+			}
+		}()
+	}
+	all := make(chan struct{})
+	go func() { wg.Wait(); close(all) }()
+	drops := 0
+	for done := false; !done; {
+		select {
+		case <-all:
+			done = true
+		default:
+		}
+		r.RunUntilIdle()
+		if engineOf(r).promises.cur.Load() != nil {
+			drops++
+		}
+		r.Advance(trimEvery)
+		r.RunUntilIdle()
+	}
+	if drops == 0 {
+		t.Fatal("the trim tick never found a slab to drop")
+	}
+	seen := map[*Promise]bool{}
+	for _, ks := range kept {
+		for _, k := range ks {
+			if seen[k.p] {
+				t.Fatalf("flow %d: a Promise handed out twice", k.n)
+			}
+			seen[k.p] = true
+			k.check(t, "after the slabs were dropped")
+		}
+	}
+	if len(seen) != goroutines*flows {
+		t.Fatalf("%d results kept, want %d", len(seen), goroutines*flows)
+	}
+}
