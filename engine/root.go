@@ -659,7 +659,7 @@ func (as *Steps) Execute() {
 			rt.spareCap = rt.built
 		}
 		rt.built = 0
-		fl.args.reset()
+		fl.resetArgs() // as prepareStart: slot 0 alone when narrow
 		fl.nextRun = e.runHead
 		if e.runHead != nil {
 			e.runHead.prevRun = fl
