@@ -92,21 +92,26 @@ func TestOnEndPanicEndsTheRootOnce(t *testing.T) {
 			// Run 0: b's OnEnd panics.
 			build(0)
 			var p *Promise
+			// start executes a, b (as tc.w says, through bt for a Batch) and c
+			// from one loop callback, and drives the reactor.
+			start := func(bt *Batch) {
+				r.Immediate(func() {
+					roots["a"].Execute()
+					switch tc.w {
+					case promise:
+						p = roots["b"].Promise()
+					case batch:
+						bt.Add(roots["b"])
+						bt.Execute()
+					default:
+						roots["b"].Execute()
+					}
+					roots["c"].Execute()
+				})
+				drive()
+			}
 			var bt Batch
-			r.Immediate(func() {
-				roots["a"].Execute()
-				switch tc.w {
-				case promise:
-					p = roots["b"].Promise()
-				case batch:
-					bt.Add(roots["b"])
-					bt.Execute()
-				default:
-					roots["b"].Execute()
-				}
-				roots["c"].Execute()
-			})
-			drive()
+			start(&bt)
 			// Every step waits on its External now (but b's at "start").
 			r.Immediate(func() {
 				for i := range xs {
@@ -194,20 +199,7 @@ func TestOnEndPanicEndsTheRootOnce(t *testing.T) {
 			seq = nil
 			build(1)
 			var bt2 Batch
-			r.Immediate(func() {
-				roots["a"].Execute()
-				switch tc.w {
-				case promise:
-					p = roots["b"].Promise()
-				case batch:
-					bt2.Add(roots["b"])
-					bt2.Execute()
-				default:
-					roots["b"].Execute()
-				}
-				roots["c"].Execute()
-			})
-			drive()
+			start(&bt2)
 			want = []string{"a.step1", "a.end:", "b.step1", "b.end:", "c.step1", "c.end:"}
 			if !reflect.DeepEqual(seq, want) || len(escaped) != 0 {
 				t.Fatalf("run 1: %q, want %q (escaped %v)", seq, want, escaped)
