@@ -2,7 +2,6 @@ package engine
 
 import (
 	"runtime"
-	"sync"
 	"testing"
 	"weak"
 
@@ -71,30 +70,9 @@ func TestPromiseDroppedKeepsNoValues(t *testing.T) {
 func TestPromiseSlabDroppedWhileClaimed(t *testing.T) {
 	r := reactor.NewManual()
 	const goroutines, flows = 4, 150
-	kept := make([][]keptResult, goroutines)
-	var wg sync.WaitGroup
-	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range flows {
-				n := int64(g*1000 + i)
-				root := New(r)
-				root.Add(resultStep(n))
-				p := root.Promise()
-				<-p.Done() // the driver below runs the flow
-				a, err := p.Wait()
-				if err != nil || a.At(0).Int() != n {
-					t.Errorf("goroutine %d flow %d: %v %v", g, n, a, err)
-					return
-				}
-				root.Release()
-				kept[g] = append(kept[g], keptResult{p: p, args: a, n: n, s: a.At(1).Str()})
-			}
-		}()
-	}
-	all := make(chan struct{})
-	go func() { wg.Wait(); close(all) }()
+	kept, all := claimKept(t, goroutines, flows,
+		func(int, int) *reactor.Reactor { return r },
+		func(p *Promise, _ int, _ int64) bool { <-p.Done(); return true }) // the driver below runs the flow
 	drops := 0
 	for done := false; !done; {
 		select {
@@ -112,17 +90,7 @@ func TestPromiseSlabDroppedWhileClaimed(t *testing.T) {
 	if drops == 0 {
 		t.Fatal("the trim tick never found a slab to drop")
 	}
-	seen := map[*Promise]bool{}
-	for _, ks := range kept {
-		for _, k := range ks {
-			if seen[k.p] {
-				t.Fatalf("flow %d: a Promise handed out twice", k.n)
-			}
-			seen[k.p] = true
-			k.check(t, "after the slabs were dropped")
-		}
-	}
-	if len(seen) != goroutines*flows {
-		t.Fatalf("%d results kept, want %d", len(seen), goroutines*flows)
+	if n := checkKept(t, kept, "after the slabs were dropped"); n != goroutines*flows {
+		t.Fatalf("%d results kept, want %d", n, goroutines*flows)
 	}
 }

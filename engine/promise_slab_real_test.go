@@ -3,7 +3,6 @@
 package engine
 
 import (
-	"sync"
 	"testing"
 	"time"
 
@@ -22,45 +21,20 @@ func TestPromiseSlabConcurrent(t *testing.T) {
 		reactortest.Start(t, reactor.Options{CPU: -1}),
 		reactortest.Start(t, reactor.Options{CPU: -1}),
 	}
-	const goroutines, flows = 8, 200
-	kept := make([][]keptResult, goroutines)
-	var wg sync.WaitGroup
-	for g := range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range flows {
-				n := int64(g*1000 + i)
-				root := New(rs[(g+i)%2])
-				root.Add(resultStep(n))
-				p := root.Promise()
-				if i%3 == 0 {
-					select {
-					case <-p.Done():
-					case <-time.After(reactortest.Hang):
-						t.Errorf("flow %d did not end", n)
-						return
-					}
-				}
-				a, err := p.Wait()
-				if err != nil || a.At(0).Int() != n {
-					t.Errorf("goroutine %d flow %d: %v %v", g, n, a, err)
-					return
-				}
-				root.Release()
-				kept[g] = append(kept[g], keptResult{p: p, args: a, n: n, s: a.At(1).Str()})
+	kept, done := claimKept(t, 8, 200,
+		func(g, i int) *reactor.Reactor { return rs[(g+i)%2] },
+		func(p *Promise, i int, n int64) bool {
+			if i%3 != 0 {
+				return true
 			}
-		}()
-	}
-	wg.Wait()
-	seen := map[*Promise]bool{}
-	for _, ks := range kept {
-		for _, k := range ks {
-			if seen[k.p] {
-				t.Fatalf("flow %d: a Promise handed out twice", k.n)
+			select {
+			case <-p.Done():
+				return true
+			case <-time.After(reactortest.Hang):
+				t.Errorf("flow %d did not end", n)
+				return false
 			}
-			seen[k.p] = true
-			k.check(t, "after every goroutine's later flows")
-		}
-	}
+		})
+	<-done
+	checkKept(t, kept, "after every goroutine's later flows")
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"unsafe"
 
@@ -225,4 +226,57 @@ func TestPromiseSlabFailedKept(t *testing.T) {
 			t.Fatalf("flow %d: %v %v, want %s", i, a, err, k.code)
 		}
 	}
+}
+
+// claimKept has goroutines goroutines start flows flows each at once, the
+// i-th of goroutine g on on(g, i), each ending with resultStep's result:
+// a goroutine waits as wait says (false: it failed the test and stops),
+// checks the result, releases the root and keeps its Promise and *Args.
+// done is closed when every goroutine has stopped; kept is theirs until
+// then.
+func claimKept(t *testing.T, goroutines, flows int, on func(g, i int) *reactor.Reactor, wait func(p *Promise, i int, n int64) bool) (kept [][]keptResult, done <-chan struct{}) {
+	kept = make([][]keptResult, goroutines)
+	var wg sync.WaitGroup
+	for g := range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range flows {
+				n := int64(g*1000 + i)
+				root := New(on(g, i))
+				root.Add(resultStep(n))
+				p := root.Promise()
+				if !wait(p, i, n) {
+					return
+				}
+				a, err := p.Wait()
+				if err != nil || a.At(0).Int() != n {
+					t.Errorf("goroutine %d flow %d: %v %v", g, n, a, err)
+					return
+				}
+				root.Release()
+				kept[g] = append(kept[g], keptResult{p: p, args: a, n: n, s: a.At(1).Str()})
+			}
+		}()
+	}
+	all := make(chan struct{})
+	go func() { wg.Wait(); close(all) }()
+	return kept, all
+}
+
+// checkKept checks that no Promise of kept was handed out twice and that
+// each still reads its own result; it returns how many there are.
+func checkKept(t *testing.T, kept [][]keptResult, when string) int {
+	t.Helper()
+	seen := map[*Promise]bool{}
+	for _, ks := range kept {
+		for _, k := range ks {
+			if seen[k.p] {
+				t.Fatalf("flow %d: a Promise handed out twice", k.n)
+			}
+			seen[k.p] = true
+			k.check(t, when)
+		}
+	}
+	return len(seen)
 }
