@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/pprof"
 	"slices"
@@ -32,9 +33,10 @@ type limits struct {
 
 // runChild is the child's main: it starts server on addr, prints
 // "READY <bound address>" on stdout, and serves until SIGTERM, SIGINT or
-// the end of stdin (the parent is gone), then stops the server. It
+// the end of stdin (the parent is gone), then stops the server. With
+// cpuProfile it writes a CPU profile there from READY to the stop. It
 // returns the exit code.
-func runChild(server, addr string, loops int, lim limits) int {
+func runChild(server, addr string, loops int, lim limits, cpuProfile string) int {
 	var (
 		bound string
 		stop  func() error
@@ -71,6 +73,22 @@ func runChild(server, addr string, loops int, lim limits) int {
 			}
 		}()
 	}
+	if cpuProfile != "" {
+		// The CPU profile alone: -profile's other kinds would change
+		// what the server does (sampled allocations, mutex and block
+		// events), and a PGO profile needs only this one.
+		finish, err := startCPUProfile(cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "loadbench -serve=%s: -cpuprofile: %v\n", server, err)
+			_ = stop()
+			return 1
+		}
+		defer func() {
+			if err := finish(); err != nil {
+				fmt.Fprintf(os.Stderr, "loadbench -serve=%s: -cpuprofile: %v\n", server, err)
+			}
+		}()
+	}
 	fmt.Printf("READY %s\n", bound)
 
 	sig := make(chan os.Signal, 1)
@@ -103,14 +121,18 @@ type child struct {
 // readyTimeout bounds a child's start and its stop.
 const readyTimeout = 10 * time.Second
 
-// startChild starts server in a child process and returns once it listens.
-// extra are more flags for the child.
+// startChild starts server in a child process and returns once it listens:
+// this program, or -exe-b for a server named with suffixB. extra are more
+// flags for the child.
 func startChild(server string, loops int, extra ...string) (*child, error) {
 	exe, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	args := append([]string{"-serve=" + server, "-addr=127.0.0.1:0", "-loops=" + strconv.Itoa(loops), "-pin=" + strconv.FormatBool(pinStepsd), "-spin=" + spinStepsd.String()}, extra...)
+	if strings.HasSuffix(server, suffixB) {
+		exe = exeB
+	}
+	args := append([]string{"-serve=" + baseServer(server), "-addr=127.0.0.1:0", "-loops=" + strconv.Itoa(loops), "-pin=" + strconv.FormatBool(pinStepsd), "-spin=" + spinStepsd.String()}, extra...)
 	cmd := exec.Command(exe, args...)
 	if childProcs > 0 {
 		cmd.Env = append(os.Environ(), "GOMAXPROCS="+strconv.Itoa(childProcs))
@@ -321,6 +343,34 @@ func (s *sampler) stop() (last, peak int64) {
 // child's whole service, at rates low enough not to show in the CPU
 // profile; finish stops it and writes <prefix>.cpu.prof, .heap.prof,
 // .allocs.prof, .mutex.prof and .block.prof.
+// startCPUProfile starts this process's CPU profile into file; finish
+// stops it and closes the file.
+func startCPUProfile(file string) (finish func() error, err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() error {
+		pprof.StopCPUProfile()
+		return f.Close()
+	}, nil
+}
+
+// profileLoad runs matrix with this process's CPU profile on: the load
+// generator's, in -cpuprofiles's load.cpu.prof.
+func profileLoad(matrix func()) error {
+	finish, err := startCPUProfile(filepath.Join(cpuProfileDir, "load.cpu.prof"))
+	if err != nil {
+		return err
+	}
+	matrix()
+	return finish()
+}
+
 func startProfiles(prefix string) (finish func() error, err error) {
 	runtime.MemProfileRate = 64 << 10
 	runtime.SetMutexProfileFraction(10)

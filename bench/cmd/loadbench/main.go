@@ -54,6 +54,13 @@
 //
 // scripts/devkit-run.sh runs the many-core tables that way.
 //
+// Two builds side by side (make devkit's PGO and non-PGO loadbench):
+// -exe-b names the other build, and a server listed with the suffix @b
+// (stepsd@b, gnet@b) runs its child from it, in the same rounds and under
+// this process's load generator; -cpuprofiles DIR writes a CPU profile of
+// every server's child and of the load generator, the input of make pgo
+// (scripts/pgo.sh).
+//
 //	cd bench && go run ./cmd/loadbench [-quick] [-servers stepsd,gnet,net] [-json out.json]
 //	cd bench && go run ./cmd/loadbench -loops 8 -rounds 5 -server-cpus half -duration 500ms -warmup 200ms -memory=false
 //
@@ -70,6 +77,7 @@ import (
 	"maps"
 	"math"
 	"os"
+	"os/exec"
 	"runtime"
 	"slices"
 	"strings"
@@ -110,8 +118,33 @@ var childProcs int
 // the load generator run (zero: anywhere, sharing every CPU).
 var cpus cpuPlan
 
+// cpuProfileDir is -cpuprofiles: where every server's child of the
+// throughput matrix, and this process, write a CPU profile (make pgo).
+var cpuProfileDir string
+
+// exeB is -exe-b: the program that runs the children of the servers
+// listed with suffixB.
+var exeB string
+
+// suffixB marks a server of -servers whose child runs from -exe-b: a
+// second build (for example the same tree without PGO) beside this one,
+// in the same rounds and under the same load generator.
+const suffixB = "@b"
+
+// baseServer is server without suffixB: the name its child serves.
+func baseServer(server string) string { return strings.TrimSuffix(server, suffixB) }
+
+// gnetOf is the server that server's ratios are to: gnet of the same
+// build (gnet@b for an @b server, when listed).
+func gnetOf(server string, servers []string) string {
+	if strings.HasSuffix(server, suffixB) && slices.Contains(servers, serverGnet+suffixB) {
+		return serverGnet + suffixB
+	}
+	return serverGnet
+}
+
 // childFlags are the flags of -serve mode, left out of -help.
-var childFlags = map[string]bool{"serve": true, "addr": true, "concurrent": true, "queue": true}
+var childFlags = map[string]bool{"serve": true, "addr": true, "concurrent": true, "queue": true, "cpuprofile": true}
 
 func main() {
 	fs := flag.NewFlagSet("loadbench", flag.ExitOnError)
@@ -119,8 +152,11 @@ func main() {
 	addr := fs.String("addr", "127.0.0.1:0", "child mode: listen address")
 	concurrent := fs.Int("concurrent", 0, "child mode, stepsd: Config.Concurrent (0: its default)")
 	queue := fs.Int("queue", 0, "child mode, stepsd: Config.Queue (0: its default)")
+	cpuProfile := fs.String("cpuprofile", "", "child mode: write a CPU profile (and no other) to this file until the server stops")
 
 	loops := fs.Int("loops", runtime.NumCPU(), "event loops of gnet, reactors of stepsd")
+	fs.StringVar(&cpuProfileDir, "cpuprofiles", "", "write a CPU profile of every server's child during the throughput matrix to <this dir>/<server>.cpu.prof, and of this process (the load generator) to <this dir>/load.cpu.prof; no other profile is sampled, and the memory scenarios and redis-benchmark rows are skipped (make pgo)")
+	fs.StringVar(&exeB, "exe-b", "", "a second build of loadbench: every server listed with the suffix "+suffixB+" (stepsd"+suffixB+", gnet"+suffixB+", ...) runs its child from it, in the same rounds as the others and under this process's load generator, so that two builds (PGO and not) are compared interleaved; an "+suffixB+" server's ratios are to gnet"+suffixB+" where that is listed")
 	fs.StringVar(&profilePrefix, "profile", "", "write CPU, heap, allocation, mutex and block profiles of stepsd's child during the throughput matrix to <this>.cpu.prof etc., and skip the memory scenarios (make profile)")
 	fs.DurationVar(&spinStepsd, "spin", 0, "stepsd's Config.Spin (reactor.Options.Spin): how long an idle reactor looks for posted work before it sleeps")
 	fs.BoolVar(&pinStepsd, "pin", false, "pin stepsd's reactor i to CPU i (stepsd -pin); gnet and net are never pinned")
@@ -155,7 +191,7 @@ func main() {
 	fs.Parse(os.Args[1:])
 
 	if *serve != "" {
-		os.Exit(runChild(*serve, *addr, *loops, limits{*concurrent, *queue}))
+		os.Exit(runChild(*serve, *addr, *loops, limits{*concurrent, *queue}, *cpuProfile))
 	}
 
 	set := map[string]bool{}
@@ -216,9 +252,30 @@ func main() {
 		fmt.Fprintln(os.Stderr, "loadbench: -loops, -duration and -requests must be positive")
 		os.Exit(2)
 	}
+	if profilePrefix != "" && cpuProfileDir != "" {
+		fmt.Fprintln(os.Stderr, "loadbench: -profile and -cpuprofiles exclude each other")
+		os.Exit(2)
+	}
+	if cpuProfileDir != "" {
+		if st, err := os.Stat(cpuProfileDir); err != nil || !st.IsDir() {
+			fmt.Fprintf(os.Stderr, "loadbench: -cpuprofiles %s: not a directory\n", cpuProfileDir)
+			os.Exit(2)
+		}
+	}
+	if exeB != "" {
+		if _, err := exec.LookPath(exeB); err != nil {
+			fmt.Fprintf(os.Stderr, "loadbench: -exe-b: %v\n", err)
+			os.Exit(2)
+		}
+	}
 	var list []string
 	for _, s := range strings.Split(*servers, ",") {
-		switch s = strings.TrimSpace(s); s {
+		s = strings.TrimSpace(s)
+		if strings.HasSuffix(s, suffixB) && exeB == "" {
+			fmt.Fprintf(os.Stderr, "loadbench: -servers: %q needs -exe-b\n", s)
+			os.Exit(2)
+		}
+		switch baseServer(s) {
 		case serverStepsd, serverStepsdFree, serverStepsdShared, serverGnet, serverNet:
 			if slices.Contains(list, s) {
 				// Rows and rounds are kept by server name.
@@ -253,8 +310,16 @@ func main() {
 		Rounds: p.rounds, ServerCPUs: fmtCPUList(cpus.server), LoadCPUs: fmtCPUList(cpus.load),
 	}
 	started := time.Now()
-	runMatrices(rep, list, *loops, p)
-	if *memory && profilePrefix == "" {
+	if cpuProfileDir != "" {
+		if err := profileLoad(func() { runMatrices(rep, list, *loops, p) }); err != nil {
+			fmt.Fprintln(os.Stderr, "loadbench: -cpuprofiles:", err)
+			os.Exit(1)
+		}
+	} else {
+		runMatrices(rep, list, *loops, p)
+	}
+	profiling := profilePrefix != "" || cpuProfileDir != ""
+	if *memory && !profiling {
 		for _, s := range list {
 			runSlow(rep, s, *loops, p)
 		}
@@ -262,7 +327,7 @@ func main() {
 			runOverload(rep, s, *loops, p)
 		}
 	}
-	if *redisBench && profilePrefix == "" {
+	if *redisBench && !profiling {
 		runRedisBenchmark(rep, append(slices.Clone(list), serverRedis), *loops, rp)
 	}
 	rep.Seconds = time.Since(started).Seconds()
@@ -469,7 +534,7 @@ func runOverload(rep *report, server string, loops int, p plan) {
 	fmt.Fprintf(os.Stderr, "%s: overload\n", server)
 	mem := memResult{Server: server, Scenario: scenarioOverload}
 	var extra []string
-	if server == serverStepsd || server == serverStepsdFree || server == serverStepsdShared {
+	if b := baseServer(server); b == serverStepsd || b == serverStepsdFree || b == serverStepsdShared {
 		extra = []string{fmt.Sprintf("-concurrent=%d", overloadLimits.concurrent), fmt.Sprintf("-queue=%d", overloadLimits.queue)}
 	}
 	cfg := p.overload
@@ -541,12 +606,12 @@ func printThroughput(w io.Writer, rep *report, servers []string, p plan) {
 		return cellResult{}, false
 	}
 	for _, c := range p.cells {
-		_, hasGnet := find(serverGnet, c)
 		for _, s := range servers {
 			r, ok := find(s, c)
 			if !ok {
 				continue
 			}
+			_, hasGnet := find(gnetOf(s, servers), c)
 			row := []string{s, fmt.Sprint(c.pipeline), fmt.Sprint(c.conns),
 				fmt.Sprintf("%.0f", r.ReqPerSec), fmtLatency(r.P50us), fmtLatency(r.P99us), fmtLatency(r.P999us),
 				fmt.Sprint(r.Errors), "", fmt.Sprintf("%.2f", r.CPUPerReqUs), "", fmt.Sprintf("%.1f", r.RSSPeakMiB)}
@@ -565,7 +630,7 @@ func printThroughput(w io.Writer, rep *report, servers []string, p plan) {
 				row = append(row, "-", "-", "-")
 				if p.rounds > 1 {
 					row[12] = fmtRange(r.ReqPerSecMin, r.ReqPerSec, r.ReqPerSecMax)
-					if hasGnet && r.PairedRounds > 0 && s != serverGnet {
+					if hasGnet && r.PairedRounds > 0 && s != gnetOf(s, servers) {
 						row[13] = fmt.Sprintf("%.2f-%.2fx", r.RatioMin, r.RatioMax)
 					}
 				}

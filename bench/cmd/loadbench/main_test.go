@@ -74,6 +74,11 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"-server-cpus", "100000"}, "are not among the"},
 		{[]string{"-load-cpus", "rest"}, "needs -server-cpus auto or a list"},
 		{[]string{"-servers", "gnet,stepsd,gnet"}, `-servers: "gnet" listed twice`},
+		{[]string{"-servers", "gnet,gnet@b"}, `-servers: "gnet@b" needs -exe-b`},
+		{[]string{"-servers", "gnet,redis@b", "-exe-b", os.Args[0]}, `-servers: unknown server "redis@b"`},
+		{[]string{"-exe-b", filepath.Join(t.TempDir(), "none")}, "-exe-b: "},
+		{[]string{"-cpuprofiles", "/nonexistent-dir"}, "-cpuprofiles /nonexistent-dir: not a directory"},
+		{[]string{"-cpuprofiles", t.TempDir(), "-profile", "x"}, "-profile and -cpuprofiles exclude each other"},
 	}, more...) {
 		_, stderr, code := loadbench(t, append([]string{"-servers", "gnet", "-memory=false", "-redis-benchmark=false"}, tc.args...)...)
 		if code != 2 || !strings.Contains(stderr, tc.want) {
@@ -102,6 +107,43 @@ func TestPlainRunKeepsItsTable(t *testing.T) {
 		}
 	}
 	t.Errorf("no throughput table:\n%s", stdout)
+}
+
+// TestBuildBAndCPUProfiles runs gnet from this build and from -exe-b (the
+// same program here) in the same run, with -cpuprofiles: a row per
+// build, each @b ratio to gnet@b, and a CPU profile of every child and of
+// the load generator, as make pgo and devkit-run's AB=1 use them.
+func TestBuildBAndCPUProfiles(t *testing.T) {
+	dir := t.TempDir()
+	stdout, stderr, code := loadbench(t, "-servers", "gnet,net,gnet@b,net@b", "-exe-b", os.Args[0], "-cpuprofiles", dir,
+		"-loops", "1", "-cells", "16x4", "-duration", "50ms", "-warmup", "20ms", "-target", "0.9", "-redis-benchmark=false")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	for _, want := range []string{"| gnet@b ", "| net@b ", "summary: net ÷ gnet req/s", "summary: net@b ÷ gnet@b req/s"} {
+		if !strings.Contains(stdout, want) {
+			t.Errorf("no %q in the output:\n%s", want, stdout)
+		}
+	}
+	if strings.Contains(stdout, "| "+scenarioSlow+" ") || strings.Contains(stdout, "| "+scenarioOverload+" ") {
+		t.Errorf("-cpuprofiles ran the memory scenarios:\n%s", stdout)
+	}
+	for _, name := range []string{"gnet", "net", "gnet@b", "net@b", "load"} {
+		st, err := os.Stat(filepath.Join(dir, name+".cpu.prof"))
+		if err != nil || st.Size() == 0 {
+			t.Errorf("%s's CPU profile: %v (size %d)", name, err, sizeOf(st))
+		}
+	}
+	if m, _ := filepath.Glob(filepath.Join(dir, "*.heap.prof")); len(m) > 0 {
+		t.Errorf("-cpuprofiles wrote other profiles too: %v", m)
+	}
+}
+
+func sizeOf(st os.FileInfo) int64 {
+	if st == nil {
+		return 0
+	}
+	return st.Size()
 }
 
 // TestRoundsOnCPUSets runs two servers, two cells, three rounds, the

@@ -121,7 +121,7 @@ func runRedisBenchmark(rep *report, servers []string, loops int, rp rbPlan) {
 			pid  int
 			stop func() error
 		)
-		switch server {
+		switch baseServer(server) {
 		case serverRedis:
 			addr, pid, stop, err = startRedisServer()
 		case serverStepsd, serverStepsdFree, serverStepsdShared, serverGnet:

@@ -6,6 +6,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
 	"strconv"
@@ -123,6 +124,9 @@ func runMatrices(rep *report, servers []string, loops int, p plan) {
 		if profilePrefix != "" && s == serverStepsd {
 			extra = append(extra, "-profile="+profilePrefix)
 		}
+		if cpuProfileDir != "" {
+			extra = append(extra, "-cpuprofile="+filepath.Join(cpuProfileDir, s+".cpu.prof"))
+		}
 		ch, err := startChild(s, loops, extra...)
 		if err != nil {
 			rep.failed = true
@@ -165,7 +169,7 @@ func runMatrices(rep *report, servers []string, loops int, p plan) {
 		for _, l := range up {
 			rs := runs[l.ch.server]
 			l.mem.RSSEndMiB = rs[len(rs)-1].RSSEndMiB
-			rep.Throughput = append(rep.Throughput, aggregate(l.ch.server, c, rs, runs[serverGnet], p.rounds > 1))
+			rep.Throughput = append(rep.Throughput, aggregate(l.ch.server, c, rs, runs[gnetOf(l.ch.server, servers)], p.rounds > 1))
 		}
 	}
 	time.Sleep(p.settle)
@@ -350,7 +354,7 @@ func printSummary(w io.Writer, rep *report, servers []string, p plan, target flo
 			if cpus.on() && r.LoadBusyMax >= loadBound {
 				bound = append(bound, fmt.Sprintf("%s %s %.0f%%", name, s, 100*r.LoadBusyMax))
 			}
-			if s == serverGnet || r.PairedRounds == 0 {
+			if s == gnetOf(s, servers) || r.PairedRounds == 0 {
 				continue
 			}
 			all = append(all, name)
@@ -368,7 +372,7 @@ func printSummary(w io.Writer, rep *report, servers []string, p plan, target flo
 		if len(below) > 0 {
 			list = strings.Join(below, ", ")
 		}
-		fmt.Fprintf(w, "summary: %s ÷ gnet req/s, median of %d paired rounds: >= %.2fx in %d of %d cells; lowest %.2fx at %s; below %.2fx: %s\n",
+		fmt.Fprintf(w, "summary: %s ÷ "+gnetOf(s, servers)+" req/s, median of %d paired rounds: >= %.2fx in %d of %d cells; lowest %.2fx at %s; below %.2fx: %s\n",
 			s, p.rounds, target, len(all)-len(below), len(all), low, lowCell, target, list)
 	}
 	if len(bound) > 0 {
