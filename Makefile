@@ -5,7 +5,7 @@ GO       ?= go
 PKGS     := ./...
 BENCHPKG := ./bench
 
-.PHONY: all test vet lint race fallback debug memory allocs benchcompile abi cabi ctest bench run profile fmt clean fuzz soak devkit redis-deps
+.PHONY: all test vet lint race fallback debug memory allocs benchcompile abi cabi ctest bench run profile fmt clean fuzz soak devkit redis-deps pgo
 
 # STATICCHECK is run through go run at a pinned version, so a fresh machine
 # needs nothing installed: the first run downloads and builds it (once,
@@ -150,9 +150,25 @@ bench: redis-deps
 #   ../benchtable -scenarios 'reactor/|syncprim/' -cpus 16 -count 3 -o -
 #   ../benchtable -scenarios 'reactor/|syncprim/' -cpus 8 -count 3 -o -
 #   ../benchtable -scenarios 'reactor/|syncprim/' -cpus 2 -count 3 -o -
+# loadbench is there twice: `loadbench`, built with the PGO profile
+# PGO (default profiles/pgo/loadbench.pgo, from make pgo; PGO=off for none),
+# and `loadbench-nopgo`, without; AB=1 scripts/devkit-run.sh runs both in
+# the same rounds (loadbench -exe-b).
 DEVKIT ?= .devkit
+PGO    ?= profiles/pgo/loadbench.pgo
 devkit:
-	GO=$(GO) ./scripts/devkit.sh $(DEVKIT)
+	GO=$(GO) PGO=$(PGO) ./scripts/devkit.sh $(DEVKIT)
+
+# pgo: regenerate profiles/pgo/loadbench.pgo, the PGO profile of
+# cmd/loadbench (stepsd, the gnet and net peers, the load generator), from
+# a fixed workload: a -pgo=off loadbench, one reactor, the full matrix, 3
+# rounds of 2s per cell and server (about 2.5 minutes), each server's child
+# and the generator profiled alike and given equal weight
+# (scripts/pgo.sh says why; profiles/pgo/loadbench.pgo.txt says how and
+# where the last one was taken). Not default.pgo: make test and make bench
+# stay without PGO; make devkit applies it.
+pgo:
+	GO=$(GO) ./scripts/pgo.sh
 
 # fuzz: each fuzz target for FUZZTIME (default 1m; make fuzz FUZZTIME=10m).
 # make test runs their seed corpora (f.Add and testdata/fuzz) as plain tests.
