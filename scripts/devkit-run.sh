@@ -25,6 +25,12 @@
 # count (65s at 8, with net, plus about 15s of redis-benchmark; 47s measured
 # for 1 reactor on 2 CPUs, setup included): about 4 minutes for 1, 2, 4 and
 # 8; benchtable at -count 1 adds about 100s.
+# PGO A/B: the kit's loadbench is the PGO build and loadbench-nopgo the same
+# tree without (make devkit). LB (default loadbench) picks the one that
+# runs; AB=1 runs both in the same rounds under LB's load generator
+# (loadbench -exe-b KIT/loadbench-nopgo): every server twice, the @b rows
+# from loadbench-nopgo with their ratios to gnet@b, which doubles
+# loadbench's time (about 8 minutes for 1, 2, 4 and 8 reactors).
 set -uo pipefail
 kit=$(cd "${1:?usage: devkit-run.sh KIT OUT}" && pwd)
 mkdir -p "${2:?usage: devkit-run.sh KIT OUT}"
@@ -39,6 +45,13 @@ rounds=${ROUNDS:-5}
 childwarmup=${CHILD_WARMUP:-500ms}
 servercpus=${SERVER_CPUS-half}
 requests=${REQUESTS:-20000000}
+lb=$kit/${LB:-loadbench}
+ab=${AB:-0}
+[ -x "$lb" ] || { echo "devkit-run: $lb: no such program in the kit" >&2; exit 2; }
+if [ "$ab" = 1 ] && [ ! -x "$kit/loadbench-nopgo" ]; then
+	echo "devkit-run: AB=1 needs $kit/loadbench-nopgo (a kit from make devkit after the PGO round 10 note)" >&2
+	exit 2
+fi
 [ -d "$kit/redis/bin" ] && export PATH="$kit/redis/bin:$PATH"
 
 {
@@ -73,7 +86,7 @@ done >"$out/bt.txt" 2>&1
 newlb=
 if [ -n "${loops// /}" ]; then
 	# (no pipe into grep -q: with pipefail, the help cut short reads as a failure)
-	case $("$kit/loadbench" -h 2>&1) in *" -rounds"*) newlb=1 ;; esac
+	case $("$lb" -h 2>&1) in *" -rounds"*) newlb=1 ;; esac
 fi
 for n in $loops; do
 	servers=stepsd,gnet
@@ -83,17 +96,21 @@ for n in $loops; do
 		rb="-rb-cells 16x50,16x256 -rb-tests set,get -rb-threads 8 -rb-n 1000000"
 	fi
 	method="-rounds $rounds -child-warmup $childwarmup"
+	if [ "$ab" = 1 ]; then
+		servers="$servers,$(echo "$servers" | sed 's/\([^,]*\)/\1@b/g')"
+		method="$method -exe-b $kit/loadbench-nopgo"
+	fi
 	[ -n "$servercpus" ] && method="$method -server-cpus $servercpus"
 	if [ -z "$newlb" ]; then
 		# A kit built before -rounds (one of an older commit's): its
 		# loadbench would refuse the flags and leave no table at all.
-		echo "## NOTE: $kit/loadbench has no -rounds (a kit older than the loadbench round 8 note): one run per cell, server and load sharing every CPU, NOT the method ROUNDS/SERVER_CPUS ask for"
+		echo "## NOTE: $lb has no -rounds (a kit older than the loadbench round 8 note): one run per cell, server and load sharing every CPU, NOT the method ROUNDS/SERVER_CPUS ask for"
 		method=
 	fi
-	echo "## loadbench -loops $n -servers $servers -duration $duration -warmup $warmup $method -requests $requests -memory=false $rb"
+	echo "## $(basename "$lb") -loops $n -servers $servers -duration $duration -warmup $warmup $method -requests $requests -memory=false $rb"
 	start=$(date +%s)
 	# shellcheck disable=SC2086 # $rb and $method are several words
-	"$kit/loadbench" -loops "$n" -servers "$servers" -duration "$duration" -warmup "$warmup" $method -requests "$requests" -memory=false $rb 2>&1 | grep -v '^  -P\|^  pipeline=\|: throughput matrix\|: redis-benchmark$\|^throughput matrix: '
+	"$lb" -loops "$n" -servers "$servers" -duration "$duration" -warmup "$warmup" $method -requests "$requests" -memory=false $rb 2>&1 | grep -v '^  -P\|^  pipeline=\|: throughput matrix\|: redis-benchmark$\|^throughput matrix: '
 	echo "## took $(( $(date +%s) - start ))s"
 	echo
 done >"$out/lb.txt" 2>&1

@@ -10,6 +10,8 @@
 #   ../benchtable -scenarios 'reactor/|syncprim/' -cpus 2  -count 3 -o - > bt2.txt
 # and, from DIR, the server: ./loadbench -h lists its flags, e.g.
 #   ./loadbench -loops 8 -duration 1s -servers stepsd,gnet,net
+# (loadbench is the PGO build, loadbench-nopgo the same tree without: see
+# below; PGO=FILE names the profile, PGO=off builds both without).
 # benchtable's abi/ and server/ suites call the go tool, so the kit runs the
 # reactor/, syncprim/ and engine/ suites, and loadbench directly.
 #
@@ -28,7 +30,33 @@ cd "$(dirname "$0")/.."
 mkdir -p "$dir/bench"
 case $dir in /*) out=$dir ;; *) out=$(pwd)/$dir ;; esac
 (cd bench && CGO_ENABLED=0 ${GO:-go} build -trimpath -ldflags="-s -w" -o "$out/benchtable" ./cmd/benchtable)
-(cd bench && CGO_ENABLED=0 ${GO:-go} build -trimpath -ldflags="-s -w" -o "$out/loadbench" ./cmd/loadbench)
+# loadbench twice: with the PGO profile $PGO (make devkit's default
+# profiles/pgo/loadbench.pgo, from make pgo; PGO=off for none) and without
+# (loadbench-nopgo), so that the bigger machine can set them side by side
+# in the same rounds: AB=1 scripts/devkit-run.sh, or by hand
+#   ./loadbench -exe-b ./loadbench-nopgo -servers stepsd,gnet,stepsd@b,gnet@b ...
+# benchtable and reactor.test stay without PGO: the profile is the
+# servers', and their rows are the engine's and the reactor's.
+pgo=${PGO:-off}
+case $pgo in
+off) ;;
+/*) ;;
+*) pgo=$(pwd)/$pgo ;;
+esac
+if [ "$pgo" != off ] && [ ! -f "$pgo" ]; then
+	echo "devkit: PGO profile $pgo not found (make pgo writes it; PGO=off builds without)" >&2
+	exit 2
+fi
+(cd bench && CGO_ENABLED=0 ${GO:-go} build -trimpath -pgo="$pgo" -ldflags="-s -w" -o "$out/loadbench" ./cmd/loadbench)
+(cd bench && CGO_ENABLED=0 ${GO:-go} build -trimpath -pgo=off -ldflags="-s -w" -o "$out/loadbench-nopgo" ./cmd/loadbench)
+rm -f "$out/loadbench.pgo.txt"
+if [ "$pgo" != off ]; then
+	# what the profile was taken from, beside the binaries it built
+	[ -f "$pgo.txt" ] && cp "$pgo.txt" "$out/loadbench.pgo.txt"
+	echo "devkit: loadbench built with -pgo=$pgo, loadbench-nopgo without"
+else
+	echo "devkit: loadbench and loadbench-nopgo both built without PGO (PGO=off)"
+fi
 CGO_ENABLED=0 ${GO:-go} test -c -trimpath -ldflags="-s -w" -o "$out/reactor.test" ./reactor
 head -n 1 go.mod > "$out/go.mod"
 head -n 1 bench/go.mod > "$out/bench/go.mod"
