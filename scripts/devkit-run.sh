@@ -9,6 +9,7 @@
 #   lb.txt          loadbench at 1, 2, 4 and 8 reactors: stepsd beside gnet
 #                   (and net at 8), with redis-benchmark against stepsd, gnet
 #                   and redis-server at 8 when KIT/redis holds them
+#   lb-N.json       loadbench's -json at N reactors (every round of every cell)
 # COUNT (default 1) is benchtable's -count, CPUS (default "16 8 2") its
 # -cpus values (CPUS=' ' skips benchtable), SCENARIOS its -scenarios; LOOPS
 # (default "1 2 4 8") the reactor counts of loadbench (LOOPS=' ' skips it).
@@ -110,7 +111,7 @@ for n in $loops; do
 	echo "## $(basename "$lb") -loops $n -servers $servers -duration $duration -warmup $warmup $method -requests $requests -memory=false $rb"
 	start=$(date +%s)
 	# shellcheck disable=SC2086 # $rb and $method are several words
-	"$lb" -loops "$n" -servers "$servers" -duration "$duration" -warmup "$warmup" $method -requests "$requests" -memory=false $rb 2>&1 | grep -v '^  -P\|^  pipeline=\|: throughput matrix\|: redis-benchmark$\|^throughput matrix: '
+	"$lb" -loops "$n" -servers "$servers" -duration "$duration" -warmup "$warmup" $method -requests "$requests" -memory=false $rb -json "$out/lb-$n.json" 2>&1 | grep -v '^  -P\|^  pipeline=\|: throughput matrix\|: redis-benchmark$\|^throughput matrix: '
 	echo "## took $(( $(date +%s) - start ))s"
 	echo
 done >"$out/lb.txt" 2>&1

@@ -344,6 +344,7 @@ func main() {
 	printMethod(os.Stdout, rep, p)
 	printThroughput(os.Stdout, rep, list, p)
 	printSummary(os.Stdout, rep, list, p, *target)
+	printBuilds(os.Stdout, rep, list)
 	fmt.Println()
 	printMemory(os.Stdout, rep, p)
 	if len(rep.RedisBenchmark) > 0 {

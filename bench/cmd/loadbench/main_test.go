@@ -120,7 +120,8 @@ func TestBuildBAndCPUProfiles(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
-	for _, want := range []string{"| gnet@b ", "| net@b ", "summary: net ÷ gnet req/s", "summary: net@b ÷ gnet@b req/s"} {
+	for _, want := range []string{"| gnet@b ", "| net@b ", "summary: net ÷ gnet req/s", "summary: net@b ÷ gnet@b req/s",
+		"builds: gnet ÷ gnet@b (this build ÷ -exe-b's), median of 1 paired rounds (range): req/s P16c4 ", "builds: net ÷ net@b "} {
 		if !strings.Contains(stdout, want) {
 			t.Errorf("no %q in the output:\n%s", want, stdout)
 		}

@@ -380,6 +380,69 @@ func printSummary(w io.Writer, rep *report, servers []string, p plan, target flo
 	}
 }
 
+// printBuilds prints, for every server listed both plain and with
+// suffixB, the two builds' req/s and CPU per request side by side, cell by
+// cell: the medians of the per-round ratios (with one round, the ratio of
+// the two figures). It prints nothing without such a pair.
+func printBuilds(w io.Writer, rep *report, servers []string) {
+	find := func(server string, pipeline, conns int) *cellResult {
+		for i := range rep.Throughput {
+			if r := &rep.Throughput[i]; r.Server == server && r.Pipeline == pipeline && r.Conns == conns {
+				return r
+			}
+		}
+		return nil
+	}
+	for _, sb := range servers {
+		s := baseServer(sb)
+		if s == sb || !slices.Contains(servers, s) {
+			continue
+		}
+		var rates, costs []string
+		rounds := 0
+		for _, a := range rep.Throughput {
+			if a.Server != s {
+				continue
+			}
+			b := find(sb, a.Pipeline, a.Conns)
+			if b == nil {
+				continue
+			}
+			var rr, cr []float64
+			if len(a.Rounds) > 0 && len(a.Rounds) == len(b.Rounds) {
+				for i := range a.Rounds {
+					if x, y := a.Rounds[i].ReqPerSec, b.Rounds[i].ReqPerSec; x > 0 && y > 0 {
+						rr = append(rr, x/y)
+					}
+					if x, y := a.Rounds[i].CPUPerReqUs, b.Rounds[i].CPUPerReqUs; x > 0 && y > 0 {
+						cr = append(cr, x/y)
+					}
+				}
+			} else {
+				if a.ReqPerSec > 0 && b.ReqPerSec > 0 {
+					rr = append(rr, a.ReqPerSec/b.ReqPerSec)
+				}
+				if a.CPUPerReqUs > 0 && b.CPUPerReqUs > 0 {
+					cr = append(cr, a.CPUPerReqUs/b.CPUPerReqUs)
+				}
+			}
+			name := fmt.Sprintf("P%dc%d", a.Pipeline, a.Conns)
+			rounds = max(rounds, len(rr))
+			if len(rr) > 0 {
+				rates = append(rates, fmt.Sprintf("%s %.2fx (%.2f-%.2f)", name, median(rr), slices.Min(rr), slices.Max(rr)))
+			}
+			if len(cr) > 0 {
+				costs = append(costs, fmt.Sprintf("%s %.2fx", name, median(cr)))
+			}
+		}
+		if len(rates) == 0 && len(costs) == 0 {
+			continue
+		}
+		fmt.Fprintf(w, "builds: %s ÷ %s (this build ÷ -exe-b's), median of %d paired rounds (range): req/s %s; CPU µs/req %s\n",
+			s, sb, rounds, strings.Join(rates, ", "), strings.Join(costs, ", "))
+	}
+}
+
 // childGOMAXPROCS says what the servers' children run at: -child-procs
 // where given, else a GOMAXPROCS of loadbench's environment (the children
 // inherit it, and it overrides their CPU mask), else the number of the
