@@ -32,6 +32,8 @@
 # PGO_ROUNDS rounds (default 3) of PGO_DURATION (default 2s) per cell and
 # server, servers in turn; about 2.5 minutes. Take it on a quiet machine:
 # on a loaded one the samples are the same code paths but fewer of them.
+# PGO_PARTS=DIR keeps the four raw profiles there (DIR/<part>.cpu.prof),
+# for go tool pprof.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 [ -f go.mod ] && [ -d bench ] || { echo "pgo: not the repository's root: $(pwd)" >&2; exit 2; }
@@ -88,6 +90,10 @@ $GO tool preprofile -i "$tmp/loadbench.pgo" -o "$tmp/pre.txt"
 edges=$(( ($(wc -l <"$tmp/pre.txt") - 1) / 3 ))
 
 cp "$tmp/loadbench.pgo" "$outdir/loadbench.pgo"
+if [ -n "${PGO_PARTS:-}" ]; then
+	mkdir -p "$PGO_PARTS"
+	cp "$tmp"/prof/*.cpu.prof "$PGO_PARTS/"
+fi
 {
 	echo "loadbench.pgo: the PGO profile of cmd/loadbench (scripts/pgo.sh, make pgo)"
 	echo
