@@ -3,6 +3,8 @@
 package reactor
 
 import (
+	"unsafe"
+
 	"github.com/asyncsteps/asyncsteps/internal/goid"
 	"github.com/asyncsteps/asyncsteps/internal/storerel"
 )
@@ -53,3 +55,93 @@ func (r *Reactor) xGiveParked(woke bool) {
 		r.wakeLoop()
 	}
 }
+
+// A goroutine outside the loops that borrows a parked loop's word to
+// complete a step there (engine's External.Success from a worker
+// goroutine, issue 19) does not stop at making the flow ready and waking
+// the loop for it: it runs the loop's turn itself before it gives the word
+// back, as Execute's caller does (PostRun), so the flow goes on to its
+// next wait or its end without a thread wake-up, and its lines stay on the
+// core that just wrote them. A loop that borrows (a Mutex handed over from
+// a flow) keeps the plain borrow and its owed turn (handoff_linux.go); so
+// does a goroutine already running a turn in some loop's place (its
+// callbacks never run another reactor's), which claimAssist refuses.
+
+// Taken is what xTakeParkedRun took: nothing (takenNone), the plain
+// borrow (takenBorrow), or the word with the assist slot of a goroutine
+// that will run the turn (any other value: the slot).
+const (
+	takenNone   = -1
+	takenBorrow = -2
+)
+
+// xTakeParkedRun is xTakeParked that, for a goroutine outside the loops
+// and outside any assist, also claims an assist slot, so that
+// xGiveParkedRun may run the turn in the loop's place.
+func (r *Reactor) xTakeParkedRun() int {
+	if r.loopG.Load() != parkedG || r.closed.Load() || r.os.ownThread { // parkedG: a real loop, r.os set
+		return takenNone
+	}
+	me := goid.Current()
+	if inOwnSlot(me) {
+		// A loop in its own slot, the usual borrower from a loop: the
+		// plain borrow, at the cost of this one look.
+		if r.loopG.CompareAndSwap(parkedG, me) {
+			return takenBorrow
+		}
+		return takenNone
+	}
+	slot, ok := claimAssist(me)
+	if !r.loopG.CompareAndSwap(parkedG, me) {
+		if ok {
+			releaseAssist(slot)
+		}
+		return takenNone
+	}
+	if !ok {
+		return takenBorrow // a loop off its slot, or inside an assist
+	}
+	r.os.turnChanges = r.wheel.Changes()
+	return slot
+}
+
+// xGiveParkedRun gives back what xTakeParkedRun took. After a plain borrow
+// it is xGiveParked. Otherwise, when the caller left work ready (woke),
+// it first runs the loop's turn on the calling goroutine, as PostRun's
+// direct turn does after its task: the ready flows, then whatever they
+// left, the timerfd re-armed if its deadline moved, and the loop woken
+// only for work the turn leaves.
+func (r *Reactor) xGiveParkedRun(t int, woke bool) {
+	switch {
+	case t == takenBorrow:
+		r.xGiveParked(woke)
+		return
+	case t < 0:
+		return
+	}
+	if !woke {
+		storerel.Uintptr(&r.loopG, parkedG)
+		releaseAssist(t)
+		return
+	}
+	// A panic that passes every recover of the turn (a PanicHandler
+	// that panics) goes on to the caller, the word given back and the
+	// loop woken first, as for postRun.
+	held, inTask := true, false
+	defer func() {
+		if held {
+			r.abandonTurn(t)
+		}
+	}()
+	more := r.directTurn(appliedTask, nil, 0, r.os.turnChanges, &inTask)
+	storerel.Uintptr(&r.loopG, parkedG)
+	releaseAssist(t)
+	held = false
+	if more {
+		r.wakeLoop()
+	}
+}
+
+// appliedTask is the direct turn's task for xGiveParkedRun: the borrower
+// already did the task's work (the flow made ready) under the word.
+func appliedTask(unsafe.Pointer, uint64) {}
