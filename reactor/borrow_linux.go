@@ -3,8 +3,6 @@
 package reactor
 
 import (
-	"unsafe"
-
 	"github.com/asyncsteps/asyncsteps/internal/goid"
 	"github.com/asyncsteps/asyncsteps/internal/storerel"
 )
@@ -107,10 +105,8 @@ func (r *Reactor) xTakeParkedRun() int {
 
 // xGiveParkedRun gives back what xTakeParkedRun took. After a plain borrow
 // it is xGiveParked. Otherwise, when the caller left work ready (woke),
-// it first runs the loop's turn on the calling goroutine, as PostRun's
-// direct turn does after its task: the ready flows, then whatever they
-// left, the timerfd re-armed if its deadline moved, and the loop woken
-// only for work the turn leaves.
+// it first runs the ready flows on the calling goroutine (flowsTurn), and
+// wakes the loop only for work they leave.
 func (r *Reactor) xGiveParkedRun(t int, woke bool) {
 	switch {
 	case t == takenBorrow:
@@ -127,13 +123,13 @@ func (r *Reactor) xGiveParkedRun(t int, woke bool) {
 	// A panic that passes every recover of the turn (a PanicHandler
 	// that panics) goes on to the caller, the word given back and the
 	// loop woken first, as for postRun.
-	held, inTask := true, false
+	held := true
 	defer func() {
 		if held {
 			r.abandonTurn(t)
 		}
 	}()
-	more := r.directTurn(appliedTask, nil, 0, r.os.turnChanges, &inTask)
+	more := r.flowsTurn(r.os.turnChanges)
 	storerel.Uintptr(&r.loopG, parkedG)
 	releaseAssist(t)
 	held = false
@@ -142,6 +138,31 @@ func (r *Reactor) xGiveParkedRun(t int, woke bool) {
 	}
 }
 
-// appliedTask is the direct turn's task for xGiveParkedRun: the borrower
-// already did the task's work (the flow made ready) under the word.
-func appliedTask(unsafe.Pointer, uint64) {}
+// flowsTurn is the turn a goroutine outside the loops runs after it made
+// flows ready under a parked loop's borrowed word (xGiveParkedRun): the
+// engine's ready flows run once (each up to its next wait, its end or its
+// turn's budget), as the first iteration of the loop's own turn would run
+// them, and nothing else; whatever they leave (flows still ready, a local
+// post, foreign work) is the loop's, woken for it, so that the caller,
+// which came to finish one step, never runs a long turn of flows that do
+// not wait (a Mutex section looped by the flow it let in would otherwise
+// run up to maxIterPerTurn budgets on the caller, ahead of every other
+// worker). Timers the flows added or stopped re-arm the timerfd here, as
+// at the end of directTurn; due timers are the loop's (its timerfd was
+// armed for the wheel's earliest deadline before it parked). It reports
+// whether the loop must be woken. Loop word only.
+func (r *Reactor) flowsTurn(changes uint64) (more bool) {
+	r.os.assists++      // the flows may watch or unwatch: the loop's events may be stale
+	r.m.nowStale = true // borrowedTurn's clock rule
+	r.m.iterations++    // one iteration, as the loop's would count
+	if *r.extMay.Load() {
+		more = r.ext.Load().run.RunReady()
+	}
+	if more || !r.local.empty() || r.work.foreign || r.closed.Load() {
+		return true
+	}
+	if r.wheel.Changes() != changes && r.armTimer() != nil {
+		return true // the loop arms it again and ends with the error
+	}
+	return false
+}

@@ -13,13 +13,14 @@ import (
 )
 
 // An ordinary goroutine that borrows a parked loop's word with
-// TakeParkedRun runs the loop's turn itself when it gives the word back
-// with work left ready: the work runs on the caller, as the loop
-// (IsSameThread), before GiveParkedRun returns, and the loop's thread is
-// never woken. A timer the turn adds still fires (the timerfd re-armed
-// before the word goes back), on the loop.
-func TestTakeParkedRunRunsTheTurnOnTheCaller(t *testing.T) {
+// TakeParkedRun runs the flows it made ready itself when it gives the word
+// back: they run on the caller, as the loop (IsSameThread), before
+// GiveParkedRun returns, and the loop's thread is never woken. A timer a
+// flow adds still fires (the timerfd re-armed before the word goes back),
+// on the loop.
+func TestTakeParkedRunRunsTheFlowsOnTheCaller(t *testing.T) {
 	r := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	fx := attachFlows(r)
 	me := goid.Current()
 	for round := 0; round < 20; round++ {
 		wakeups := parkedWakeups(t, r)
@@ -37,12 +38,10 @@ func TestTakeParkedRunRunsTheTurnOnTheCaller(t *testing.T) {
 		var ranOn uintptr
 		var same bool
 		fired := make(chan bool, 1)
-		if !r.postLocal(func(unsafe.Pointer, uint64) {
+		fx.ready(func() {
 			ranOn, same = goid.Current(), r.IsSameThread()
 			r.Deferred(time.Millisecond, func() { fired <- r.IsSameThread() })
-		}, nil, 0) {
-			t.Fatal("postLocal refused")
-		}
+		})
 		X.GiveParkedRun(r, tok, true)
 		if ranOn != me || !same {
 			t.Fatalf("round %d: the ready work ran on %#x (IsSameThread %v), not on the caller %#x before GiveParkedRun returned", round, ranOn, same, me)
@@ -61,6 +60,46 @@ func TestTakeParkedRunRunsTheTurnOnTheCaller(t *testing.T) {
 		if got := parkedWakeups(t, r) - wakeups; got != 1 {
 			// The timer's wake-up, and only it: the turn itself woke nobody.
 			t.Fatalf("round %d: %d wake-ups, want 1 (the timer's)", round, got)
+		}
+	}
+}
+
+// The caller runs the ready flows once, never a long turn: a flow that
+// is still ready after its run (one that never waits, queued again at
+// the end of its budget), and a task a flow posts, are the loop's, which
+// is woken for them and runs them on its own goroutine.
+func TestTakeParkedRunLeavesTheRestToTheLoop(t *testing.T) {
+	r := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	fx := attachFlows(r)
+	me := goid.Current()
+	for round := 0; round < 20; round++ {
+		waitParked(t, r)
+		tok := X.TakeParkedRun(r)
+		if !X.Taken(tok) {
+			continue
+		}
+		var first, again uintptr
+		posted := make(chan uintptr, 1)
+		done := make(chan struct{})
+		fx.ready(func() {
+			first = goid.Current()
+			fx.ready(func() { again = goid.Current(); close(done) })
+			r.postLocal(func(unsafe.Pointer, uint64) { posted <- goid.Current() }, nil, 0)
+		})
+		X.GiveParkedRun(r, tok, true)
+		if first != me {
+			t.Fatalf("round %d: the flow made ready ran on %#x, not on the caller", round, first)
+		}
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("round %d: the flow left ready never ran (the loop was not woken)", round)
+		}
+		if again == me || again == 0 {
+			t.Fatalf("round %d: the flow left ready ran on %#x, the caller's turn: want the loop's", round, again)
+		}
+		if g := <-posted; g == me {
+			t.Fatalf("round %d: the task a flow posted ran on the caller", round)
 		}
 	}
 }
@@ -165,18 +204,24 @@ func TestTakeParkedRunRefusalsAndBorrows(t *testing.T) {
 	}
 }
 
-// A panic that gets past every recover of the caller's turn (a
-// PanicHandler that panics) reaches the caller with the word given back
-// and the loop woken: the reactor goes on.
+// A panic that gets past every recover of the caller's turn (one the
+// attached layer does not catch) reaches the caller with the word given
+// back and the loop woken: the reactor goes on.
 func TestTakeParkedRunPanicGivesTheWordBack(t *testing.T) {
-	r := startLoop(t, Options{CPU: -1, Spin: NoSpin, PanicHandler: func(v any) { panic(v) }})
+	r := startLoop(t, Options{CPU: -1, Spin: NoSpin})
+	fx := attachFlows(r)
 	for {
 		waitParked(t, r)
 		tok := X.TakeParkedRun(r)
 		if !X.Taken(tok) {
 			continue
 		}
-		r.postLocal(func(unsafe.Pointer, uint64) { panic("boom") }, nil, 0)
+		fx.ready(func() {
+			// Off the fake's queue first (the engine's batch would
+			// have unlinked the flow), so the loop finds it empty.
+			fx.q, *fx.pending = fx.q[:0], false
+			panic("boom")
+		})
 		got := func() (v any) {
 			defer func() { v = recover() }()
 			X.GiveParkedRun(r, tok, true)
@@ -211,6 +256,7 @@ func TestTakeParkedRunManyAndClose(t *testing.T) {
 		t.Fatal(err)
 	}
 	ran := make(chan error, 1)
+	fx := attachFlows(r)
 	go func() { ran <- r.Run() }()
 	const enough = 200
 	var inTurn, overlaps, runs int64 // loop-owned: written under the word only
@@ -232,7 +278,7 @@ func TestTakeParkedRunManyAndClose(t *testing.T) {
 					runtime.Gosched()
 					continue
 				}
-				r.postLocal(func(unsafe.Pointer, uint64) {
+				fx.ready(func() {
 					if inTurn++; inTurn != 1 {
 						overlaps++
 					}
@@ -240,7 +286,7 @@ func TestTakeParkedRunManyAndClose(t *testing.T) {
 						close(reached)
 					}
 					inTurn--
-				}, nil, 0)
+				})
 				X.GiveParkedRun(r, tok, true)
 			}
 		}()

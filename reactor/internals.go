@@ -116,10 +116,10 @@ func (internals) Taken(token int) bool { return token != takenNone }
 // GiveParkedRun gives back the word TakeParkedRun took; woke says the
 // caller left work ready. A loop (or a goroutine inside a turn run in a
 // loop's place) gives it back as GiveParked does. An ordinary goroutine
-// first runs the loop's turn itself, as PostRun's caller does (reactor
-// doc, "Who the loop is"): the flows it made ready run on it, up to their
-// next wait or their end, and the loop is woken only for what that turn
-// leaves.
+// first runs the attached layer's ready flows once itself, as the loop's
+// next iteration would (reactor doc, "Who the loop is"): the flows it made
+// ready run on it, up to their next wait, their end or their budget, and
+// the loop is woken only for what they leave.
 func (internals) GiveParkedRun(r *Reactor, token int, woke bool) { r.xGiveParkedRun(token, woke) }
 
 // PendingFlag returns the flag a layer should give as its Ext.Pending
