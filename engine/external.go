@@ -12,9 +12,12 @@ import (
 // is reused by another step: it is generation-checked.
 //
 // A result may arrive before the step's callback has returned; it is applied
-// once the callback returns. A true result means it was accepted before the
-// step ended; if the step is canceled or times out before the loop applies
-// it, the cancel or the timeout wins.
+// once the callback returns. Finished from a goroutine outside the loops
+// while the step's reactor is parked, the call runs the flow on before it
+// returns, up to its next wait, its end or one turn's budget, on the
+// caller, as the loop (CONTRACT.md, "Where a flow runs"). A true result
+// means it was accepted before the step ended; if the step is canceled or
+// times out before the loop applies it, the cancel or the timeout wins.
 type External struct {
 	f   *Steps
 	gen uint64
@@ -99,7 +102,9 @@ func (x External) fail(code, info string, err error) bool {
 
 // finish claims the step and hands the result to the loop. On the loop it is
 // applied directly (the flow is queued, never run inside the caller), and
-// so it is while the loop is parked (reactor.X.TakeParked). From another
+// so it is while the loop is parked (reactor.X.TakeParkedRun), after which
+// an ordinary goroutine runs the ready flows itself (the flow runs on, on
+// the caller) and a loop wakes it or owes it the turn. From another
 // goroutine while the loop runs, the step is CASed to xWriting, the result
 // written into the flow's mailbox, the step marked xClaimed and the loop
 // told.
@@ -121,18 +126,24 @@ func (x External) finish(args []Value, code, info string, err error) bool {
 		e.apply(f, args, code, info, err)
 		return true
 	}
-	if reactor.X.TakeParked(e.r) {
+	if t := reactor.X.TakeParkedRun(e.r); reactor.X.Taken(t) {
 		// The loop is parked, its engine at rest (no callback runs): the
-		// result is applied here, under the loop's word, as on the loop,
-		// and the loop woken for the flow it made ready, as a post would
-		// (a Mutex handed to a flow of another reactor: no task, no
-		// mailbox, and the woken turn runs the flow at once).
+		// result is applied here, under the loop's word, as on the loop.
+		// An ordinary goroutine then runs the ready flows itself, as
+		// Execute's caller runs a turn (CONTRACT.md, "Where a flow
+		// runs"): the flow goes on to its next wait or its end here,
+		// with no thread woken and no line of it handed to the loop's
+		// core (issue 19: a fan-out's completions, each flow's end then
+		// read by the loop's core and its root by the releasing
+		// goroutine's). A loop
+		// (a Mutex handed to a flow of another reactor) wakes the loop,
+		// or owes it the turn, as a post would: no task, no mailbox.
 		//lint:ignore SA4016 xNone is 0; or-ing it names the state the word moves to
 		ok := f.ctl.CompareAndSwap(armed, x.gen<<xBits|xNone)
 		if ok {
 			e.apply(f, args, code, info, err)
 		}
-		reactor.X.GiveParked(e.r, ok)
+		reactor.X.GiveParkedRun(e.r, t, ok)
 		return ok
 	}
 	if !f.ctl.CompareAndSwap(armed, x.gen<<xBits|xWriting) {

@@ -7,6 +7,15 @@ func (r *Reactor) xTakeParked() bool { return false }
 
 func (r *Reactor) xGiveParked(bool) {}
 
+const (
+	takenNone   = -1
+	takenBorrow = -2
+)
+
+func (r *Reactor) xTakeParkedRun() int { return takenNone }
+
+func (r *Reactor) xGiveParkedRun(int, bool) {}
+
 // inOwnSlot: no loop slots on this system; isLoop asks loops.
 func inOwnSlot(uintptr) bool { return false }
 

@@ -65,7 +65,12 @@
 // timerfd wakes), so a program
 // that starts a flow and waits on its own channel (not a Promise) pays
 // neither wake-up either; Execute then returns once that turn is over,
-// which is why steps must not block on their executor. Safe because
+// which is why steps must not block on their executor. A goroutine outside
+// the loops that finishes a step waiting on a parked loop (engine's
+// External, through X.TakeParkedRun) does the same once it has made the
+// flow ready under the word, bounded tighter: it runs the engine's ready
+// flows once, and the flow goes on to its next wait or its end on that
+// goroutine; what they leave wakes the loop. Safe because
 // everything a turn touches is loop-owned and handed over by the word's
 // acquire and release (the ring, the wheel, the local queue, the watches,
 // the engine's queues); the assist re-arms the timerfd when the wheel's

@@ -103,6 +103,25 @@ func (internals) TakeParked(r *Reactor) bool { return r.xTakeParked() }
 // to the calling loop: a hand-off).
 func (internals) GiveParked(r *Reactor, woke bool) { r.xGiveParked(woke) }
 
+// TakeParkedRun is TakeParked for a caller that, when it is an ordinary
+// goroutine (outside the loops and outside any turn run in a loop's
+// place), will let GiveParkedRun run the loop's turn in its place. It
+// returns a token for GiveParkedRun; Taken(token) reports whether the word
+// was taken.
+func (internals) TakeParkedRun(r *Reactor) int { return r.xTakeParkedRun() }
+
+// Taken reports whether TakeParkedRun's token holds r's loop word.
+func (internals) Taken(token int) bool { return token != takenNone }
+
+// GiveParkedRun gives back the word TakeParkedRun took; woke says the
+// caller left work ready. A loop (or a goroutine inside a turn run in a
+// loop's place) gives it back as GiveParked does. An ordinary goroutine
+// first runs the attached layer's ready flows once itself, as the loop's
+// next iteration would (reactor doc, "Who the loop is"): the flows it made
+// ready run on it, up to their next wait, their end or their budget, and
+// the loop is woken only for what they leave.
+func (internals) GiveParkedRun(r *Reactor, token int, woke bool) { r.xGiveParkedRun(token, woke) }
+
 // PendingFlag returns the flag a layer should give as its Ext.Pending
 // (the engine does): a flag the reactor keeps in its own pending-work
 // word, so that an iteration with nothing to do reads it together with

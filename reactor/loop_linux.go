@@ -65,6 +65,10 @@ type osLoop struct {
 	// assists counts the turns Assist ran while the loop was parked; the
 	// loop compares it across its wait (unpark). Under the loop word.
 	assists uint64
+	// turnChanges is the wheel's count when a goroutine took the parked
+	// word to run a turn after its own change (xTakeParkedRun): the turn's
+	// onlyFlows test. Under the loop word.
+	turnChanges uint64
 
 	// The adaptive spin (Options.Spin 0; spin.go): what the loop learned,
 	// and how many loops of the process may spin at once.

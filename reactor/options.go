@@ -68,7 +68,8 @@ type Options struct {
 	// flows, Execute from a goroutine outside the loops, another loop that
 	// posted to it (reactor doc, "Who the loop is"), which saves a thread
 	// wake-up on each side, and a goroutine may borrow the parked loop's
-	// word to apply a result (X.TakeParked: engine's External). Set it for callbacks that depend on the
+	// word to apply a result and, outside the loops, run the turn that
+	// follows (X.TakeParkedRun: engine's External). Set it for callbacks that depend on the
 	// thread itself (thread-local state of a C library, CPU-local data);
 	// each call from outside then wakes the loop and waits for it.
 	OwnThread bool
