@@ -579,12 +579,12 @@ func (c *Conn) finish(err error) {
 
 func (c *Conn) callOpen() {
 	defer c.recoverHandler()
-	c.l.s.h.OnOpen(c)
+	c.l.h.OnOpen(c)
 }
 
 func (c *Conn) callData(b []byte) (n int) {
 	defer c.recoverHandler()
-	n = c.l.s.h.OnData(c, b)
+	n = c.l.h.OnData(c, b)
 	if n < 0 || n > len(b) {
 		c.finish(ErrBadConsume)
 		return 0
@@ -594,7 +594,7 @@ func (c *Conn) callData(b []byte) (n int) {
 
 func (c *Conn) callEOF() {
 	defer c.recoverHandler()
-	c.l.s.h.OnEOF(c)
+	c.l.h.OnEOF(c)
 }
 
 func (c *Conn) recoverHandler() {
@@ -609,5 +609,5 @@ func (c *Conn) callClose(err error) {
 			c.l.r.ReportPanic(v) // the connection is gone already
 		}
 	}()
-	c.l.s.h.OnClose(c, err)
+	c.l.h.OnClose(c, err)
 }
