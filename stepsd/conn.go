@@ -98,7 +98,7 @@ func (cn *conn) readAll(data []byte, n, nd, ne, pk, used, g int, cmds uint32, mo
 		// slots (parseDirect). Only a read that ran parseDirect (which
 		// cleared every slot if the flag was set) may drop the flag: a
 		// read without a direct head cleared nothing.
-		clear(sh.reqs[:used])
+		zeroSlots(sh.reqs[:used])
 		sh.reqsDirty = false
 	}
 	return n

@@ -499,8 +499,7 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 		// Never expected (the run step did not run whole, a panic
 		// inside the store's lock) or the connection closed meanwhile:
 		// runNow's general end.
-		cn.afterRun(nil, fl, sh.r.CoarseNow())
-		clearSlots(sh, nd)
+		cn.wholeFallback(fl, nd)
 		return
 	}
 	sh.inline = nil
@@ -521,13 +520,40 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 	}
 }
 
+// wholeFallback is runWhole's end for a run that did not answer every
+// request (never expected) or whose connection closed meanwhile: runNow's
+// general end, then the slots cleared. Not inlined: runWhole's frame keeps
+// only the code a whole read runs.
+//
+//go:noinline
+func (cn *conn) wholeFallback(fl *flow, nd int) {
+	sh := cn.sh
+	cn.afterRun(nil, fl, sh.r.CoarseNow())
+	clearSlots(sh, nd)
+}
+
 // clearSlots is readAll's end for a read runWhole took: the slots it used,
 // the first nd, are zeroed (the next direct head parses into zeroed slots,
 // and no reference to the read's bytes is kept), and the flag parseDirect
 // set dropped.
 func clearSlots(sh *shard, nd int) {
-	clear(sh.reqs[:nd])
+	zeroSlots(sh.reqs[:nd])
 	sh.reqsDirty = false
+}
+
+// zeroSlots zeroes reqs slot by slot: the write-barrier test and eight
+// 16-byte stores a slot, inline. clear(reqs) (and the range loop that
+// assigns Request{}, which the compiler turns into the same call) calls
+// runtime.memclrHasPointers, which calls bulkBarrierPreWrite, then the
+// clear: about 38 instructions and two more functions' lines for a read of
+// one request, against 12 (profiles/notes/2026-11-28-srv3-round10.md).
+// The pointer taken in the loop is what keeps the compiler from
+// recognising the idiom.
+func zeroSlots(reqs []Request) {
+	for i := range reqs {
+		p := &reqs[i]
+		*p = Request{}
+	}
 }
 
 // runDirectOf returns fl's direct run step (flow.direct): it answers the
