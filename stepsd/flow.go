@@ -465,7 +465,11 @@ func (fl *flow) startDirect(cn *conn, nd, ne, g int, cmds uint32, now int64) *re
 // hot code a read (profiles/notes/2026-11-27-srv-round9.md).
 func (cn *conn) runWhole(nd int, cmds uint32) {
 	sh := cn.sh
-	fl := sh.wholeFlow()
+	fl := sh.whole // the flow the last whole read ran in, kept apart from the pool
+	if fl == nil {
+		fl = sh.wholeFlow()
+	}
+	sh.whole = nil // until the run ends as expected (a fallback's flow goes the general way)
 	fl.dn, fl.dat, fl.dcn, fl.runHeld = nd, 0, cn, true
 	name := directName(cmds)
 	fl.name = name
@@ -495,7 +499,7 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 		sh.wholeQueued++
 		engine.RunReady(sh.r)
 	}
-	if fl.dat != nd || sh.held != 0 || cn.closed {
+	if fl.dat != nd || sh.held != 0 || cn.closed || fl.root.Executing() {
 		// Never expected (the run step did not run whole, a panic
 		// inside the store's lock) or the connection closed meanwhile:
 		// runNow's general end.
@@ -511,7 +515,7 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 	sh.dout = sh.dout[:0]
 	cn.inflight -= nd
 	fl.dn, fl.dat, fl.dcn = 0, 0, nil
-	sh.recycleFlow(fl) // no request of its own: its run was all of it
+	sh.whole = fl // no request of its own: its run was all of it
 	if cn.head != nil || cn.paused || cn.closing || cn.eof {
 		// A write that failed closed it (closing), or a close asked
 		// meanwhile: flush resumes reading or closes, as after runNow's
