@@ -141,7 +141,7 @@ func (c *Conn) Send(p []byte) (int, error) {
 		n, err := sysWrite(c.fd, p[off:])
 		if n > 0 {
 			off += n
-			c.lastIO = c.l.now()
+			c.lastIO = c.l.r.CoarseNow() + 1 // l.now(), inlined (see read)
 		}
 		if err == errAgain {
 			break
@@ -352,7 +352,11 @@ func (c *Conn) read() {
 	n, err := sysRead(c.fd, buf)
 	switch {
 	case n > 0:
-		c.lastIO = c.l.now()
+		// l.now() written out: now is over the inliner's budget (cost
+		// 85), and a call on every read and every Send was about 14
+		// instructions a read at pipeline 1
+		// (profiles/notes/2026-11-28-srv3-round10.md).
+		c.lastIO = c.l.r.CoarseNow() + 1
 		c.deliver(buf[:n])
 	case err == nil: // end of stream
 		c.state |= stEOF
