@@ -471,12 +471,17 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 	}
 	sh.whole = nil // until the run ends as expected (a fallback's flow goes the general way)
 	fl.dn, fl.dat, fl.dcn, fl.runHeld = nd, 0, cn, true
-	name := directName(cmds)
-	fl.name = name
-	fl.dcmd = -1
-	if cmds&(cmds-1) == 0 && cmds != 1<<cmdInvalid {
-		fl.dcmd = bits.TrailingZeros32(cmds)
+	// directName and startDirect's dcmd, with their one-command test
+	// taken once.
+	name, dcmd := pipelineName, -1
+	if cmds&(cmds-1) == 0 {
+		c := bits.TrailingZeros32(cmds)
+		name = cmdNames[c]
+		if c != cmdInvalid {
+			dcmd = c
+		}
 	}
+	fl.name, fl.dcmd = name, dcmd
 	cn.inflight += nd
 	if fl.named != name {
 		fl.root.SetFlowName(name) // kept by the root from run to run (execute)
@@ -501,8 +506,8 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 	}
 	if fl.dat != nd || sh.held != 0 || cn.closed || fl.root.Executing() {
 		// Never expected (the run step did not run whole, a panic
-		// inside the store's lock) or the connection closed meanwhile:
-		// runNow's general end.
+		// inside the store's lock, the root still ending) or the
+		// connection closed meanwhile: runNow's general end.
 		cn.wholeFallback(fl, nd)
 		return
 	}
