@@ -141,7 +141,7 @@ func (c *Conn) Send(p []byte) (int, error) {
 		n, err := sysWrite(c.fd, p[off:])
 		if n > 0 {
 			off += n
-			c.lastIO = c.l.now()
+			c.lastIO = c.l.r.CoarseNow() + 1 // l.now(), inlined (see read)
 		}
 		if err == errAgain {
 			break
@@ -352,7 +352,11 @@ func (c *Conn) read() {
 	n, err := sysRead(c.fd, buf)
 	switch {
 	case n > 0:
-		c.lastIO = c.l.now()
+		// l.now() written out: now is over the inliner's budget (cost
+		// 85), and a call on every read and every Send was about 14
+		// instructions a read at pipeline 1
+		// (profiles/notes/2026-11-28-srv3-round10.md).
+		c.lastIO = c.l.r.CoarseNow() + 1
 		c.deliver(buf[:n])
 	case err == nil: // end of stream
 		c.state |= stEOF
@@ -579,12 +583,12 @@ func (c *Conn) finish(err error) {
 
 func (c *Conn) callOpen() {
 	defer c.recoverHandler()
-	c.l.s.h.OnOpen(c)
+	c.l.h.OnOpen(c)
 }
 
 func (c *Conn) callData(b []byte) (n int) {
 	defer c.recoverHandler()
-	n = c.l.s.h.OnData(c, b)
+	n = c.l.h.OnData(c, b)
 	if n < 0 || n > len(b) {
 		c.finish(ErrBadConsume)
 		return 0
@@ -594,7 +598,7 @@ func (c *Conn) callData(b []byte) (n int) {
 
 func (c *Conn) callEOF() {
 	defer c.recoverHandler()
-	c.l.s.h.OnEOF(c)
+	c.l.h.OnEOF(c)
 }
 
 func (c *Conn) recoverHandler() {
@@ -609,5 +613,5 @@ func (c *Conn) callClose(err error) {
 			c.l.r.ReportPanic(v) // the connection is gone already
 		}
 	}()
-	c.l.s.h.OnClose(c, err)
+	c.l.h.OnClose(c, err)
 }

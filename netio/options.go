@@ -99,5 +99,6 @@ func (o Options) validate() error {
 // request at pipeline 1 were about 100 instructions,
 // profiles/notes/2026-11-27-srv-round7.md), never 0, which means "not
 // set". It lags the true time by at most the loop's current round, far
-// below any time limit. Loop only.
+// below any time limit. Loop only. Written out in read and Send, the
+// per-read paths (it is not inlined).
 func (l *loop) now() int64 { return l.r.CoarseNow() + 1 }

@@ -41,6 +41,7 @@ type Server struct {
 // loop is a Server's state on one reactor. Loop-owned.
 type loop struct {
 	s       *Server
+	h       Handler // s.h, read by every callback: from this line, which a read loads anyway (c.l), not the Server's
 	r       *reactor.Reactor
 	scratch []byte  // what each read(2) reads into
 	head    *Conn   // open connections, for Shutdown and reactor shutdown
@@ -68,7 +69,7 @@ func Listen(g *reactor.Group, addr string, h Handler, o Options) (*Server, error
 	}
 	s := &Server{h: h, o: o, addr: bound, lfd: fd, idle: make(chan struct{}), lclosed: make(chan struct{})}
 	for _, r := range g.Reactors() {
-		l := &loop{s: s, r: r, scratch: make([]byte, o.ReadSize), sweep: o.sweepEvery()}
+		l := &loop{s: s, h: h, r: r, scratch: make([]byte, o.ReadSize), sweep: o.sweepEvery()}
 		s.loops = append(s.loops, l)
 		reactor.AtShutdownTo(r, loopShutdown, l, 0)
 		if l.sweep > 0 {

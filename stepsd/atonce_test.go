@@ -196,3 +196,68 @@ func TestPooledFlowsStartAsTheirPathWants(t *testing.T) {
 		t.Error(e)
 	}
 }
+
+// Whole reads run in one flow the shard keeps for them (shard.whole), out
+// of the pool the general path takes its flows from: the same flow read
+// after read, ended and not held back between them, and never in
+// freeFlows, where newFlow could take it while a whole read uses it (or
+// hold its root back). Reads of the general path in between (a SLEEP,
+// split flows) take their flows from the pool and leave the whole flow
+// alone.
+func TestWholeReadsReuseOneFlow(t *testing.T) {
+	s := start(t, Config{Reactors: 1})
+	c := dial(t, s)
+	sh := s.shards[0]
+	check := func(r int, want *flow) *flow {
+		t.Helper()
+		type state struct {
+			fl                   *flow
+			atOnce, exec, pooled bool
+			notHeldBack, inFree  int
+		}
+		ch := make(chan state, 1)
+		sh.r.Immediate(func() {
+			st := state{fl: sh.whole}
+			if st.fl != nil {
+				st.atOnce, st.exec = st.fl.atOnce, st.fl.root.Executing()
+			}
+			for f := sh.freeFlows; f != nil; f = f.free {
+				if f == sh.whole {
+					st.pooled = true
+				}
+				if f.atOnce {
+					st.notHeldBack++ // counted as wrong: a pooled flow left free to start at once
+				}
+				st.inFree++
+			}
+			ch <- st
+		})
+		st := <-ch
+		switch {
+		case st.fl == nil:
+			t.Fatalf("round %d: no whole flow kept after a whole read", r)
+		case want != nil && st.fl != want:
+			t.Errorf("round %d: whole read ran in another flow", r)
+		case !st.atOnce || st.exec:
+			t.Errorf("round %d: kept whole flow atOnce %v, executing %v; want true, false", r, st.atOnce, st.exec)
+		case st.pooled:
+			t.Errorf("round %d: the whole flow is also in the pool (%d flows there)", r, st.inFree)
+		case st.notHeldBack != 0:
+			t.Errorf("round %d: %d pooled flows not held back", r, st.notHeldBack)
+		}
+		return st.fl
+	}
+	var fl *flow
+	for r := 0; r < 20; r++ {
+		k, v := fmt.Sprint("k", r%3), fmt.Sprint("v", r)
+		c.sendRaw(resp("SET", k, v) + resp("GET", k))
+		c.expect("OK", v)
+		fl = check(r, fl)
+		if r%3 == 0 {
+			c.send("SLEEP 1", "GET "+k, "ECHO x")
+			c.expect("OK", v, "x")
+			check(r, fl)
+		}
+	}
+	checkNoStrays(t, s)
+}

@@ -98,7 +98,7 @@ func (cn *conn) readAll(data []byte, n, nd, ne, pk, used, g int, cmds uint32, mo
 		// slots (parseDirect). Only a read that ran parseDirect (which
 		// cleared every slot if the flag was set) may drop the flag: a
 		// read without a direct head cleared nothing.
-		clear(sh.reqs[:used])
+		zeroSlots(sh.reqs[:used])
 		sh.reqsDirty = false
 	}
 	return n
@@ -182,11 +182,11 @@ func (cn *conn) startOne(p *Request, framed bool, fl *flow, now int64, first *re
 // count themselves (start).
 func (cn *conn) parseDirect(data []byte) (n, nd, ne, pk, used int, cmds uint32, more bool) {
 	sh := cn.sh
-	if sh.reqsDirty || sh.parser.Limits == (Limits{}) {
+	if sh.reqsDirty {
 		// Never expected: an OnData that panicked after a parse (its
-		// slots were not cleared), a parser with no limits set.
+		// slots were not cleared). (The parser's limits are set when
+		// the shard is made: New.)
 		clear(sh.reqs)
-		sh.parser.Limits = sh.s.cfg.limits()
 	}
 	sh.reqsDirty = true // until OnData clears the slots used
 	if cn.held >= sh.s.cfg.MaxRequest {

@@ -465,14 +465,23 @@ func (fl *flow) startDirect(cn *conn, nd, ne, g int, cmds uint32, now int64) *re
 // hot code a read (profiles/notes/2026-11-27-srv-round9.md).
 func (cn *conn) runWhole(nd int, cmds uint32) {
 	sh := cn.sh
-	fl := sh.wholeFlow()
-	fl.dn, fl.dat, fl.dcn, fl.runHeld = nd, 0, cn, true
-	name := directName(cmds)
-	fl.name = name
-	fl.dcmd = -1
-	if cmds&(cmds-1) == 0 && cmds != 1<<cmdInvalid {
-		fl.dcmd = bits.TrailingZeros32(cmds)
+	fl := sh.whole // the flow the last whole read ran in, kept apart from the pool
+	if fl == nil {
+		fl = sh.wholeFlow()
 	}
+	sh.whole = nil // until the run ends as expected (a fallback's flow goes the general way)
+	fl.dn, fl.dat, fl.dcn, fl.runHeld = nd, 0, cn, true
+	// directName and startDirect's dcmd, with their one-command test
+	// taken once.
+	name, dcmd := pipelineName, -1
+	if cmds&(cmds-1) == 0 {
+		c := bits.TrailingZeros32(cmds)
+		name = cmdNames[c]
+		if c != cmdInvalid {
+			dcmd = c
+		}
+	}
+	fl.name, fl.dcmd = name, dcmd
 	cn.inflight += nd
 	if fl.named != name {
 		fl.root.SetFlowName(name) // kept by the root from run to run (execute)
@@ -495,12 +504,11 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 		sh.wholeQueued++
 		engine.RunReady(sh.r)
 	}
-	if fl.dat != nd || sh.held != 0 || cn.closed {
+	if fl.dat != nd || sh.held != 0 || cn.closed || fl.root.Executing() {
 		// Never expected (the run step did not run whole, a panic
-		// inside the store's lock) or the connection closed meanwhile:
-		// runNow's general end.
-		cn.afterRun(nil, fl, sh.r.CoarseNow())
-		clearSlots(sh, nd)
+		// inside the store's lock, the root still ending) or the
+		// connection closed meanwhile: runNow's general end.
+		cn.wholeFallback(fl, nd)
 		return
 	}
 	sh.inline = nil
@@ -512,7 +520,7 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 	sh.dout = sh.dout[:0]
 	cn.inflight -= nd
 	fl.dn, fl.dat, fl.dcn = 0, 0, nil
-	sh.recycleFlow(fl) // no request of its own: its run was all of it
+	sh.whole = fl // no request of its own: its run was all of it
 	if cn.head != nil || cn.paused || cn.closing || cn.eof {
 		// A write that failed closed it (closing), or a close asked
 		// meanwhile: flush resumes reading or closes, as after runNow's
@@ -521,13 +529,40 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 	}
 }
 
+// wholeFallback is runWhole's end for a run that did not answer every
+// request (never expected) or whose connection closed meanwhile: runNow's
+// general end, then the slots cleared. Not inlined: runWhole's frame keeps
+// only the code a whole read runs.
+//
+//go:noinline
+func (cn *conn) wholeFallback(fl *flow, nd int) {
+	sh := cn.sh
+	cn.afterRun(nil, fl, sh.r.CoarseNow())
+	clearSlots(sh, nd)
+}
+
 // clearSlots is readAll's end for a read runWhole took: the slots it used,
 // the first nd, are zeroed (the next direct head parses into zeroed slots,
 // and no reference to the read's bytes is kept), and the flag parseDirect
 // set dropped.
 func clearSlots(sh *shard, nd int) {
-	clear(sh.reqs[:nd])
+	zeroSlots(sh.reqs[:nd])
 	sh.reqsDirty = false
+}
+
+// zeroSlots zeroes reqs slot by slot: the write-barrier test and eight
+// 16-byte stores a slot, inline. clear(reqs) (and the range loop that
+// assigns Request{}, which the compiler turns into the same call) calls
+// runtime.memclrHasPointers, which calls bulkBarrierPreWrite, then the
+// clear: about 38 instructions and two more functions' lines for a read of
+// one request, against 12 (profiles/notes/2026-11-28-srv3-round10.md).
+// The pointer taken in the loop is what keeps the compiler from
+// recognising the idiom.
+func zeroSlots(reqs []Request) {
+	for i := range reqs {
+		p := &reqs[i]
+		*p = Request{}
+	}
 }
 
 // runDirectOf returns fl's direct run step (flow.direct): it answers the

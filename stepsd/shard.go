@@ -26,6 +26,14 @@ type shard struct {
 	cmds                   [numCmds]cmdCounts // per command: Metrics.Commands
 	strays                 int                // steps run with no request left (strayStep): never expected
 	wholeQueued            int                // whole reads whose flow Execute queued behind a ready flow (runWhole): rare
+
+	// whole is the flow the last whole read ran in (runWhole), kept out
+	// of freeFlows for the next: its root ended and not held back
+	// (flow.atOnce), so a whole read skips the pool's pop and push and
+	// newFlow's and wholeFlow's tests. nil while runWhole runs, and when
+	// the flow went the general way (wholeFallback); one a shard, never
+	// trimmed.
+	whole *flow
 	// freeN counts free; freeLow is its low-water mark since the last
 	// trim: requests nobody took for a whole trimEvery go back to the GC
 	// (trimRequests), so a burst does not keep its peak forever.
