@@ -18,7 +18,8 @@ import (
 // waiting step is a sub-step of a loop iteration followed by a consume
 // step, or the iteration's last sub-step: plain (Add's bare frame), with a
 // cancel handler, with Stack memory, with a timeout of its own, with an
-// error handler. Every case ends with no frame live.
+// error handler. Every iteration starts with kept frames that hold
+// nothing, and every case ends with no frame live.
 func TestExternalOnLoopBeforeTheTurn(t *testing.T) {
 	type park struct {
 		name string
@@ -55,6 +56,17 @@ func TestExternalOnLoopBeforeTheTurn(t *testing.T) {
 					}
 					consume := func(as *Steps) { log = append(log, fmt.Sprintf("consume %d", as.Arg(0).Int())) }
 					body := func(as *Steps) {
+						// What the last iteration kept must hold
+						// nothing (keep's invariant): a step that
+						// ended holding a handler, memory or a timer
+						// is released, not kept.
+						for c := as.next; c != nil; c = c.next {
+							if c.st != stFree || c.flags != 0 || c.oncancel != nil || c.onerr != nil ||
+								!c.scope.Empty() || c.timed() || c.qlast != nil || c.ctl.Load()&xMask != xNone {
+								t.Errorf("iteration %d: a kept frame holds st %d flags %#x cancel %v error handler %v memory %v timer %v",
+									iters, c.st, c.flags, c.oncancel != nil, c.onerr != nil, !c.scope.Empty(), c.timed())
+							}
+						}
 						iters++
 						pk.add(as, parkFn, &log)
 						if !last {
