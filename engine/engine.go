@@ -659,6 +659,36 @@ func (e *engine) run(fl *flow, budget *int) {
 				e.afterCallback(f)
 			}
 		case actDone:
+			// advance's first round for its common case, without its
+			// call and its general tests: a bare step of a loop
+			// iteration that waited and was completed (an External's
+			// Success: a loop that waits for an event each time, issue
+			// 24's ParallelWaitLoop). fBare with nothing but fWait and
+			// fArmed besides, no timer, nothing queued and its External
+			// spent is advance's releasePlain case with keepable true;
+			// a kBody parent is never a loop (f is not an iteration)
+			// and makes f not the flow's top. The iteration keeps f
+			// and its next sub-step runs; with none left, advance goes
+			// on from the iteration. (Doing this in Success itself
+			// costs two misses per iteration more there: the body's and
+			// the next step's lines, read again by this turn;
+			// ext-round10.md.)
+			f := fl.cur
+			if p := f.parent; f.flags&^(fWait|fArmed) == fBare && p.kind == kBody {
+				// fBare under a kBody is Add's kStep (loopNext's fBare
+				// frames are iterations, under a kLoop).
+				if f.tidx == 0 && f.qlast == nil {
+					if f.ctl.Load()&xMask == xNone {
+						p.keep(f)
+						if c := p.dequeue(); c != nil {
+							fl.cur = c // c.fl is fl: a sub-step of a running iteration
+							fl.action = actExec
+							continue
+						}
+						fl.cur = p
+					}
+				}
+			}
 			e.advance(fl)
 		case actFail:
 			f, code := fl.cur, fl.failCode

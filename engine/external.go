@@ -1,8 +1,10 @@
 package engine
 
 import (
-	"github.com/asyncsteps/asyncsteps/reactor"
 	"unsafe"
+
+	"github.com/asyncsteps/asyncsteps/internal/goid"
+	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
 // External finishes a waiting step from anywhere: another goroutine, a
@@ -48,7 +50,8 @@ func (x External) Success(args ...Value) bool {
 	// On the loop, the usual case (a driver flow or a reactor callback
 	// completing a parked step): finish's claim and apply's waiting case
 	// without the error operands. Anything else goes the general way.
-	if f := x.f; f != nil && x.gen != foreignGen && f.e.r.IsSameThread() {
+	g := goid.Current() // first: nothing loaded yet is kept across it (IsLoopG)
+	if f := x.f; f != nil && x.gen != foreignGen && reactor.X.IsLoopG(f.e.r, g) {
 		//lint:ignore SA4016 xNone is 0; or-ing it names the state the word moves to
 		if !f.ctl.CompareAndSwap(x.gen<<xBits|xArmed, x.gen<<xBits|xNone) {
 			return false

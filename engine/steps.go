@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/arena"
+	"github.com/asyncsteps/asyncsteps/internal/goid"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -292,8 +293,10 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 		// The running step adding a plain sub-step (a loop body building
 		// its iteration): addFrame's case for e.cur, without its walk
 		// over the other cases and addSlow's checks. The loop is checked
-		// first: e.cur is the loop's, and only the loop may read it.
-		if e := as.e; e.r.IsSameThread() && as == e.cur && as.flags&fSucceeded == 0 {
+		// first: e.cur is the loop's, and only the loop may read it. The
+		// goroutine is read before anything else is loaded (IsLoopG).
+		g := goid.Current()
+		if e := as.e; reactor.X.IsLoopG(e.r, g) && as == e.cur && as.flags&fSucceeded == 0 {
 			c := as.takeKept(kStep)
 			if c == nil {
 				c = e.newFrame(kStep, as, as.fl)
@@ -772,7 +775,8 @@ func (as *Steps) arm() uint64 {
 // any goroutine, even before this callback returns. Calling it again in the
 // same step returns the same handle.
 func (as *Steps) External() External {
-	if as != nil && as.e.r.IsSameThread() && as.e.cur == as && as.flags&fHandler == 0 {
+	g := goid.Current() // first: nothing loaded yet is kept across it (IsLoopG)
+	if as != nil && reactor.X.IsLoopG(as.e.r, g) && as.e.cur == as && as.flags&fHandler == 0 {
 		// execOnly's answer for the running step, without its two calls.
 		as.flags |= fWait
 		return External{f: as, gen: as.arm()}
@@ -802,7 +806,8 @@ func (as *Steps) Args() *Args {
 
 // Arg returns Args().At(i).
 func (as *Steps) Arg(i int) Value {
-	if as == nil || !as.e.r.IsSameThread() || as.e.cur != as {
+	g := goid.Current() // first: nothing loaded yet is kept across it (IsLoopG)
+	if as == nil || !reactor.X.IsLoopG(as.e.r, g) || as.e.cur != as {
 		if as.isForeign() {
 			return as.foreign().Args().At(i)
 		}

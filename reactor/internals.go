@@ -129,6 +129,13 @@ func (internals) GiveParkedRun(r *Reactor, token int, woke bool) { r.xGiveParked
 // cost of a look of its own on every iteration. Written on the loop only.
 func (internals) PendingFlag(r *Reactor) *bool { return r.xPendingFlag() }
 
+// IsLoopG reports whether g (goid.Current of the caller) is r's loop: it is
+// IsSameThread with the goroutine read first, so that a caller on a hot
+// path reads it before loading anything it would otherwise keep across
+// the call (Go has no callee-saved registers: every value live across the
+// goid call is spilled and reloaded).
+func (internals) IsLoopG(r *Reactor, g uintptr) bool { return r.loopG.Load() == g }
+
 // NewExtKey returns a new key; name is for messages only. Make one per
 // layer, in a package variable.
 func (internals) NewExtKey(name string) *ExtKey { return xNewExtKey(name) }
