@@ -5,6 +5,8 @@ package engine_test
 import (
 	"context"
 	"errors"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,9 +29,11 @@ func TestContextTiesFlow(t *testing.T) {
 	}{
 		{"cancel", func() (context.Context, context.CancelFunc) { return context.WithCancel(context.Background()) },
 			true, engine.Canceled, "context canceled", true},
-		{"deadline", func() (context.Context, context.CancelFunc) {
-			return context.WithTimeout(context.Background(), 20*time.Millisecond)
-		}, false, engine.Timeout, "context deadline exceeded", true},
+		// The deadline passes once the step waits (deadlineAt), not
+		// after a time: a 20 ms timeout passed before the first step ran
+		// while the test's reactor waited for a CPU (load 25 on 2 cores),
+		// and the flow ended at its start with no step run.
+		{"deadline", deadlineAt, true, engine.Timeout, "context deadline exceeded", true},
 		{"done before start", func() (context.Context, context.CancelFunc) {
 			ctx, cancel := context.WithCancel(context.Background())
 			cancel()
@@ -75,6 +79,41 @@ func TestContextTiesFlow(t *testing.T) {
 			}
 		})
 	}
+}
+
+// deadlineAt returns a context whose deadline passes when its CancelFunc is
+// called: Done closes and Err is context.DeadlineExceeded, as for a
+// context.WithDeadline whose time has come, at the moment the test picks.
+func deadlineAt() (context.Context, context.CancelFunc) {
+	c := &passedDeadline{Context: context.Background(), done: make(chan struct{})}
+	var once sync.Once
+	return c, func() {
+		once.Do(func() {
+			c.at.Store(time.Now().UnixNano())
+			close(c.done)
+		})
+	}
+}
+
+type passedDeadline struct {
+	context.Context
+	done chan struct{}
+	at   atomic.Int64 // when the deadline passed (UnixNano), 0 before
+}
+
+// Deadline is an hour away until the deadline passes, then when it did.
+func (c *passedDeadline) Deadline() (time.Time, bool) {
+	if at := c.at.Load(); at != 0 {
+		return time.Unix(0, at), true
+	}
+	return time.Now().Add(time.Hour), true
+}
+func (c *passedDeadline) Done() <-chan struct{} { return c.done }
+func (c *passedDeadline) Err() error {
+	if c.at.Load() != 0 {
+		return context.DeadlineExceeded
+	}
+	return nil
 }
 
 // A flow that ends before its context is done is not touched by it later,

@@ -40,9 +40,9 @@
 // allocation per 14 flows), so a Promise kept long keeps its slab's 2 KB,
 // and the values of the slab's other results, reachable; copy the values
 // out of a result kept for long. The reactor itself lets go of its current
-// slab at the trim tick a Promise's success arms (within about a second),
-// so the results of dropped Promises do not stay reachable from an idle
-// reactor.
+// slab at the trim tick a Promise's end arms (within about a second),
+// so the results of dropped Promises, values or *Error, do not stay
+// reachable from an idle reactor.
 //
 // # The life of a root
 //

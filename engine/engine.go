@@ -548,8 +548,21 @@ const turnBudget = 4096
 // function, and driven on, so one recover serves a whole turn instead of a
 // defer per step.
 //
+// settle runs the flow's error, cancel and OnEnd callbacks outside
+// drive1's recover (each under its own, which recovers a panic but cannot
+// stop a runtime.Goexit): driveOn's deferred call, on a path that is
+// already the rare one (a raise), ends the turn for a Goexit there as
+// caught ends it for one inside drive1, so that the goroutine that drives
+// the loop next finds RunReady not running and no flow's label decided.
+//
 //go:noinline
 func (e *engine) driveOn(fl *flow, budget *int) {
+	done := false
+	defer func() {
+		if !done {
+			e.exitedInTurn()
+		}
+	}()
 	e.running = true // caught cleared it, for a Goexit
 	for {
 		f := e.raisedAt
@@ -562,8 +575,25 @@ func (e *engine) driveOn(fl *flow, budget *int) {
 		}
 		e.settle(f)
 		if e.drive1(fl, budget) {
+			done = true
 			return
 		}
+	}
+}
+
+// exitedInTurn ends a turn that its goroutine leaves without returning (a
+// runtime.Goexit in a callback; no panic gets past the callbacks' own
+// recovers): RunReady is over, so loop callbacks may run flows again, and
+// the label decided for the turn (e.label) is dropped with this
+// goroutine's labels, for the next driving goroutine carries none of
+// them (else the next flow of the same name would run unlabeled for a
+// turn). caught does the same for a Goexit inside drive1's recover.
+//
+//go:noinline
+func (e *engine) exitedInTurn() {
+	e.running = false
+	if e.label != nil {
+		e.switchLabel(nil)
 	}
 }
 
@@ -611,6 +641,12 @@ func (e *engine) caught(fl *flow, v any) {
 	// again (engine.RunReady). driveOn, which follows otherwise, sets it
 	// back before anything runs.
 	e.running = false
+	if v == nil && e.label != nil {
+		// A Goexit (exitedInTurn). Under panicnil=1 a panic(nil) comes
+		// here too: its flow's turn goes on unlabeled, and the next
+		// flow of the batch switches again.
+		e.switchLabel(nil)
+	}
 	e.panicked = v != raiseSignal // set each time: a Goexit's is never read
 	if e.panicked {
 		e.raised = raise{}

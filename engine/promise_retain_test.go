@@ -94,3 +94,43 @@ func TestPromiseSlabDroppedWhileClaimed(t *testing.T) {
 		t.Fatalf("%d results kept, want %d", n, goroutines*flows)
 	}
 }
+
+// A dropped Promise whose flow failed keeps nothing either: its *Error
+// (the code and the ErrorInfo, which may be large) must not stay
+// reachable from the reactor past its next trim tick, as a success's
+// values do not. Before the fix only a success armed the tick, so a slab
+// whose ended Promises had all failed kept their errors until the next
+// success on that reactor or 14 more Promises: forever on a reactor gone
+// idle, or one whose flows all fail.
+func TestPromiseDroppedFailureKeepsNoError(t *testing.T) {
+	r := reactor.NewManual()
+	run := func(code string) weak.Pointer[Error] {
+		root := New(r)
+		root.Add(func(as *Steps) { as.Error(code, "a long error info") })
+		p := root.Promise()
+		r.RunUntilIdle()
+		_, err := p.Wait()
+		e, ok := err.(*Error)
+		if !ok || e.Code != code {
+			t.Fatalf("Wait: %v, want %s", err, code)
+		}
+		root.Release()
+		return weak.Make(e)
+	}
+	w := run("Boom")
+	w2 := run(InternalError)
+	// Only failures (no success arms the tick), and nothing else on the
+	// reactor. Its next trim tick must let go of the slab.
+	r.Advance(trimEvery)
+	r.RunUntilIdle()
+	for range 3 {
+		runtime.GC()
+	}
+	if w.Value() != nil {
+		t.Errorf("the first dropped Promise's *Error is still reachable after GCs")
+	}
+	if w2.Value() != nil {
+		t.Errorf("the second dropped Promise's *Error is still reachable after GCs")
+	}
+	runtime.KeepAlive(r)
+}

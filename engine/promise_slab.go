@@ -10,9 +10,9 @@ import "sync/atomic"
 // 2,048-byte size class, filled to 2,024), against 144 for a Promise of
 // its own, and the values of the slab's other results, until the holder
 // drops it. The reactor's own reference (engine.promises) lasts until
-// its next trim tick (trimTick, armed by a Promise's success: within about
-// trimEvery), so an idle reactor does not keep the results of dropped
-// Promises reachable. 14 makes the malloc of a Promise (about 250
+// its next trim tick (trimTick, armed by a Promise's end, success or
+// failure: within about trimEvery), so an idle reactor does not keep the
+// results of dropped Promises reachable. 14 makes the malloc of a Promise (about 250
 // instructions and its heap bits, per flow, before) a fourteenth of one,
 // adds 2.3 bytes a flow (the count, the class's rounding) to the GC's
 // share, and keeps what one kept Promise can pin at 2 KB; the runtime's

@@ -1193,6 +1193,14 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 		} else {
 			p.failErr(&Error{Code: code, Info: rt.state.ErrorInfo})
 			state = promiseFailed
+			if !e.trim.armed && !e.r.Closed() {
+				// As a success's values: the *Error (its Info may be
+				// large) is let go of with the slab at the tick. Not
+				// when the reactor closes (closeAll ends the flows off
+				// its turns, and no timer fires any more): its engine
+				// and slab go with it.
+				e.armTrim()
+			}
 		}
 	}
 	e.detachFlow(rt)

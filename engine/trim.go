@@ -74,8 +74,8 @@ func trimTick(arg unsafe.Pointer, _ uint64) {
 	// Promises whose holders dropped them must not stay reachable from an
 	// idle reactor (only a kept Promise keeps its slab). The next Promise
 	// makes a new slab; a caller that claims from this one meanwhile still
-	// gets a slot of its own (promise_slab.go). A success with a Promise
-	// arms this tick, so a dropped result is reachable from the reactor
+	// gets a slot of its own (promise_slab.go). A Promise's end (a
+	// success or a failure, endRunWaited) arms this tick, so a dropped result is reachable from the reactor
 	// for at most about trimEvery.
 	e.promises.cur.Store(nil)
 	e.rootMu.Lock()

@@ -94,11 +94,17 @@ func TestRepeatedResetsDoNotExhaust(t *testing.T) {
 
 // Issue 12 item 5: Queue means the Limiter's MaxQueue (0: no queue), and a
 // rejection says it came from the limiter.
+//
+// The slot is held until the test lets it go (a reset of the holder's
+// connection cancels its SLEEP: TestResetConnectionReturnsLimiterSlots),
+// not for a time: a SLEEP of 300 ms that ended while the test's goroutine
+// waited for the CPU (load 25 on 2 cores) let the queued request run and
+// the "full" one in.
 func TestQueueMeansLimiterMaxQueue(t *testing.T) {
 	for _, q := range []int{0, 1} {
-		s := start(t, Config{Concurrent: 1, Queue: q})
+		s := start(t, Config{Concurrent: 1, Queue: q, Timeout: 5 * time.Minute})
 		busy, waiting, other := dial(t, s), dial(t, s), dial(t, s)
-		busy.send("SLEEP 300")
+		busy.send("SLEEP 240000")
 		waitFor(t, 2*time.Second, "the slot taken", func() bool { c, _ := s.limiterStats(); return c.Holders == 1 })
 		if q == 1 {
 			waiting.send("ECHO queued")
@@ -109,10 +115,15 @@ func TestQueueMeansLimiterMaxQueue(t *testing.T) {
 		if err != nil || got != "-DefenseRejected limiter: concurrency queue is full" {
 			t.Fatalf("queue %d: reply %q, %v", q, got, err)
 		}
-		busy.expect("OK")
+		_ = busy.c.SetLinger(0) // close sends RST: the SLEEP is canceled, its slot freed
+		_ = busy.c.Close()
 		if q == 1 {
 			waiting.expect("queued")
 		}
+		// The slot comes back (the queued request, if any, ran in it).
+		waitFor(t, 2*time.Second, "the slot back", func() bool { c, _ := s.limiterStats(); return c.Holders == 0 && c.Queued == 0 })
+		other.send("ECHO y")
+		other.expect("y")
 	}
 }
 

@@ -501,13 +501,24 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 	// nothing in flight) run in the loop's pass after this callback.
 	fl.root.Execute()
 	if fl.dat != nd {
+		// Queued behind a ready flow (TestWholeReadQueuedBehindAReadyFlow).
 		sh.wholeQueued++
 		engine.RunReady(sh.r)
 	}
 	if fl.dat != nd || sh.held != 0 || cn.closed || fl.root.Executing() {
-		// Never expected (the run step did not run whole, a panic
-		// inside the store's lock, the root still ending) or the
-		// connection closed meanwhile: runNow's general end.
+		// runNow's general end (wholeFallback). Reached only by a run
+		// the engine's turn budget cut twice (Execute's turn,
+		// RunReady's): more than 8,192 of its requests panicked in the
+		// store, each a step of directError's
+		// (TestWholeReadCutByTheTurnBudget); its root is then still
+		// running, so the flow is not kept for the next read either.
+		// The others cannot hold today: the store's lock is held only
+		// inside a step's synchronous call, and every step's error
+		// handler (directError, and serveError and runError for the
+		// flows RunReady ran ahead) gives it back; the run's writes
+		// (directChunk's Write) never fail synchronously, and no flow
+		// of another connection writes to cn, so nothing closes cn
+		// inside the run. Kept for a change that makes them possible.
 		cn.wholeFallback(fl, nd)
 		return
 	}
@@ -522,9 +533,15 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 	fl.dn, fl.dat, fl.dcn = 0, 0, nil
 	sh.whole = fl // no request of its own: its run was all of it
 	if cn.head != nil || cn.paused || cn.closing || cn.eof {
-		// A write that failed closed it (closing), or a close asked
-		// meanwhile: flush resumes reading or closes, as after runNow's
-		// direct run.
+		// Never true today (no test reaches it): OnData took this path
+		// with cn.head nil and cn.closing false; paused is set only by
+		// readRest, and the flush that emptied cn.head resumed reading;
+		// netio calls no OnData after OnEOF (netio/doc.go); and nothing
+		// the run or the flows RunReady ran ahead does starts a request
+		// of cn or closes it gracefully (a write that fails, the Send
+		// above included, ends cn in OnClose: closed, which flush
+		// needs not). Kept as afterRun's: flush resumes reading or
+		// closes, should a change make one of them true here.
 		cn.flush(sh.r.CoarseNow())
 	}
 }
