@@ -510,8 +510,8 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 		// the engine's turn budget cut twice (Execute's turn,
 		// RunReady's): more than 8,192 of its requests panicked in the
 		// store, each a step of directError's
-		// (TestWholeReadCutByTheTurnBudget); its root is then still
-		// running, so the flow is not kept for the next read either.
+		// (TestWholeReadCutByTheTurnBudget). A root still running
+		// there is why the flow is not kept for the next read.
 		// The others cannot hold today: the store's lock is held only
 		// inside a step's synchronous call, and every step's error
 		// handler (directError, and serveError and runError for the
