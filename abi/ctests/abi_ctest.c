@@ -2370,6 +2370,7 @@ typedef struct {
     int done;
     int timeout_seen;
     int same_thread_in_step;
+    int same_thread_in_final; /* on the loop, or on the worker whose success ran it as the loop */
     int64_t got;
     int cancels;
     int ehs;
@@ -2413,6 +2414,7 @@ static void mt_wait_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* ar
 static void mt_final(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
     Mt* m = data;
+    m->same_thread_in_final = bsi->api->is_same_thread(bsi);
     m->got = as_int(&args->arg0);
     mt_signal(m, 1);
 }
@@ -2486,6 +2488,7 @@ static void test_started_reactor(void)
     pthread_join(th, NULL);
     CHECK(m.timeout_seen == 1);
     CHECK(m.same_thread_in_step == 1);
+    CHECK(m.same_thread_in_final == 1);
     CHECK(m.got == 42);
     CHECK(m.u.called == 0);
     /* Free from this thread: the flow has ended (or is ending). */
