@@ -84,8 +84,8 @@
 // not hold, across execute, success or handle_error, a lock that a step
 // takes, and must not count on the call returning before the next step
 // runs; a reactor whose callbacks need the loop's own thread is made with
-// reactor.Options.OwnThread, a Go option that asyncsteps_reactor_start
-// does not set. From any thread: the
+// reactor.Options.OwnThread (from C: asyncsteps_reactor_start_own_thread).
+// From any thread: the
 // sched_* entries, is_same_thread, execute and cancel of a root, and
 // success or handle_error of a step that waits (waitExternal, setTimeout,
 // setCancel) once its callback has returned. A root is built (add, ...)
