@@ -9,12 +9,17 @@
  * specification leaves to the implementation: event loops, roots and the
  * synchronization objects of spec sections 2.3 to 2.5.
  *
- * Threads: a reactor runs every flow on it on one thread, its loop. A
+ * Threads: a reactor runs the flows on it one thread at a time, its loop. A
  * manual reactor's loop is whichever thread calls run_until_idle,
  * iterate or advance; a started reactor has a thread of its own. Step callbacks run on
  * the loop. The sched_* vtable entries, execute, cancel and a step's
  * success/handle_error while it waits (after waitExternal) may be called
- * from any thread.
+ * from any thread. While a started reactor's thread is idle, execute,
+ * success and handle_error called from another thread run the flow's next
+ * steps on the calling thread, as the loop, before they return
+ * (is_same_thread is true inside them): hold no lock across those calls
+ * that a step takes, or start the reactor with
+ * asyncsteps_reactor_start_own_thread.
  *
  * C has no exceptions: handle_error, breakLoop and continueLoop record the
  * outcome and return, and the callback must return then. After them, in
@@ -61,6 +66,14 @@ AsyncStepsReactor* asyncsteps_reactor_manual(void);
    cpu when cpu >= 0. NULL if it cannot start (cpu out of range, no
    descriptors left). */
 AsyncStepsReactor* asyncsteps_reactor_start(int cpu);
+
+/* asyncsteps_reactor_start, with every step callback kept on the loop's
+   own thread: execute, success and handle_error from another thread then
+   always hand the work to the loop (a wake-up each) instead of running
+   the flow's next steps on the calling thread while the loop is idle.
+   For steps that need the loop's thread itself (thread-local state of a
+   C library, the pinned CPU). */
+AsyncStepsReactor* asyncsteps_reactor_start_own_thread(int cpu);
 
 /* Manual reactors only: run what is ready (steps, immediate callbacks,
    completions from other threads) until nothing is. */

@@ -44,9 +44,22 @@ func asyncsteps_reactor_manual() *C.struct_AsyncStepsReactor {
 
 //export asyncsteps_reactor_start
 func asyncsteps_reactor_start(cpu C.int) *C.struct_AsyncStepsReactor {
-	opts := reactor.Options{CPU: -1}
+	return startReactor(cpu, false)
+}
+
+//export asyncsteps_reactor_start_own_thread
+func asyncsteps_reactor_start_own_thread(cpu C.int) *C.struct_AsyncStepsReactor {
+	return startReactor(cpu, true)
+}
+
+// startReactor starts a reactor for C: pinned to cpu when cpu >= 0, and
+// with own, every callback kept on the loop's thread (reactor.Options.OwnThread:
+// no execute, success or handle_error from another thread runs a step on
+// that thread, which the C ABI otherwise lets it do while the loop is idle).
+func startReactor(cpu C.int, own bool) *C.struct_AsyncStepsReactor {
+	opts := reactor.Options{CPU: -1, OwnThread: own}
 	if cpu >= 0 {
-		opts = reactor.Options{CPU: int(cpu), Pin: true}
+		opts = reactor.Options{CPU: int(cpu), Pin: true, OwnThread: own}
 	}
 	r, err := reactor.New(opts)
 	if err != nil {

@@ -77,10 +77,15 @@
 // the loops while the loop is parked, runs the loop's turn on the calling
 // thread before it returns: the root's first steps (and whatever else that
 // loop had ready) may run inside the execute call, on the caller's thread,
-// with is_same_thread true. So a thread must not hold, across execute, a
-// lock that a step takes, and must not count on execute returning before
-// the first step runs; a reactor whose callbacks need the loop's own
-// thread is made with reactor.Options.OwnThread. From any thread: the
+// with is_same_thread true. So does success or handle_error of a waiting
+// step called from such a thread: the result is applied and the flows it
+// made ready run once on the calling thread (the next steps, up to the
+// flow's next wait or its end) before the call returns. So a thread must
+// not hold, across execute, success or handle_error, a lock that a step
+// takes, and must not count on the call returning before the next step
+// runs; a reactor whose callbacks need the loop's own thread is made with
+// reactor.Options.OwnThread (from C: asyncsteps_reactor_start_own_thread).
+// From any thread: the
 // sched_* entries, is_same_thread, execute and cancel of a root, and
 // success or handle_error of a step that waits (waitExternal, setTimeout,
 // setCancel) once its callback has returned. A root is built (add, ...)

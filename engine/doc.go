@@ -8,9 +8,14 @@
 //
 // Every flow belongs to one reactor and runs on its loop. Cancel,
 // External's methods, Execute, Promise, New and NewInstance are safe from
-// any goroutine: they post work to the loop. Building a root that has not
-// been executed (Add and friends) is for the goroutine that holds it.
-// Everything else runs on the loop, inside callbacks. To start many flows
+// any goroutine: they post work to the loop, or, while a real loop is
+// parked, the caller takes its word and runs the loop's turn itself
+// (Execute, Promise) or the flows an External's result made ready
+// (External's methods), so the flow's steps may run on the caller before
+// the call returns (CONTRACT.md, "Where a flow runs"; a reactor made with
+// reactor.Options.OwnThread never lends its loop). Building a root that
+// has not been executed (Add and friends) is for the goroutine that holds
+// it. Everything else runs on the loop, inside callbacks. To start many flows
 // from one goroutine and wait for them all, a Batch posts once per
 // reactor and wakes the waiter once, where a Promise per flow costs an
 // allocation and a post each.

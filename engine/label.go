@@ -45,8 +45,9 @@ import (
 // set on it before Run (pprof.Do around Run) is replaced at the first named
 // flow, since the runtime offers no way to read a goroutine's labels back.
 // Name the flows instead. So does a goroutine that runs a loop's turn
-// itself (Execute from a goroutine onto a parked loop, a manual reactor's
-// driver): while labels are on, the named flows of its turn replace its
+// itself (Execute, an External's Success, Pass or Error, or Promise.Wait
+// from a goroutine onto a parked loop, a manual reactor's driver): while
+// labels are on, the named flows of its turn replace its
 // labels, and the turn's end leaves it none.
 
 // Name is an interned flow name and its precomputed pprof label context.

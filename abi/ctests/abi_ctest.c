@@ -2370,6 +2370,8 @@ typedef struct {
     int done;
     int timeout_seen;
     int same_thread_in_step;
+    int same_thread_in_final; /* on the loop, or on the worker whose success ran it as the loop */
+    pthread_t wait_thread, final_thread; /* where mt_wait_step and mt_final ran */
     int64_t got;
     int cancels;
     int ehs;
@@ -2402,6 +2404,7 @@ static void mt_wait_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* ar
 {
     Mt* m = data;
     m->same_thread_in_step = bsi->api->is_same_thread(bsi);
+    m->wait_thread = pthread_self();
     bsi->api->waitExternal(bsi);
     bsi->api->setTimeout(bsi, 60000); /* a safety net only */
     pthread_mutex_lock(&m->mu);
@@ -2413,6 +2416,8 @@ static void mt_wait_step(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* ar
 static void mt_final(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
 {
     Mt* m = data;
+    m->same_thread_in_final = bsi->api->is_same_thread(bsi);
+    m->final_thread = pthread_self();
     m->got = as_int(&args->arg0);
     mt_signal(m, 1);
 }
@@ -2460,6 +2465,47 @@ static void mt_init(Mt* m)
     pthread_cond_init(&m->cv, NULL);
 }
 
+/* A reactor started with asyncsteps_reactor_start_own_thread keeps every
+   step on its loop's thread: the step after a worker thread's success runs
+   there, never on the worker (which a plain started reactor may use while
+   its loop is idle), and execute from this thread does not run the first
+   step here either. */
+static void test_started_reactor_own_thread(void)
+{
+    BEGIN("started_reactor_own_thread");
+    AsyncStepsReactor* r = asyncsteps_reactor_start_own_thread(-1);
+    CHECK(r != NULL);
+    if (!r) {
+        return;
+    }
+    for (int round = 0; round < 20; round++) {
+        Mt m;
+        mt_init(&m);
+        FutoInAsyncSteps* root = asyncsteps_new(r);
+        root->api->add(root, &m, mt_wait_step, NULL);
+        root->api->add(root, &m, mt_final, NULL);
+        pthread_t th;
+        CHECK(pthread_create(&th, NULL, mt_thread, &m) == 0);
+        root->api->execute(root, &m, mt_unhandled);
+        pthread_mutex_lock(&m.mu);
+        while (!m.done) {
+            pthread_cond_wait(&m.cv, &m.mu);
+        }
+        pthread_mutex_unlock(&m.mu);
+        pthread_join(th, NULL);
+        CHECK(m.got == 42);
+        CHECK(m.u.called == 0);
+        CHECK(m.same_thread_in_final == 1);
+        CHECK(pthread_equal(m.final_thread, m.wait_thread));
+        CHECK(!pthread_equal(m.final_thread, th));
+        CHECK(!pthread_equal(m.wait_thread, pthread_self()));
+        root->api->free(root);
+        pthread_cond_destroy(&m.cv);
+        pthread_mutex_destroy(&m.mu);
+    }
+    asyncsteps_reactor_free(r);
+}
+
 static void test_started_reactor(void)
 {
     BEGIN("started_reactor_threads");
@@ -2486,6 +2532,7 @@ static void test_started_reactor(void)
     pthread_join(th, NULL);
     CHECK(m.timeout_seen == 1);
     CHECK(m.same_thread_in_step == 1);
+    CHECK(m.same_thread_in_final == 1);
     CHECK(m.got == 42);
     CHECK(m.u.called == 0);
     /* Free from this thread: the flow has ended (or is ending). */
@@ -2996,6 +3043,7 @@ int main(void)
     asyncsteps_reactor_free(r);
 
     test_started_reactor();
+    test_started_reactor_own_thread();
     test_worker_completes_during_callback();
     test_reactor_free_cancels();
     test_started_reactor_free_cancels();
