@@ -73,7 +73,10 @@ func TestPGOScriptTreeLine(t *testing.T) {
 		t.Helper()
 		cmd := exec.Command(name, args...)
 		cmd.Dir = dir
+		// The user's and the system's git configuration left out (a
+		// commit.gpgsign there would fail the commit).
 		cmd.Env = append(os.Environ(), "GO="+filepath.Join(dir, "fakego"),
+			"GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
 			"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
 		out, err := cmd.CombinedOutput()
 		if err != nil {
