@@ -45,6 +45,16 @@ mkdir -p "$outdir"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# The tree the profile is of, told before anything is written: the
+# profile's own files (OUTDIR, profiles/pgo by default) are its output,
+# not a change to the source it was taken of (a -pgo=off build).
+tree=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+exclude=()
+case $outdir in /*) ;; *) exclude=(":(exclude)$outdir") ;; esac
+if [ "$tree" != unknown ] && ! git diff --quiet HEAD -- . "${exclude[@]}" 2>/dev/null; then
+	tree="$tree (with uncommitted changes)"
+fi
+
 echo "pgo: building loadbench without PGO"
 (cd bench && $GO build -pgo=off -o "$tmp/loadbench" ./cmd/loadbench)
 flags=(-loops 1 -servers stepsd,gnet,net -cells 1x1,1x16,1x256,16x1,16x16,16x256
@@ -98,7 +108,7 @@ fi
 	echo "loadbench.pgo: the PGO profile of cmd/loadbench (scripts/pgo.sh, make pgo)"
 	echo
 	echo "taken:    $(date -u '+%Y-%m-%d %H:%M UTC')"
-	echo "tree:     $(git rev-parse --short HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD -- . 2>/dev/null || echo ' (with uncommitted changes)')"
+	echo "tree:     $tree"
 	echo "go:       $($GO env GOVERSION)"
 	echo "machine:  $(nproc) CPUs, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2- | sed 's/^ *//'), load average at the end $(cut -d' ' -f1-3 /proc/loadavg)"
 	echo "workload: loadbench ${flags[*]} -cpuprofiles DIR (a -pgo=off build)"

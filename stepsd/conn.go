@@ -184,8 +184,10 @@ func (cn *conn) parseDirect(data []byte) (n, nd, ne, pk, used int, cmds uint32, 
 	sh := cn.sh
 	if sh.reqsDirty {
 		// Never expected: an OnData that panicked after a parse (its
-		// slots were not cleared). (The parser's limits are set when
-		// the shard is made: New.)
+		// slots were not cleared). The parser's limits are not tested
+		// here: Start sets them when it makes the shard, from a Config
+		// nothing changes afterwards
+		// (TestDirectHeadKeepsConfiguredLimits).
 		clear(sh.reqs)
 	}
 	sh.reqsDirty = true // until OnData clears the slots used

@@ -575,6 +575,18 @@ func clearSlots(sh *shard, nd int) {
 // one request, against 12 (profiles/notes/2026-11-28-srv3-round10.md).
 // The pointer taken in the loop is what keeps the compiler from
 // recognising the idiom.
+//
+// Safe for the GC: *p = Request{} is a typed store the compiler guards
+// like any other, not a raw clear. While the GC marks
+// (runtime.writeBarrier set) it calls runtime.wbZero, which shades the
+// slot's old pointers (the deletion half of Go's hybrid barrier: a buffer
+// whose last heap reference this store drops, while a goroutine's stack
+// the mark scanned already holds it, stays marked), before the stores;
+// the test, the call and the stores are one non-preemptible sequence (go
+// build -gcflags=-S shows CMPL runtime.writeBarrier, CALL runtime.wbZero). Only the unmarked case skips the call, as
+// memclrHasPointers' bulkBarrierPreWrite returns at once then. Should a
+// later compiler recognise the loop, it calls memclrHasPointers again:
+// slower, still correct.
 func zeroSlots(reqs []Request) {
 	for i := range reqs {
 		p := &reqs[i]

@@ -338,11 +338,6 @@ func (s *sampler) stop() (last, peak int64) {
 	return s.last, s.peak
 }
 
-// startProfiles starts the CPU profile and the sampling of allocations,
-// contended mutexes (1 in 10) and blocking (1 per 10µs blocked), for the
-// child's whole service, at rates low enough not to show in the CPU
-// profile; finish stops it and writes <prefix>.cpu.prof, .heap.prof,
-// .allocs.prof, .mutex.prof and .block.prof.
 // startCPUProfile starts this process's CPU profile into file; finish
 // stops it and closes the file.
 func startCPUProfile(file string) (finish func() error, err error) {
@@ -371,6 +366,11 @@ func profileLoad(matrix func()) error {
 	return finish()
 }
 
+// startProfiles starts the CPU profile and the sampling of allocations,
+// contended mutexes (1 in 10) and blocking (1 per 10µs blocked), for the
+// child's whole service, at rates low enough not to show in the CPU
+// profile; finish stops it and writes <prefix>.cpu.prof, .heap.prof,
+// .allocs.prof, .mutex.prof and .block.prof.
 func startProfiles(prefix string) (finish func() error, err error) {
 	runtime.MemProfileRate = 64 << 10
 	runtime.SetMutexProfileFraction(10)
