@@ -31,6 +31,24 @@ func waitParked(t *testing.T, r *Reactor) {
 	}
 }
 
+// closedAfterParking starts a reactor, waits until its loop parks, closes
+// it and waits for Run to return: a reactor every lending path must refuse.
+func closedAfterParking(t *testing.T) *Reactor {
+	t.Helper()
+	c, err := New(Options{CPU: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ran := make(chan error, 1)
+	go func() { ran <- c.Run() }()
+	waitParked(t, c)
+	_ = c.Close()
+	if err := <-ran; err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 // pushQuiet puts a call in r's ring without waking the loop: only an
 // assist (or a later wake-up) runs it. A test's way to make sure the
 // assist, not the loop, runs a task.
@@ -151,17 +169,7 @@ func TestAssistRefusals(t *testing.T) {
 		t.Fatal("Assist ran a reactor whose loop is running")
 	}
 	close(release)
-	c, err := New(Options{CPU: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ran := make(chan error, 1)
-	go func() { ran <- c.Run() }()
-	waitParked(t, c)
-	_ = c.Close()
-	if err := <-ran; err != nil {
-		t.Fatal(err)
-	}
+	c := closedAfterParking(t)
 	if c.Assist() {
 		t.Fatal("Assist ran a closed reactor")
 	}

@@ -40,17 +40,7 @@ func TestTakeParkedRefusals(t *testing.T) {
 	if <-fromLoop {
 		t.Fatal("a loop's callback took its own word as a parked one")
 	}
-	c, err := New(Options{CPU: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ran := make(chan error, 1)
-	go func() { ran <- c.Run() }()
-	waitParked(t, c)
-	_ = c.Close()
-	if err := <-ran; err != nil {
-		t.Fatal(err)
-	}
+	c := closedAfterParking(t)
 	if X.TakeParked(c) {
 		t.Fatal("TakeParked took a closed reactor's word")
 	}

@@ -188,17 +188,7 @@ func TestTakeParkedRunRefusalsAndBorrows(t *testing.T) {
 		}
 	}
 
-	c, err := New(Options{CPU: -1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ran := make(chan error, 1)
-	go func() { ran <- c.Run() }()
-	waitParked(t, c)
-	_ = c.Close()
-	if err := <-ran; err != nil {
-		t.Fatal(err)
-	}
+	c := closedAfterParking(t)
 	if X.Taken(X.TakeParkedRun(c)) {
 		t.Fatal("TakeParkedRun took a closed reactor's word")
 	}
