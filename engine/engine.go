@@ -463,13 +463,35 @@ func (e *engine) batchStopped(st uint8) {
 			// Whatever it was queued for (a timeout, an External's
 			// result, a Sync hand-over) is dropped, outside the recover,
 			// as before runBatch. The posted cancelRoot finds the run over.
-			e.cancelRun(fl.root)
+			e.cancelQueued(fl.root)
 		} else {
 			e.driveOn(fl, &e.left)
 			e.m.steps += uint64(turnBudget - e.left)
 		}
 		st = e.runBatch()
 	}
+}
+
+// cancelQueued is cancelRun for a flow of RunReady's batch canceled since
+// it was queued: its cancel handlers, Leaves and OnEnd run outside
+// runBatch's recover, each under its own, which recovers a panic but
+// cannot stop a runtime.Goexit, and gives back the running flag it found
+// (set: RunReady's). A Goexit there ends the turn as driveOn's does
+// (exitedInTurn), or the goroutine that drives the loop next would find
+// RunReady still running (an Execute on the loop queued, engine.RunReady
+// from a callback doing nothing) and the label of the batch's flow before
+// it decided.
+//
+//go:noinline
+func (e *engine) cancelQueued(rt *root) {
+	done := false
+	defer func() {
+		if !done {
+			e.exitedInTurn()
+		}
+	}()
+	e.cancelRun(rt)
+	done = true
 }
 
 // popReady takes the first flow off the ready queue (the batch's first
