@@ -68,6 +68,31 @@ func TestGoexitInNamedFlowLeavesNoStaleLabel(t *testing.T) {
 		{"cancel handler of a flow canceled in the batch", func(r *reactor.Reactor) func() {
 			return canceledInBatch(r, name, nil, func(*Steps) { runtime.Goexit() })
 		}},
+		// A deferred call of the step that panics or raises while the
+		// Goexit unwinds: the recover sees its value, not nil, and the
+		// goroutine still ends (a recover cannot stop a Goexit).
+		{"panic after a Goexit in a batch step", func(r *reactor.Reactor) func() {
+			rt := New(r)
+			rt.SetFlowName(name)
+			rt.Add(func(*Steps) {
+				defer func() { panic("after the Goexit") }()
+				runtime.Goexit()
+			})
+			rt.Execute()
+			return func() { r.RunUntilIdle() }
+		}},
+		{"raise after a Goexit in the first turn of an Execute on the loop", func(r *reactor.Reactor) func() {
+			rt := New(r)
+			rt.SetFlowName(name)
+			rt.Add(func(as *Steps) {
+				defer as.Error("Boom", "after the Goexit")
+				runtime.Goexit()
+			})
+			return func() {
+				r.Immediate(func() { rt.Execute() })
+				r.RunUntilIdle()
+			}
+		}},
 		{"OnEnd at a step's end", func(r *reactor.Reactor) func() {
 			rt := New(r)
 			rt.SetFlowName(name)
