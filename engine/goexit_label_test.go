@@ -93,6 +93,30 @@ func TestGoexitInNamedFlowLeavesNoStaleLabel(t *testing.T) {
 				r.RunUntilIdle()
 			}
 		}},
+		// A step of a flow run by a nested RunReady (an OnEnd driving
+		// its manual reactor, runReadyNested): the inner recover, then
+		// the OnEnd's own deferred call (which gives back the running
+		// flag it found, set), then the outer batch's recover.
+		{"step in a batch an OnEnd runs (nested RunReady)", func(r *reactor.Reactor) func() {
+			inOnEnd := false
+			inner := New(r)
+			inner.SetFlowName(name)
+			inner.Add(func(*Steps) {
+				if !inOnEnd {
+					panic("the inner flow ran outside the OnEnd's drive")
+				}
+				runtime.Goexit()
+			})
+			outer := New(r)
+			outer.SetFlowName(NewName("GOEXIT-OUTER"))
+			X.OnEnd(outer, func(*Steps, string) {
+				inOnEnd = true
+				r.RunUntilIdle()
+			})
+			outer.Add(func(*Steps) { inner.Execute() })
+			outer.Execute()
+			return func() { r.RunUntilIdle() }
+		}},
 		{"OnEnd at a step's end", func(r *reactor.Reactor) func() {
 			rt := New(r)
 			rt.SetFlowName(name)
