@@ -84,11 +84,15 @@ type engine struct {
 	// InternalError in driveOn, not in caught: drive1's deferred function
 	// also runs for runtime.Goexit (t.FailNow in a step), after which
 	// drive1 never returns, and an error set there would stay set for the
-	// next callback of another flow, failing it. Last in the struct: the
-	// turn never reads them.
-	raisedAt *Steps
-	panicked bool
-	panicV   any
+	// next callback of another flow, failing it; for the same reason
+	// caught moves a raise out of e.raised into caughtRaise, which only
+	// driveOn reads (a raise's recover may also be left by a Goexit: a
+	// deferred call that raises while the Goexit unwinds). Last in the
+	// struct: the turn never reads them.
+	raisedAt    *Steps
+	panicked    bool
+	panicV      any
+	caughtRaise raise // the raise caught found, for driveOn
 	// batchFl is the flow runBatch drives, or the one at which it
 	// stopped the batch (for caught, then driveOn or cancelRun); it may
 	// hold the batch's last flow after the batch, and is read only where
@@ -463,13 +467,35 @@ func (e *engine) batchStopped(st uint8) {
 			// Whatever it was queued for (a timeout, an External's
 			// result, a Sync hand-over) is dropped, outside the recover,
 			// as before runBatch. The posted cancelRoot finds the run over.
-			e.cancelRun(fl.root)
+			e.cancelQueued(fl.root)
 		} else {
 			e.driveOn(fl, &e.left)
 			e.m.steps += uint64(turnBudget - e.left)
 		}
 		st = e.runBatch()
 	}
+}
+
+// cancelQueued is cancelRun for a flow of RunReady's batch canceled since
+// it was queued: its cancel handlers, Leaves and OnEnd run outside
+// runBatch's recover, each under its own, which recovers a panic but
+// cannot stop a runtime.Goexit, and gives back the running flag it found
+// (set: RunReady's). A Goexit there ends the turn as driveOn's does
+// (exitedInTurn), or the goroutine that drives the loop next would find
+// RunReady still running (an Execute on the loop queued, engine.RunReady
+// from a callback doing nothing) and the label of the batch's flow before
+// it decided.
+//
+//go:noinline
+func (e *engine) cancelQueued(rt *root) {
+	done := false
+	defer func() {
+		if !done {
+			e.exitedInTurn()
+		}
+	}()
+	e.cancelRun(rt)
+	done = true
 }
 
 // popReady takes the first flow off the ready queue (the batch's first
@@ -567,12 +593,18 @@ func (e *engine) driveOn(fl *flow, budget *int) {
 	for {
 		f := e.raisedAt
 		e.raisedAt = nil // no frame kept past its settling
+		if n := fl.root.name(); n != e.label {
+			e.switchLabel(n) // caught dropped it, for a Goexit
+		}
 		if e.panicked {
 			v := e.panicV
 			e.panicked, e.panicV = false, nil
 			e.raised = raise{kind: raiseError, code: InternalError}
 			e.recordPanic(f, v)
+		} else {
+			e.raised = e.caughtRaise // caught kept it aside, for a Goexit
 		}
+		e.caughtRaise = raise{}
 		e.settle(f)
 		if e.drive1(fl, budget) {
 			done = true
@@ -641,15 +673,21 @@ func (e *engine) caught(fl *flow, v any) {
 	// again (engine.RunReady). driveOn, which follows otherwise, sets it
 	// back before anything runs.
 	e.running = false
-	if v == nil && e.label != nil {
-		// A Goexit (exitedInTurn). Under panicnil=1 a panic(nil) comes
-		// here too: its flow's turn goes on unlabeled, and the next
-		// flow of the batch switches again.
+	// Whatever v is, the goroutine may be ending: a deferred call that
+	// panics or raises while a runtime.Goexit unwinds the callback's
+	// frames gives this recover its value, and the Goexit goes on after
+	// it (a recover cannot stop one). So caught leaves nothing the next
+	// driving goroutine would take for its own: the label is dropped
+	// with this goroutine's labels (exitedInTurn), and the raise is kept
+	// aside for driveOn, which follows otherwise, labels the flow again
+	// and settles it (left in e.raised, it would fail the next flow's
+	// first callback to return).
+	if e.label != nil {
 		e.switchLabel(nil)
 	}
+	e.caughtRaise, e.raised = e.raised, raise{}
 	e.panicked = v != raiseSignal // set each time: a Goexit's is never read
 	if e.panicked {
-		e.raised = raise{}
 		e.panicV = v
 	}
 }

@@ -287,7 +287,10 @@ func TestAssistManyGoroutinesOneAtATime(t *testing.T) {
 // is not the group's CPU. So the heap is collected and returned to the OS
 // before the window (nothing left for the scavenger either) and the GC is
 // off during it; every goroutine of the process still counts, the
-// reactors' included.
+// reactors' included. With the GC off, the group's own allocation would
+// cost it no collection: so the window may allocate less than the
+// runtime's smallest heap goal (4 MiB, the least that starts a GC), or
+// the test fails on that instead (an idle group allocates nothing).
 func TestIdleGroupUsesNoCPU(t *testing.T) {
 	window := time.Second
 	if v := os.Getenv("ASYNCSTEPS_IDLE_WINDOW"); v != "" {
@@ -319,8 +322,15 @@ func TestIdleGroupUsesNoCPU(t *testing.T) {
 	if used > window/100 {
 		t.Fatalf("an idle group of 16 reactors used %v of CPU in %v (%d GCs, %d B allocated meanwhile)", used, window, ms1.NumGC-ms0.NumGC, ms1.TotalAlloc-ms0.TotalAlloc)
 	}
-	t.Logf("an idle group of 16 reactors used %v of CPU in %v", used, window)
+	if alloc := ms1.TotalAlloc - ms0.TotalAlloc; alloc >= idleAllocBound {
+		t.Fatalf("an idle group of 16 reactors allocated %d B in %v (%d GCs): a GC's worth, which the window kept off", alloc, window, ms1.NumGC-ms0.NumGC)
+	}
+	t.Logf("an idle group of 16 reactors used %v of CPU in %v, allocated %d B", used, window, ms1.TotalAlloc-ms0.TotalAlloc)
 }
+
+// idleAllocBound is the runtime's smallest heap goal (GOGC=100's 4 MiB):
+// an idle window that allocates as much would have had a GC.
+const idleAllocBound = 4 << 20
 
 // processCPU is the process's user and system time so far.
 func processCPU(t *testing.T) time.Duration {
