@@ -265,3 +265,81 @@ func TestReviewExtStaleHandleOfAReusedFrame(t *testing.T) {
 		}
 	}
 }
+
+// The hot goroutine checks (Add, External, Arg; 88f104a reads the goroutine
+// first) still refuse a running step's accessor used from another
+// goroutine while the step runs: in a loop iteration (Add's fast path: the
+// accessor is e.cur and not a root) and in its sub-step, the call is
+// dropped, External's handle is not valid, and the flow goes on.
+func TestReviewExtOffLoopChecksOnARunningIteration(t *testing.T) {
+	for _, op := range []string{"Add", "External", "Arg"} {
+		for _, inSub := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/sub=%v", op, inSub), func(t *testing.T) {
+				r := reactor.NewManual()
+				e := engineOf(r)
+				var log []string
+				offLoop := func(as *Steps) {
+					done := make(chan string)
+					go func() {
+						switch op {
+						case "Add":
+							as.Add(func(*Steps) { log = append(log, "added step ran") })
+							done <- "Add returned"
+						case "External":
+							x := as.External()
+							done <- fmt.Sprintf("External valid %v", x.Valid())
+						case "Arg":
+							done <- fmt.Sprintf("Arg %d", as.Arg(0).Int())
+						}
+					}()
+					log = append(log, <-done)
+					if op == "Arg" {
+						log = append(log, fmt.Sprintf("loop Arg %d", as.Arg(0).Int()))
+					}
+					if as.e.cur != as || !r.IsSameThread() {
+						t.Error("the step is not running on the loop: the case is not reached")
+					}
+				}
+				root := New(r)
+				root.Add(func(as *Steps) { as.Success(Int(5)) })
+				root.Add(func(as *Steps) {
+					as.Repeat(2, func(it *Steps, i int) {
+						if inSub {
+							it.Add(func(s *Steps) { s.Success(Int(7)) })
+							it.Add(offLoop)
+						} else {
+							offLoop(it)
+						}
+						it.Add(func(*Steps) { log = append(log, fmt.Sprint("step ", i)) })
+					})
+				})
+				X.OnEnd(root, func(_ *Steps, code string) { log = append(log, "end"+code) })
+				root.Execute()
+				r.RunUntilIdle()
+				var want string
+				switch op {
+				case "Add":
+					want = "[Add returned step 0 Add returned step 1 end]"
+				case "External":
+					want = "[External valid false step 0 External valid false step 1 end]"
+				case "Arg":
+					// Off the loop Arg reads nothing (the zero Value);
+					// on it, the sub-step's value (the iteration has
+					// none).
+					want = "[Arg 0 loop Arg 0 step 0 Arg 0 loop Arg 0 step 1 end]"
+					if inSub {
+						want = "[Arg 0 loop Arg 7 step 0 Arg 0 loop Arg 7 step 1 end]"
+					}
+				}
+				if got := fmt.Sprint(log); got != want {
+					t.Errorf("ran %s\nwant %s", got, want)
+				}
+				root.Release()
+				r.RunUntilIdle()
+				if e.stats.FramesLive != 0 {
+					t.Errorf("%d frames live after the root ended", e.stats.FramesLive)
+				}
+			})
+		}
+	}
+}
