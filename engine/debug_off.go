@@ -6,3 +6,7 @@ package engine
 // and reused, and checkReleased compiles to nothing. The asyncsteps_debug
 // build tag turns it on (debug_on.go).
 const debugReleased = false
+
+// debugChecks turns on the engine's invariant checks on hot paths (keep's
+// kept-frame contract): a constant, so the default build compiles them out.
+const debugChecks = false

@@ -7,3 +7,7 @@ package engine
 // so a *Steps kept past Release is found where it is used, not when it
 // cancels whoever got its memory next.
 const debugReleased = true
+
+// debugChecks turns on the engine's invariant checks on hot paths (keep's
+// kept-frame contract): a constant, so the default build compiles them out.
+const debugChecks = true

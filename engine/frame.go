@@ -164,10 +164,46 @@ func (f *Steps) keepable() bool {
 }
 
 // keep gives f, a keepable sub-step of the iteration p that ended, to p.
+// Its callers decide on flags alone (fBare says the second line is empty);
+// the asyncsteps_debug build checks the kept frame's contract here, so a
+// writer of that state that forgot to clear fBare is found where the frame
+// is kept, not in the next iteration's step.
 func (p *Steps) keep(f *Steps) {
+	if debugChecks {
+		checkKeptFrame(f)
+	}
 	f.flags, f.st = 0, stFree
 	f.next = p.next
 	p.next = f
+}
+
+// checkKeptFrame panics, naming what f holds, unless f may be kept (the kept
+// frame's contract above, less what keep itself resets: flags and st).
+//
+//go:noinline
+func checkKeptFrame(f *Steps) {
+	var what string
+	switch {
+	case f.qlast != nil:
+		what = "queued sub-steps"
+	case f.ctl.Load()&xMask != xNone:
+		what = "an External not spent"
+	case f.tidx != 0:
+		what = "a timer"
+	case f.oncancel != nil:
+		what = "a cancel or finally handler"
+	case f.onerr != nil:
+		what = "an error handler"
+	case f.x != nil || f.xfn != nil:
+		what = "an AddWith value"
+	case f.bin != nil:
+		what = "a binding"
+	case !f.scope.Empty():
+		what = "Stack memory"
+	default:
+		return
+	}
+	panic("engine: keep: a loop iteration kept a frame that holds " + what + " (a writer of it left fBare set?)")
 }
 
 // takeKept returns a frame kept by the iteration p for a new sub-step of
