@@ -508,8 +508,8 @@ func (cn *conn) runWhole(nd int, cmds uint32) {
 	if fl.dat != nd || sh.held != 0 || cn.closed || fl.root.Executing() {
 		// runNow's general end (wholeFallback). Reached only by a run
 		// the engine's turn budget cut twice (Execute's turn,
-		// RunReady's): more than 8,192 of its requests panicked in the
-		// store, each a step of directError's
+		// RunReady's): more than 4,096 of its requests panicked in the
+		// store, each two steps of directError's loop
 		// (TestWholeReadCutByTheTurnBudget). A root still running
 		// there is why the flow is not kept for the next read.
 		// The others cannot hold today: the store's lock is held only
@@ -673,13 +673,63 @@ func (fl *flow) directChunk(out []byte) []byte {
 // directError is the direct run step's error handler: never expected (a
 // request's work panicked: InternalError). The request it failed at is
 // answered with the error, as serveError answers a request's, and the run
-// goes on after it in a step added here, still inside the Limiter.
+// goes on after it, still inside the Limiter, in a loop added here whose
+// iterations each run the rest in a step of their own (directLoop), until
+// the run ends.
+//
+// Why a loop, not the rest as a step added here: a step added by a
+// handler is a child of the failed step, so each failure of a read went
+// one frame deeper, and each panic's error walked every frame down to it
+// (the AsyncStack, captureStack): the k-th failure of a read cost k, the
+// read's failures quadratic in their number (bounded by MaxPipeline, but
+// a user may raise it; review-bugs2-round10.md). In the loop every
+// failure is as deep as the second (root, the failed run step, the loop,
+// its iteration, the iteration's step: TestDirectRunPanicsKeepDepth). It
+// costs a failure one step more (the iteration's, against the engine's
+// turn budget) and the read's last failure a Break; a run that does not
+// fail adds nothing.
 func (fl *flow) directError(as *engine.Steps, code string) {
+	if !fl.directFailed(as, code) {
+		return
+	}
+	as.Loop(directLoop)
+}
+
+// directLoop is an iteration of the loop directError adds: the rest of the
+// run in a step of its own, or the loop's end when the run has ended (its
+// step answered the last request, or directLoopError did). It and its
+// handler are plain functions that find their flow through the root's
+// State (flowOf), not funcs bound to the flow as exec is: only a run that
+// failed pays for that, and a pooled flow keeps no more than before.
+func directLoop(as *engine.Steps) {
+	fl := flowOf(as)
+	if !fl.runHeld {
+		as.Break()
+	}
+	as.Add(fl.direct, directLoopError)
+}
+
+// directLoopError is the error handler of the step directLoop adds: as
+// directError, the failed request answered, and the iteration ends, so that
+// the next one runs the rest at the same depth.
+func directLoopError(as *engine.Steps, code string) {
+	if flowOf(as).directFailed(as, code) {
+		as.Success()
+	}
+}
+
+// directFailed answers the request a direct run step failed at (fl.dat-1)
+// with the error, gives back a store lock the panic left held and counts
+// the request. It reports true when requests of the run are left: the
+// handler then goes on with them. Otherwise (the failed request was the
+// run's last, or the failure was not inside the run) the run has ended:
+// it left the Limiter here, and the step succeeded.
+func (fl *flow) directFailed(as *engine.Steps, code string) bool {
 	sh := fl.sh
 	sh.s.keys.unlockHeld(&sh.held) // a panic inside the store's lock (stripe.lock)
 	if !fl.runHeld || fl.dat == 0 {
 		as.Success() // not expected: failed after the run ended, or before its first request
-		return
+		return false
 	}
 	p := &sh.reqs[fl.dat-1]
 	ci := cmdIndex(p.Op, p.Bad)
@@ -695,12 +745,12 @@ func (fl *flow) directError(as *engine.Steps, code string) {
 	c.failed++
 	sh.dout = AppendError(sh.dout, code, as.State().ErrorInfo)
 	if fl.dat < fl.dn {
-		as.Add(fl.direct, fl.onDirectError)
-		return
+		return true
 	}
 	fl.runHeld = false
 	sh.lim.LeaveRun()
 	as.Success()
+	return false
 }
 
 // sendDirect writes fl's direct run's replies, which come before those of
