@@ -128,3 +128,72 @@ func TestDirectRunPanicsKeepDepth(t *testing.T) {
 	}
 	checkNoStrays(t, s)
 }
+
+// TestRunStepPanicsKeepDepth: as TestDirectRunPanicsKeepDepth for the
+// general path's run step (a read whose first request is an inline
+// command, which no direct run takes): runError goes on after each failed
+// request at one depth. The flows of the read are back in the pool after
+// it; their roots' AsyncStacks, emptied before the read, hold the depth
+// the last failure of the read failed at.
+func TestRunStepPanicsKeepDepth(t *testing.T) {
+	s := start(t, Config{Reactors: 1, Concurrent: 1})
+	sh := s.shards[0]
+	c, nc := openConn(t, s)
+	key := "deeprun"
+	st := s.keys.stripeOf([]byte(key))
+	var m map[string]*entry
+	onLoop(sh, func() { st.mu.Lock(); m, st.m = st.m, nil; st.mu.Unlock() })
+	defer onLoop(sh, func() { st.mu.Lock(); st.m = m; st.mu.Unlock() })
+	flows := func(fn func(fl *flow)) {
+		if sh.whole != nil {
+			fn(sh.whole)
+		}
+		for fl := sh.freeFlows; fl != nil; fl = fl.free {
+			fn(fl)
+		}
+	}
+	run := func(k int) int {
+		t.Helper()
+		data := "PING\r\n" + strings.Repeat(resp("SET", key, "v")+resp("ECHO", "e"), k)
+		var took, depth int
+		onLoop(sh, func() {
+			flows(func(fl *flow) { fl.root.State().AsyncStack = nil })
+			took = (*handler)(s).OnData(nc, []byte(data))
+			flows(func(fl *flow) { depth = max(depth, len(fl.root.State().AsyncStack)) })
+		})
+		if took != len(data) {
+			t.Fatalf("k %d: OnData took %d of %d bytes", k, took, len(data))
+		}
+		c.expect("PONG")
+		for i := 0; i < k; i++ {
+			if got, err := c.read(); err != nil || !strings.HasPrefix(got, "-InternalError") {
+				t.Fatalf("k %d: reply %q, %v; want -InternalError", k, got, err)
+			}
+			c.expect("e")
+		}
+		if cs, _ := s.limiterStats(); cs.Holders != 0 {
+			t.Errorf("k %d: Limiter %+v after the read, want no holder", k, cs)
+		}
+		return depth
+	}
+	d2 := run(2)
+	if d2 == 0 {
+		t.Fatal("no flow of the pool recorded the read's failures")
+	}
+	for _, k := range []int{3, 8, 100} {
+		if d := run(k); d != d2 {
+			t.Errorf("the last of %d failures in a read failed %d frames deep, the last of 2 %d: want the same", k, d, d2)
+		}
+	}
+	for _, x := range s.Metrics(context.Background()).Commands[0] {
+		if x.Command == "SET" && (x.Started != 113 || x.Failed != 113) {
+			t.Errorf("SET %+v, want 113 started and failed", x)
+		}
+		if x.Command == "ECHO" && (x.Started != 113 || x.Succeeded != 113) {
+			t.Errorf("ECHO %+v, want 113 started and succeeded", x)
+		}
+	}
+	c.sendRaw(resp("ECHO", "x"))
+	c.expect("x")
+	checkNoStrays(t, s)
+}

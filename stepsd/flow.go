@@ -335,17 +335,47 @@ func (fl *flow) endRun(end *request) {
 // runError is the run step's error handler: never expected (a request's
 // work panicked: InternalError). The request it failed at is answered
 // with the error, as serveError answers a request whose section failed;
-// the run then goes on with its next request, in a step of its own added
-// here, still inside the Limiter, so the requests after it are answered
-// as they would have been (a step per request fails one request alone).
-// After the run's last request the Limiter is left, and the flow goes on
-// to the requests after the run.
+// the run then goes on with its next request, still inside the Limiter,
+// so the requests after it are answered as they would have been (a step
+// per request fails one request alone): in a loop added here whose
+// iterations each run the rest in a step of their own (runLoop), at one
+// depth however many fail, as directError's. After the run's last request
+// the Limiter is left, and the flow goes on to the requests after the run.
 func (fl *flow) runError(as *engine.Steps, code string) {
+	if fl.runFailed(as, code) {
+		as.Loop(runLoop)
+	}
+}
+
+// runLoop is an iteration of the loop runError adds: the rest of the run
+// in a step of its own, or the loop's end when the run has ended. A plain
+// function, as directLoop.
+func runLoop(as *engine.Steps) {
+	fl := flowOf(as)
+	if !fl.runHeld {
+		as.Break()
+	}
+	as.Add(fl.run, runLoopError)
+}
+
+// runLoopError is the error handler of the step runLoop adds: as
+// runError, and the iteration ends, so that the next one runs the rest.
+func runLoopError(as *engine.Steps, code string) {
+	if flowOf(as).runFailed(as, code) {
+		as.Success()
+	}
+}
+
+// runFailed answers the request a run step failed at and gives back a
+// store lock the panic left held. It reports true when requests of the
+// run are left (fl.next is the first); otherwise the run has ended: it
+// left the Limiter here, and the step succeeded.
+func (fl *flow) runFailed(as *engine.Steps, code string) bool {
 	fl.sh.s.keys.unlockHeld(&fl.sh.held) // a panic inside the store's lock (stripe.lock)
 	end := fl.runEnd
 	if !fl.runHeld || end == nil {
 		as.Success() // not expected: the run step failed after it ended
-		return
+		return false
 	}
 	rq := fl.cur
 	if rq == nil {
@@ -356,11 +386,11 @@ func (fl *flow) runError(as *engine.Steps, code string) {
 	}
 	if rq != end {
 		fl.next = rq.next
-		as.Add(fl.run, fl.onRunError)
-		return
+		return true
 	}
 	fl.endRun(end)
 	as.Success()
+	return false
 }
 
 // directly reports whether a parsed request may be answered by a direct
