@@ -389,7 +389,7 @@ func TestDirectRunCountsOneCommand(t *testing.T) {
 	// A run of SETs whose second panics (its key's stripe has no map: a
 	// new key's insert panics), between two that do not: directError
 	// counts the first, answered in the same call, and the failed one;
-	// the step it adds counts the third.
+	// the loop it adds counts the third.
 	bad := "b"
 	for s.keys.stripeOf([]byte(bad)) == s.keys.stripeOf([]byte("p")) || s.keys.stripeOf([]byte(bad)) == s.keys.stripeOf([]byte("q")) {
 		bad += "b"
