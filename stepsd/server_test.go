@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/internal/leakcheck"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 )
 
 // start runs a server on a loopback port; cleanup shuts it down, then
@@ -340,17 +341,22 @@ func TestTimeout(t *testing.T) {
 	c.expect("OK", "OK")
 }
 
+// The busy SLEEP lasts four minutes and is let go by a reset of its
+// connection, so the rejection is checked while the slot is surely held
+// (a SLEEP 300 could end first on a loaded machine, and the ECHO got in).
 func TestOverloadIsRejected(t *testing.T) {
-	s := start(t, Config{Concurrent: 1, Queue: 0})
+	s := start(t, Config{Concurrent: 1, Queue: 0, Timeout: 5 * time.Minute})
 	busy, other := dial(t, s), dial(t, s)
-	busy.send("SLEEP 300")
-	time.Sleep(50 * time.Millisecond) // the SLEEP holds the only slot
+	busy.send("SLEEP 240000")
+	waitHolders(t, s, 1) // the SLEEP holds the only slot
 	other.send("ECHO x")
 	got, err := other.read()
 	if err != nil || !strings.HasPrefix(got, "-DefenseRejected") {
 		t.Fatalf("reply %q, %v; want -DefenseRejected ...", got, err)
 	}
-	busy.expect("OK")
+	_ = busy.c.SetLinger(0) // close sends RST: the SLEEP is canceled, its slot freed
+	_ = busy.c.Close()
+	waitHolders(t, s, 0)
 	other.send("ECHO y") // the slot is free again
 	other.expect("y")
 }
@@ -467,20 +473,26 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 	}
 }
 
+// The SLEEP is known to be running (its Started counter) before Shutdown
+// begins, and lasts four minutes: Shutdown must return once its grace has
+// passed, long before reactortest.Hang, or the test fails.
 func TestShutdownTimesOutStuckRequests(t *testing.T) {
-	s, err := Start(Config{Addr: "127.0.0.1:0", Reactors: 1, Timeout: 10 * time.Second})
+	s, err := Start(Config{Addr: "127.0.0.1:0", Reactors: 1, Timeout: 5 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}
 	c := dial(t, s)
-	c.send("SLEEP 5000")
-	time.Sleep(20 * time.Millisecond)
-	begin := time.Now()
-	if err := s.Shutdown(100 * time.Millisecond); err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(begin); d > 2*time.Second {
-		t.Errorf("Shutdown with grace 100ms took %v", d)
+	c.send("SLEEP 240000")
+	waitFor(t, reactortest.Hang, "the SLEEP to start", func() bool { return commandCounts(s)["SLEEP"].Started == 1 })
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(100 * time.Millisecond) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(reactortest.Hang):
+		t.Fatalf("Shutdown with grace 100ms still waits after %v for a SLEEP of 4 minutes", reactortest.Hang)
 	}
 	c.expectEOF()
 }
