@@ -171,9 +171,9 @@ func TestOneFlowPerRead(t *testing.T) {
 // TestCommandMetricsCountOutcomes: an error reply counts as failed, a
 // request whose connection went away first as canceled.
 func TestCommandMetricsCountOutcomes(t *testing.T) {
-	s := start(t, Config{Reactors: 1})
+	s := start(t, Config{Reactors: 1, Timeout: 5 * time.Minute})
 	c := dial(t, s)
-	c.send("BOGUS", "ECHO x", "SLEEP 5000")
+	c.send("BOGUS", "ECHO x", "SLEEP 240000") // the SLEEP cannot end before the reset
 	got, _ := c.read()
 	if !strings.HasPrefix(got, "-ERR") {
 		t.Fatalf("reply %q, want -ERR", got)
@@ -181,23 +181,14 @@ func TestCommandMetricsCountOutcomes(t *testing.T) {
 	c.expect("x")
 	_ = c.c.SetLinger(0)
 	_ = c.c.Close() // a reset: the SLEEP is abandoned
-	for i := 0; ; i++ {
-		m := s.Metrics(context.Background())
-		counts := map[string]CommandMetrics{}
-		for _, x := range m.Commands[0] {
-			counts[x.Command] = x
-		}
-		inv, echo, sl := counts[invalidName.String()], counts["ECHO"], counts["SLEEP"]
-		if sl.Canceled == 1 {
-			if inv.Failed != 1 || echo.Succeeded != 1 || sl.Started != 1 || sl.Succeeded+sl.Failed != 0 {
-				t.Fatalf("INVALID %+v, ECHO %+v, SLEEP %+v", inv, echo, sl)
-			}
-			return
-		}
-		if i == 2000 {
-			t.Fatalf("the reset SLEEP is not counted canceled: %+v", counts)
-		}
-		time.Sleep(time.Millisecond)
+	var counts map[string]CommandMetrics
+	waitFor(t, reactortest.Hang, "the reset SLEEP counted canceled", func() bool {
+		counts = commandCounts(s)
+		return counts["SLEEP"].Canceled == 1
+	})
+	inv, echo, sl := counts[invalidName.String()], counts["ECHO"], counts["SLEEP"]
+	if inv.Failed != 1 || echo.Succeeded != 1 || sl.Started != 1 || sl.Succeeded+sl.Failed != 0 {
+		t.Fatalf("INVALID %+v, ECHO %+v, SLEEP %+v", inv, echo, sl)
 	}
 }
 
