@@ -268,16 +268,18 @@ func TestReadPastTheTurnBudget(t *testing.T) {
 // (asyncsteps_flows_ended_total{result="failed"} in cmd/stepsd) count no
 // split, so an operator who watches them sees real failures only.
 func TestSplitReadFlowsSucceed(t *testing.T) {
-	s := start(t, Config{Reactors: 1, Concurrent: 1, Queue: 4})
+	s := start(t, Config{Reactors: 1, Concurrent: 1, Queue: 4, Timeout: 5 * time.Minute})
 	c, busy := dial(t, s), dial(t, s)
 	ctx := context.Background()
 	before := s.Metrics(ctx).Reactors[0]
 	c.send("SLEEP 1", "SET k v", "ECHO a", "SLEEP 1", "GET k")
 	c.expect("OK", "OK", "a", "OK", "v")
-	busy.send("SLEEP 50")
+	busy.send("SLEEP 240000")
 	waitHolders(t, s, 1)
 	c.send("ECHO q1", "GET k", "ECHO q2") // the first queued: the rest split off, queued too
-	busy.expect("OK")
+	waitLimiter(t, s, "the read queued", func(c syncprim.Stats) bool { return c.Queued >= 1 })
+	_ = busy.c.SetLinger(0) // close sends RST: the SLEEP is canceled, its slot freed
+	_ = busy.c.Close()
 	c.expect("q1", "v", "q2")
 	after := s.Metrics(ctx).Reactors[0]
 	if n := after.FlowsStarted - before.FlowsStarted; n < 4 {
