@@ -433,6 +433,8 @@ func TestSlowReaderIsBackpressured(t *testing.T) {
 	}
 }
 
+// Shutdown returns once its requests are answered, not when its grace
+// (10 minutes) ends: no time is asserted, a loaded machine only slows it.
 func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 	leakcheck.Check(t)
 	s, err := Start(Config{Addr: "127.0.0.1:0", Reactors: 2})
@@ -446,9 +448,8 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 		c.expect("first") // the SLEEP is in flight
 		cs = append(cs, c)
 	}
-	begin := time.Now()
-	done := make(chan error)
-	go func() { done <- s.Shutdown(3 * time.Second) }()
+	done := make(chan error, 1)
+	go func() { done <- s.Shutdown(10 * time.Minute) }() // a grace it must not wait out
 	var wg sync.WaitGroup
 	for _, c := range cs {
 		wg.Add(1)
@@ -459,11 +460,13 @@ func TestShutdownFinishesRequestsInFlight(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Since(begin); d > 2*time.Second {
-		t.Errorf("Shutdown took %v with only SLEEP 150s in flight", d)
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(reactortest.Hang):
+		t.Fatalf("Shutdown still waits %v after every SLEEP 150 was answered: it waits out its grace", reactortest.Hang)
 	}
 	if _, err := net.DialTimeout("tcp", s.Addr().String(), time.Second); err == nil {
 		t.Error("a connection was accepted after Shutdown")
