@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
+	"github.com/asyncsteps/asyncsteps/syncprim"
 )
 
 // waitHolders waits until the server's Limiter has n requests inside (a
@@ -13,12 +16,22 @@ import (
 // sleeping for it.
 func waitHolders(t *testing.T, s *Server, n int) {
 	t.Helper()
-	for i := 0; ; i++ {
-		if m := s.Metrics(context.Background()); m.Concurrency.Holders == n {
+	waitLimiter(t, s, fmt.Sprintf("the Limiter to hold %d requests", n), func(c syncprim.Stats) bool { return c.Holders == n })
+}
+
+// waitLimiter polls the server's Limiter until ok holds, for up to
+// reactortest.Hang (its state is on the reactors: there is no event to
+// wait on from here), and fails t naming what it waited for.
+func waitLimiter(t *testing.T, s *Server, what string, ok func(syncprim.Stats) bool) {
+	t.Helper()
+	deadline := time.Now().Add(reactortest.Hang)
+	for {
+		c := s.Metrics(context.Background()).Concurrency
+		if ok(c) {
 			return
 		}
-		if i == 2000 {
-			t.Fatalf("the Limiter never held %d requests", n)
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s: %+v", what, c)
 		}
 		time.Sleep(time.Millisecond)
 	}
@@ -29,12 +42,19 @@ func waitHolders(t *testing.T, s *Server, n int) {
 // and a queue of one, the first of a pipelined read is queued and the
 // others are refused with DefenseRejected at once, each with its own
 // reply: they do not wait, unseen by the Limiter, behind the queued one.
+//
+// The busy SLEEP lasts four minutes; it is let go (a reset) only once the
+// Limiter shows the read shed (one queued, two rejected), so a loaded
+// machine cannot end it before the read arrives.
 func TestReadIsShedLikeItsRequests(t *testing.T) {
-	s := start(t, Config{Concurrent: 1, Queue: 1, Reactors: 1})
+	s := start(t, Config{Concurrent: 1, Queue: 1, Reactors: 1, Timeout: 5 * time.Minute})
 	busy, other := dial(t, s), dial(t, s)
-	busy.send("SLEEP 300")
+	busy.send("SLEEP 240000")
 	waitHolders(t, s, 1)
 	other.send("ECHO a", "ECHO b", "BOGUS", "ECHO c")
+	waitLimiter(t, s, "one queued and two rejected", func(c syncprim.Stats) bool { return c.Queued == 1 && c.Rejected == 2 })
+	_ = busy.c.SetLinger(0) // close sends RST: the SLEEP is canceled, its slot freed
+	_ = busy.c.Close()
 	var got []string
 	for i := 0; i < 4; i++ {
 		r, err := other.read()
@@ -47,7 +67,6 @@ func TestReadIsShedLikeItsRequests(t *testing.T) {
 		!strings.HasPrefix(got[2], "-ERR unknown command") || !strings.HasPrefix(got[3], "-DefenseRejected") {
 		t.Fatalf("replies %q; want a (queued), -DefenseRejected, -ERR unknown command, -DefenseRejected", got)
 	}
-	busy.expect("OK")
 	m := s.Metrics(context.Background())
 	if m.Concurrency.Rejected != 2 {
 		t.Errorf("Limiter rejected %d, want 2", m.Concurrency.Rejected)
@@ -152,9 +171,9 @@ func TestOneFlowPerRead(t *testing.T) {
 // TestCommandMetricsCountOutcomes: an error reply counts as failed, a
 // request whose connection went away first as canceled.
 func TestCommandMetricsCountOutcomes(t *testing.T) {
-	s := start(t, Config{Reactors: 1})
+	s := start(t, Config{Reactors: 1, Timeout: 5 * time.Minute})
 	c := dial(t, s)
-	c.send("BOGUS", "ECHO x", "SLEEP 5000")
+	c.send("BOGUS", "ECHO x", "SLEEP 240000") // the SLEEP cannot end before the reset
 	got, _ := c.read()
 	if !strings.HasPrefix(got, "-ERR") {
 		t.Fatalf("reply %q, want -ERR", got)
@@ -162,23 +181,14 @@ func TestCommandMetricsCountOutcomes(t *testing.T) {
 	c.expect("x")
 	_ = c.c.SetLinger(0)
 	_ = c.c.Close() // a reset: the SLEEP is abandoned
-	for i := 0; ; i++ {
-		m := s.Metrics(context.Background())
-		counts := map[string]CommandMetrics{}
-		for _, x := range m.Commands[0] {
-			counts[x.Command] = x
-		}
-		inv, echo, sl := counts[invalidName.String()], counts["ECHO"], counts["SLEEP"]
-		if sl.Canceled == 1 {
-			if inv.Failed != 1 || echo.Succeeded != 1 || sl.Started != 1 || sl.Succeeded+sl.Failed != 0 {
-				t.Fatalf("INVALID %+v, ECHO %+v, SLEEP %+v", inv, echo, sl)
-			}
-			return
-		}
-		if i == 2000 {
-			t.Fatalf("the reset SLEEP is not counted canceled: %+v", counts)
-		}
-		time.Sleep(time.Millisecond)
+	var counts map[string]CommandMetrics
+	waitFor(t, reactortest.Hang, "the reset SLEEP counted canceled", func() bool {
+		counts = commandCounts(s)
+		return counts["SLEEP"].Canceled == 1
+	})
+	inv, echo, sl := counts[invalidName.String()], counts["ECHO"], counts["SLEEP"]
+	if inv.Failed != 1 || echo.Succeeded != 1 || sl.Started != 1 || sl.Succeeded+sl.Failed != 0 {
+		t.Fatalf("INVALID %+v, ECHO %+v, SLEEP %+v", inv, echo, sl)
 	}
 }
 
@@ -187,13 +197,18 @@ func TestCommandMetricsCountOutcomes(t *testing.T) {
 // once the slot frees they run in order (the GET sees the SET before it),
 // and the read's flow, split, ends after its one request without entering
 // the Limiter again.
+//
+// The busy SLEEP lasts four minutes and is let go (a reset) once the
+// read's first request is seen queued: the read surely waited.
 func TestQueuedReadGoesOnInOrder(t *testing.T) {
-	s := start(t, Config{Concurrent: 1, Queue: 10, Reactors: 1})
+	s := start(t, Config{Concurrent: 1, Queue: 10, Reactors: 1, Timeout: 5 * time.Minute})
 	busy, other := dial(t, s), dial(t, s)
-	busy.send("SLEEP 200")
+	busy.send("SLEEP 240000")
 	waitHolders(t, s, 1)
 	other.send("SET k 1", "GET k", "BOGUS", "SLEEP 1", "ECHO x")
-	busy.expect("OK")
+	waitLimiter(t, s, "the read's first request queued", func(c syncprim.Stats) bool { return c.Queued >= 1 })
+	_ = busy.c.SetLinger(0) // close sends RST: the SLEEP is canceled, its slot freed
+	_ = busy.c.Close()
 	got, err := other.read()
 	if err != nil || got != "OK" {
 		t.Fatalf("reply %q, %v; want OK", got, err)
@@ -253,16 +268,18 @@ func TestReadPastTheTurnBudget(t *testing.T) {
 // (asyncsteps_flows_ended_total{result="failed"} in cmd/stepsd) count no
 // split, so an operator who watches them sees real failures only.
 func TestSplitReadFlowsSucceed(t *testing.T) {
-	s := start(t, Config{Reactors: 1, Concurrent: 1, Queue: 4})
+	s := start(t, Config{Reactors: 1, Concurrent: 1, Queue: 4, Timeout: 5 * time.Minute})
 	c, busy := dial(t, s), dial(t, s)
 	ctx := context.Background()
 	before := s.Metrics(ctx).Reactors[0]
 	c.send("SLEEP 1", "SET k v", "ECHO a", "SLEEP 1", "GET k")
 	c.expect("OK", "OK", "a", "OK", "v")
-	busy.send("SLEEP 50")
+	busy.send("SLEEP 240000")
 	waitHolders(t, s, 1)
 	c.send("ECHO q1", "GET k", "ECHO q2") // the first queued: the rest split off, queued too
-	busy.expect("OK")
+	waitLimiter(t, s, "the read queued", func(c syncprim.Stats) bool { return c.Queued >= 1 })
+	_ = busy.c.SetLinger(0) // close sends RST: the SLEEP is canceled, its slot freed
+	_ = busy.c.Close()
 	c.expect("q1", "v", "q2")
 	after := s.Metrics(ctx).Reactors[0]
 	if n := after.FlowsStarted - before.FlowsStarted; n < 4 {
