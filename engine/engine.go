@@ -452,52 +452,6 @@ func (e *engine) runReadyNested() bool {
 	return more
 }
 
-// batchStopped goes on with a batch that runBatch stopped at e.batchFl:
-// a flow canceled since it was queued (st batchCanceled), which it ends,
-// or a raise or a panic inside a callback of the flow (batchRaised),
-// which it unwinds and drives on, outside any deferred function; then it
-// runs the rest of the batch.
-//
-//go:noinline
-func (e *engine) batchStopped(st uint8) {
-	for st != batchOver {
-		fl := e.batchFl
-		e.batchFl = nil
-		if st == batchCanceled {
-			// Whatever it was queued for (a timeout, an External's
-			// result, a Sync hand-over) is dropped, outside the recover,
-			// as before runBatch. The posted cancelRoot finds the run over.
-			e.cancelQueued(fl.root)
-		} else {
-			e.driveOn(fl, &e.left)
-			e.m.steps += uint64(turnBudget - e.left)
-		}
-		st = e.runBatch()
-	}
-}
-
-// cancelQueued is cancelRun for a flow of RunReady's batch canceled since
-// it was queued: its cancel handlers, Leaves and OnEnd run outside
-// runBatch's recover, each under its own, which recovers a panic but
-// cannot stop a runtime.Goexit, and gives back the running flag it found
-// (set: RunReady's). A Goexit there ends the turn as driveOn's does
-// (exitedInTurn), or the goroutine that drives the loop next would find
-// RunReady still running (an Execute on the loop queued, engine.RunReady
-// from a callback doing nothing) and the label of the batch's flow before
-// it decided.
-//
-//go:noinline
-func (e *engine) cancelQueued(rt *root) {
-	done := false
-	defer func() {
-		if !done {
-			e.exitedInTurn()
-		}
-	}()
-	e.cancelRun(rt)
-	done = true
-}
-
 // popReady takes the first flow off the ready queue (the batch's first
 // left; batchEnd follows it when it was the last).
 func (e *engine) popReady() *flow {
@@ -567,68 +521,6 @@ func (e *engine) runBatch() (st uint8) {
 // the loop, so an endless loop cannot starve timers and other flows.
 const turnBudget = 4096
 
-// driveOn goes on driving fl after drive1 reported a raise or a panic
-// inside a callback of the frame it left in e.raisedAt: RunReady's drive1
-// call and this loop are drive. A raise or a panic inside a callback lands
-// in drive1's recover; the flow is then unwound here, outside any deferred
-// function, and driven on, so one recover serves a whole turn instead of a
-// defer per step.
-//
-// settle runs the flow's error, cancel and OnEnd callbacks outside
-// drive1's recover (each under its own, which recovers a panic but cannot
-// stop a runtime.Goexit): driveOn's deferred call, on a path that is
-// already the rare one (a raise), ends the turn for a Goexit there as
-// caught ends it for one inside drive1, so that the goroutine that drives
-// the loop next finds RunReady not running and no flow's label decided.
-//
-//go:noinline
-func (e *engine) driveOn(fl *flow, budget *int) {
-	done := false
-	defer func() {
-		if !done {
-			e.exitedInTurn()
-		}
-	}()
-	e.running = true // caught cleared it, for a Goexit
-	for {
-		f := e.raisedAt
-		e.raisedAt = nil // no frame kept past its settling
-		if n := fl.root.name(); n != e.label {
-			e.switchLabel(n) // caught dropped it, for a Goexit
-		}
-		if e.panicked {
-			v := e.panicV
-			e.panicked, e.panicV = false, nil
-			e.raised = raise{kind: raiseError, code: InternalError}
-			e.recordPanic(f, v)
-		} else {
-			e.raised = e.caughtRaise // caught kept it aside, for a Goexit
-		}
-		e.caughtRaise = raise{}
-		e.settle(f)
-		if e.drive1(fl, budget) {
-			done = true
-			return
-		}
-	}
-}
-
-// exitedInTurn ends a turn that its goroutine leaves without returning (a
-// runtime.Goexit in a callback; no panic gets past the callbacks' own
-// recovers): RunReady is over, so loop callbacks may run flows again, and
-// the label decided for the turn (e.label) is dropped with this
-// goroutine's labels, for the next driving goroutine carries none of
-// them (else the next flow of the same name would run unlabeled for a
-// turn). caught does the same for a Goexit inside drive1's recover.
-//
-//go:noinline
-func (e *engine) exitedInTurn() {
-	e.running = false
-	if e.label != nil {
-		e.switchLabel(nil)
-	}
-}
-
 // drive1 is the protected part of drive: it runs fl's steps under a
 // recover and reports whether they ran without a raise or a panic. On
 // false, caught has left the frame whose callback raised or panicked in
@@ -648,48 +540,6 @@ func (e *engine) drive1(fl *flow, budget *int) (done bool) {
 	}()
 	e.run(fl, budget)
 	return true
-}
-
-// caught is drive1's recover path: v is what a callback of fl panicked with
-// (raiseSignal for a raise; nil for runtime.Goexit, or for panic(nil) under
-// GODEBUG=panicnil=1). It ends the callback's region; the frame to unwind
-// goes to e.raisedAt and, for a panic, the value to e.panicV, which
-// driveOn makes the flow's InternalError. A Goexit leaves nothing set that
-// the next flow's callbacks would read: a raise a callback had recovered
-// itself is dropped with it (the goroutine, and so the turn, ends here).
-//
-//go:noinline
-func (e *engine) caught(fl *flow, v any) {
-	raisedAt := e.cur
-	if raisedAt == nil {
-		raisedAt = fl.cur // outside any callback: a sync object's Leave (leftPlainly)
-	}
-	e.raisedAt = raisedAt
-	e.cur = nil
-	if e.region != nil {
-		e.endRegion()
-	}
-	// RunReady is over if this is a Goexit: loop callbacks may run flows
-	// again (engine.RunReady). driveOn, which follows otherwise, sets it
-	// back before anything runs.
-	e.running = false
-	// Whatever v is, the goroutine may be ending: a deferred call that
-	// panics or raises while a runtime.Goexit unwinds the callback's
-	// frames gives this recover its value, and the Goexit goes on after
-	// it (a recover cannot stop one). So caught leaves nothing the next
-	// driving goroutine would take for its own: the label is dropped
-	// with this goroutine's labels (exitedInTurn), and the raise is kept
-	// aside for driveOn, which follows otherwise, labels the flow again
-	// and settles it (left in e.raised, it would fail the next flow's
-	// first callback to return).
-	if e.label != nil {
-		e.switchLabel(nil)
-	}
-	e.caughtRaise, e.raised = e.raised, raise{}
-	e.panicked = v != raiseSignal // set each time: a Goexit's is never read
-	if e.panicked {
-		e.panicV = v
-	}
 }
 
 // run is the step loop: the hot path.
