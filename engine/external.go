@@ -136,11 +136,11 @@ func (x External) finish(args []Value, code, info string, err error) bool {
 		// Execute's caller runs a turn (CONTRACT.md, "Where a flow
 		// runs"): the flow goes on to its next wait or its end here,
 		// with no thread woken and no line of it handed to the loop's
-		// core (issue 19: a fan-out's completions, each flow's end then
-		// read by the loop's core and its root by the releasing
-		// goroutine's). A loop
-		// (a Mutex handed to a flow of another reactor) wakes the loop,
-		// or owes it the turn, as a post would: no task, no mailbox.
+		// core (a fan-out's completions, each flow's end then read by
+		// the loop's core and its root by the releasing goroutine's). A
+		// loop (a Mutex handed to a flow of another reactor) wakes the
+		// loop, or owes it the turn, as a post would: no task, no
+		// mailbox.
 		//lint:ignore SA4016 xNone is 0; or-ing it names the state the word moves to
 		ok := f.ctl.CompareAndSwap(armed, x.gen<<xBits|xNone)
 		if ok {
