@@ -199,7 +199,6 @@ func TestReviewExtStaleHandleOfAReusedFrame(t *testing.T) {
 		for _, alone := range []bool{true, false} {
 			t.Run(fmt.Sprintf("onLoop=%v/alone=%v", onLoop, alone), func(t *testing.T) {
 				r := reactor.NewManual()
-				e := engineOf(r)
 				var waits []External
 				var log []string
 				root := New(r)
@@ -256,11 +255,7 @@ func TestReviewExtStaleHandleOfAReusedFrame(t *testing.T) {
 				if got := fmt.Sprint(log); got != want {
 					t.Errorf("ran %s, want %s", got, want)
 				}
-				root.Release()
-				r.RunUntilIdle()
-				if e.stats.FramesLive != 0 {
-					t.Errorf("%d frames live after the root ended", e.stats.FramesLive)
-				}
+				releaseLeavesNoFrame(t, root, r)
 			})
 		}
 	}
@@ -276,7 +271,6 @@ func TestReviewExtOffLoopChecksOnARunningIteration(t *testing.T) {
 		for _, inSub := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/sub=%v", op, inSub), func(t *testing.T) {
 				r := reactor.NewManual()
-				e := engineOf(r)
 				var log []string
 				offLoop := func(as *Steps) {
 					done := make(chan string)
@@ -334,12 +328,19 @@ func TestReviewExtOffLoopChecksOnARunningIteration(t *testing.T) {
 				if got := fmt.Sprint(log); got != want {
 					t.Errorf("ran %s\nwant %s", got, want)
 				}
-				root.Release()
-				r.RunUntilIdle()
-				if e.stats.FramesLive != 0 {
-					t.Errorf("%d frames live after the root ended", e.stats.FramesLive)
-				}
+				releaseLeavesNoFrame(t, root, r)
 			})
 		}
+	}
+}
+
+// releaseLeavesNoFrame releases root, runs r until idle and checks that
+// r's engine has no frame left live.
+func releaseLeavesNoFrame(t *testing.T, root *Steps, r *reactor.Reactor) {
+	t.Helper()
+	root.Release()
+	r.RunUntilIdle()
+	if n := engineOf(r).stats.FramesLive; n != 0 {
+		t.Errorf("%d frames live after the root ended", n)
 	}
 }
