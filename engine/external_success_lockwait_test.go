@@ -11,7 +11,7 @@ import (
 // flow's step on the loop (the on-loop path f17d5ba wrote out in Success):
 // it enters its section as the same step with those values, Holds true,
 // and its Leave runs once; it does not complete as a plain External.
-func TestReview24LockWaitSuccessOnLoop(t *testing.T) {
+func TestLockWaitSuccessFromAFlowOnTheLoop(t *testing.T) {
 	r := reactor.NewManual()
 	var log logger
 	ts := newTurnstile(&log)

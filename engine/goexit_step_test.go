@@ -14,7 +14,7 @@ import (
 // by another goroutine, runs its steps as if nothing had happened (no
 // InternalError raised by a callback that returned normally, no frame of
 // the dead flow settled in its place).
-func TestReviewSFRound7GoexitLeavesNoRaise(t *testing.T) {
+func TestGoexitLeavesNoRaise(t *testing.T) {
 	r := reactor.NewManual()
 	dead := New(r)
 	dead.Add(func(*Steps) { runtime.Goexit() })

@@ -8,15 +8,14 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Review of session 23's pwl round (a Loop's iteration frame carries the
-// loop's body in fn): whatever ends a Loop's iteration (Continue or Break
-// by label from a nested step, an error caught below the loop, a timeout,
-// an error handler that recovers inside the iteration), the frames it
-// gives back must not carry the body into the next frame taken from the
-// pool: a Repeat, a ForEach or a plain step run after it on that memory
-// runs its own callback, with its own index, and the Loop's body runs only
-// as often as the Loop iterated.
-func TestReview24LoopFnAcrossEnds(t *testing.T) {
+// A Loop's iteration frame carries the loop's body in fn: whatever ends a
+// Loop's iteration (Continue or Break by label from a nested step, an error
+// caught below the loop, a timeout, an error handler that recovers inside
+// the iteration), the frames it gives back must not carry the body into the
+// next frame taken from the pool: a Repeat, a ForEach or a plain step run
+// after it on that memory runs its own callback, with its own index, and
+// the Loop's body runs only as often as the Loop iterated.
+func TestLoopFnAcrossEnds(t *testing.T) {
 	type run struct {
 		loops   int   // calls of the Loop's body
 		reps    []int // Repeat's indices, in order
@@ -147,7 +146,7 @@ func TestReview24LoopFnAcrossEnds(t *testing.T) {
 // A root canceled while its Loop's iteration is parked, then given a
 // Repeat and executed again: the Repeat's iterations (on frames the
 // canceled run gave back to the root) run the Repeat's body.
-func TestReview24LoopCanceledThenRepeat(t *testing.T) {
+func TestLoopCanceledThenRepeat(t *testing.T) {
 	r := reactor.NewManual()
 	root := New(r)
 	loops := 0
@@ -181,7 +180,7 @@ func TestReview24LoopCanceledThenRepeat(t *testing.T) {
 // (nothing), from another flow's callback while the step waits, and from a
 // goroutine off the loop. The next step sees the values of the first
 // Success only.
-func TestReview24ExternalSuccessStates(t *testing.T) {
+func TestExternalSuccessStates(t *testing.T) {
 	cases := []struct {
 		name string
 		// park is the first step's body; it may complete x itself.

@@ -3,8 +3,11 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"os"
+	"os/exec"
 	"reflect"
 	"runtime"
+	"strings"
 	"testing"
 
 	"github.com/asyncsteps/asyncsteps/reactor"
@@ -329,5 +332,160 @@ func TestOnEndPanicOnCloseEndsEveryFlow(t *testing.T) {
 		if e, ok := err.(*Error); !ok || e.Code != want {
 			t.Fatalf("flow %d's Promise got %v, want %s", i, err, want)
 		}
+	}
+}
+
+// An OnEnd that panics with nil in the middle of a batch ends its root once,
+// as its InternalError, whatever GODEBUG's panicnil says (with panicnil=1
+// recover returns nil, as for a Goexit: endOnEnd tells a panic by fn not
+// returning, not by the value); the flows beside it end once, in order,
+// and nothing escapes. The panicnil=1 half runs this test again in a child
+// process.
+func TestOnEndPanicNilEndsTheRootOnce(t *testing.T) {
+	if os.Getenv("REVBUGS9_PANICNIL_CHILD") == "" {
+		cmd := exec.Command(os.Args[0], "-test.run=^TestOnEndPanicNilEndsTheRootOnce$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "REVBUGS9_PANICNIL_CHILD=1", "GODEBUG=panicnil=1")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS") {
+			t.Fatalf("GODEBUG=panicnil=1: %v\n%s", err, out)
+		}
+	}
+	r := reactor.NewManual()
+	var escaped []any
+	r.SetPanicHandler(func(v any) { escaped = append(escaped, v) })
+	var seq []string
+	var xs [3]External
+	var ps [3]*Promise
+	for i, n := range []string{"a", "b", "c"} {
+		root := New(r)
+		X.OnEnd(root, func(_ *Steps, code string) {
+			seq = append(seq, n+".end:"+code)
+			if n == "b" {
+				panic(nil)
+			}
+		})
+		root.Add(func(as *Steps) { xs[i] = as.External() })
+		r.Immediate(func() { ps[i] = root.Promise() })
+	}
+	r.RunUntilIdle()
+	r.Immediate(func() {
+		for i := range xs {
+			xs[i].Success()
+		}
+	})
+	func() {
+		defer func() {
+			if v := recover(); v != nil {
+				escaped = append(escaped, v)
+			}
+		}()
+		r.RunUntilIdle()
+	}()
+	if want := []string{"a.end:", "b.end:", "c.end:"}; !reflect.DeepEqual(seq, want) || len(escaped) != 0 {
+		t.Fatalf("ends %q (escaped %v), want %q", seq, escaped, want)
+	}
+	for i, p := range ps {
+		if !p.ended() {
+			t.Fatalf("flow %d's Promise never ended", i)
+		}
+		_, err := p.Wait()
+		var e *Error
+		if i == 1 {
+			if !errors.As(err, &e) || e.Code != InternalError {
+				t.Fatalf("b's Promise got %v, want InternalError", err)
+			}
+		} else if err != nil {
+			t.Fatalf("flow %d's Promise got %v", i, err)
+		}
+	}
+	if s := StatsOf(r); s.FramesLive != 0 {
+		t.Fatalf("%d frames live after every flow ended", s.FramesLive)
+	}
+}
+
+// A step of flow A that executes an empty root B on the loop ends B inside
+// A's callback (prepareStartSlow: no step to queue), so B's OnEnd runs with
+// A's step current. A raise of A's step from there (asA.Error, or any
+// misuse, which fails the running step: misuse raises on e.cur) unwinds
+// through B's OnEnd. It is A's raise, not a panic of B's OnEnd: A fails with
+// it, once, and B's run keeps its own outcome (success), with no
+// LastException made of the engine's raise signal.
+func TestOnEndRaiseOfTheCurrentStepIsNotTheRootsPanic(t *testing.T) {
+	r := reactor.NewManual()
+	var escaped []any
+	r.SetPanicHandler(func(v any) { escaped = append(escaped, v) })
+	a, b := New(r), New(r)
+	var asA *Steps
+	ends := 0
+	X.OnEnd(b, func(_ *Steps, code string) {
+		ends++
+		asA.Error("Mine", "raised by A's step, from B's OnEnd")
+	})
+	var pB *Promise
+	a.Add(func(as *Steps) {
+		asA = as
+		pB = b.Promise() // B has no step: it ends here, inside A's callback
+	})
+	var pA *Promise
+	r.Immediate(func() { pA = a.Promise() })
+	r.RunUntilIdle()
+	if len(escaped) != 0 {
+		t.Fatalf("escaped to the panic handler: %v", escaped)
+	}
+	if ends != 1 {
+		t.Fatalf("B's OnEnd ran %d times, want 1", ends)
+	}
+	var e *Error
+	if _, err := pA.Wait(); !errors.As(err, &e) || e.Code != "Mine" {
+		t.Fatalf("A's Promise got %v, want its own raise Mine", err)
+	}
+	if _, err := pB.Wait(); err != nil {
+		t.Fatalf("B's Promise got %v (LastException %v), want B's own success: the raise was A's", err, b.State().LastException)
+	}
+	if s := StatsOf(r); s.FramesLive != 0 {
+		t.Fatalf("%d frames live after both flows ended", s.FramesLive)
+	}
+}
+
+// An OnEnd that releases its root and then panics: the run ends once, as
+// its InternalError (the Promise gets it), and the root is released once,
+// after the end (RootsLive back where it was), with nothing left live.
+func TestOnEndReleaseThenPanic(t *testing.T) {
+	r := reactor.NewManual()
+	var escaped []any
+	r.SetPanicHandler(func(v any) { escaped = append(escaped, v) })
+	before := StatsOf(r).RootsLive
+	b := New(r)
+	ends := 0
+	X.OnEnd(b, func(root *Steps, _ string) {
+		ends++
+		root.Release()
+		panic("after release")
+	})
+	b.Add(func(*Steps) {})
+	var p *Promise
+	r.Immediate(func() { p = b.Promise() })
+	r.RunUntilIdle()
+	if len(escaped) != 0 || ends != 1 {
+		t.Fatalf("OnEnd ran %d times, escaped %v", ends, escaped)
+	}
+	var e *Error
+	if _, err := p.Wait(); !errors.As(err, &e) || e.Code != InternalError || e.Info != "after release" {
+		t.Fatalf("Promise got %v, want InternalError \"after release\"", err)
+	}
+	if !rootOf(b).isReleased() {
+		t.Fatal("the root is still valid: OnEnd's Release was lost")
+	}
+	if s := StatsOf(r); s.RootsLive != before || s.FramesLive != 0 {
+		t.Fatalf("RootsLive %d (before %d), FramesLive %d: released once, nothing live", s.RootsLive, before, s.FramesLive)
+	}
+	// The pool hands the root out again, whole.
+	c := New(r)
+	ran := false
+	c.Add(func(*Steps) { ran = true })
+	r.Immediate(func() { p = c.Promise() })
+	r.RunUntilIdle()
+	if _, err := p.Wait(); err != nil || !ran {
+		t.Fatalf("a root from the pool after: ran %v, %v", ran, err)
 	}
 }

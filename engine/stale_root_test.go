@@ -369,3 +369,51 @@ func TestStateOfReusedRootIsEmpty(t *testing.T) {
 		}
 	})
 }
+
+// released and handed out again by New before Execute, belongs to its new
+// owner: Execute must not start the new owner's flow, and the entry's
+// Result is an InternalError, as for a root released and not reused.
+func TestBatchAddedRootReleasedAndReused(t *testing.T) {
+	r := reactor.NewManual()
+	var b engine.Batch
+	stale := engine.New(r)
+	i := b.Add(stale)
+	var filler []*engine.Steps
+	for range 32 {
+		filler = append(filler, engine.New(r))
+	}
+	stale.Release()
+	for _, s := range filler { // past the free list's quarantine
+		s.Release()
+	}
+	var reused *engine.Steps
+	var others []*engine.Steps
+	for range 64 {
+		s := engine.New(r)
+		if s == stale {
+			reused = s
+			break
+		}
+		others = append(others, s)
+	}
+	if reused == nil {
+		t.Skip("New did not hand the released root out again")
+	}
+	ran := false
+	reused.Add(func(*engine.Steps) { ran = true })
+	b.Execute()
+	r.RunUntilIdle()
+	b.Wait()
+	if ran || reused.Executing() {
+		t.Errorf("the Batch ran the new owner's root (ran %v, executing %v)", ran, reused.Executing())
+	}
+	if _, err := b.Result(i); err == nil {
+		t.Error("Result of a root released after Add: nil error, want InternalError")
+	} else {
+		wantCode(t, err, engine.InternalError)
+	}
+	reused.Release()
+	for _, s := range others {
+		s.Release()
+	}
+}

@@ -8,9 +8,9 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Review of the 128-byte frame, fBare and the parallel step without a
-// counter (session 22, round 6): what a frame reused by a loop iteration
-// (kept), by a root (spare) or through the free list may carry over.
+// What a frame reused by a loop iteration (kept), by a root (spare) or
+// through the free list may carry over, now that the frame is 128 bytes,
+// a step Add makes is bare (fBare) and a parallel step has no counter.
 
 // A step Add made (bare) that takes Stack memory or a timeout is not kept
 // by its iteration with them: its Stack memory is given back when it ends

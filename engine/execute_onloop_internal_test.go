@@ -7,7 +7,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Review probes of the start Execute runs on the loop (runStarted): the
+// Probes of the start Execute runs on the loop (runStarted): the
 // label, the step count, panics, a panicking OnEnd, and the order of a
 // root executed by the first turn's step against a later Execute.
 
@@ -16,7 +16,7 @@ func onLoop(r *reactor.Reactor, fn func()) {
 	r.RunUntilIdle()
 }
 
-func TestReviewExecuteOnLoopLabelAndMetrics(t *testing.T) {
+func TestExecuteOnLoopLabelAndMetrics(t *testing.T) {
 	withFlowLabels(t, LabelsAlways)
 	r := reactor.NewManual()
 	var inStep, after string
@@ -46,7 +46,7 @@ func TestReviewExecuteOnLoopLabelAndMetrics(t *testing.T) {
 	}
 }
 
-func TestReviewExecuteOnLoopPanics(t *testing.T) {
+func TestExecuteOnLoopPanics(t *testing.T) {
 	for _, tc := range []struct {
 		name string
 		step func(*Steps)
@@ -78,7 +78,7 @@ func TestReviewExecuteOnLoopPanics(t *testing.T) {
 
 // A flow that ends inside Execute with an OnEnd that panics ends once, as
 // InternalError, Execute returns normally, and the root runs again.
-func TestReviewExecuteOnLoopOnEndPanics(t *testing.T) {
+func TestExecuteOnLoopOnEndPanics(t *testing.T) {
 	r := reactor.NewManual()
 	root := New(r)
 	runs, ends := 0, 0
@@ -107,7 +107,7 @@ func TestReviewExecuteOnLoopOnEndPanics(t *testing.T) {
 // A root executed by the step of a flow that Execute runs is queued (the
 // step is inside the engine's walk); a root executed after that Execute
 // returns is queued behind it: they start in Execute order.
-func TestReviewExecuteOnLoopOrderFromFirstTurn(t *testing.T) {
+func TestExecuteOnLoopOrderFromFirstTurn(t *testing.T) {
 	r := reactor.NewManual()
 	var log []string
 	onLoop(r, func() {
@@ -136,7 +136,7 @@ func TestReviewExecuteOnLoopOrderFromFirstTurn(t *testing.T) {
 // On a real reactor: a flow that Execute ran on the loop and that waits is
 // ended by Close ("reactor closed"), whether Close came after the Execute
 // or before it in the same callback.
-func TestReviewExecuteOnLoopThenClose(t *testing.T) {
+func TestExecuteOnLoopThenClose(t *testing.T) {
 	for _, closeFirst := range []bool{false, true} {
 		r, err := reactor.New(reactor.Options{})
 		if err != nil {
@@ -180,7 +180,7 @@ func TestReviewExecuteOnLoopThenClose(t *testing.T) {
 // own, so B's flow runs inside A's step, as engine.RunReady(B) there
 // would run B's ready flows: "outside any step" is the reactor's own
 // steps (CONTRACT.md, "Where a flow runs").
-func TestReviewExecuteOnLoopOtherReactorsStep(t *testing.T) {
+func TestExecuteOnLoopOtherReactorsStep(t *testing.T) {
 	a, b := reactor.NewManual(), reactor.NewManual()
 	var log []string
 	onLoop(b, func() {
