@@ -21,12 +21,12 @@ import (
 // false would tell the engine that the reactor is closed (Execute's root
 // then ends with "reactor closed", a batch's roots all of them) for a task
 // that ran. The panicnil=1 half runs this test again in a child process.
-func TestReviewSFRound7DirectPanicNilIsRun(t *testing.T) {
+func TestDirectPanicNilIsRun(t *testing.T) {
 	if forcePolling {
 		t.Skip("the Polling fallback never parks: nothing to assist or hand off")
 	}
 	if os.Getenv("REVSF_PANICNIL_CHILD") == "" {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestReviewSFRound7DirectPanicNilIsRun$", "-test.count=1", "-test.v")
+		cmd := exec.Command(os.Args[0], "-test.run=^TestDirectPanicNilIsRun$", "-test.count=1", "-test.v")
 		cmd.Env = append(os.Environ(), "REVSF_PANICNIL_CHILD=1", "GODEBUG=panicnil=1")
 		out, err := cmd.CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "--- PASS") {

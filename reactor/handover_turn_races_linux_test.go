@@ -12,9 +12,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Review of the hand-over turn (issue 19, round 7): what reaches the
-// parked reactor while the handed-over flow runs in handOverTurn, on the
-// borrowing loop's goroutine, with the reactor's sleeping flag left set.
+// What reaches the parked reactor while the handed-over flow runs in
+// handOverTurn (issue 19), on the borrowing loop's goroutine, with the
+// reactor's sleeping flag left set.
 
 // slimHandOver hands fn to parked b from a's loop until a round finds b
 // parked, and fails unless fn ran in the hand-over turn (not the full
@@ -40,7 +40,7 @@ func slimHandOver(t *testing.T, a, b *Reactor, fn func()) {
 // kick were lost (the flag is left set during the turn, so the poster
 // kicks a loop whose word is borrowed) would never run: nothing else
 // wakes b here.
-func TestReview19PostDuringHandOverTurn(t *testing.T) {
+func TestPostDuringHandOverTurn(t *testing.T) {
 	a := startLoop(t, Options{CPU: -1, Spin: NoSpin})
 	b := startLoop(t, Options{CPU: -1, Spin: NoSpin})
 	c := startLoop(t, Options{CPU: -1, Spin: NoSpin})
@@ -123,7 +123,7 @@ func TestReview19PostDuringHandOverTurn(t *testing.T) {
 // no wake-up, no task, no timer. The counters are read under b's word
 // while it stays parked (TakeParked), so reading them wakes nothing.
 // After the turn, the borrowing loop is b's loop no more.
-func TestReview19HandOverTurnMetrics(t *testing.T) {
+func TestHandOverTurnMetrics(t *testing.T) {
 	a := startLoop(t, Options{CPU: -1, Spin: NoSpin})
 	b := startLoop(t, Options{CPU: -1, Spin: NoSpin})
 	attachFlows(b)
@@ -169,7 +169,7 @@ func TestReview19HandOverTurnMetrics(t *testing.T) {
 // Close called while the handed-over flow runs: the flow returns after
 // Close has begun, a second flow it readies runs once (the turn ends at
 // Close, the shutdown ends the rest), Close returns and Run returns nil.
-func TestReview19CloseDuringHandOverTurn(t *testing.T) {
+func TestCloseDuringHandOverTurn(t *testing.T) {
 	a := startLoop(t, Options{CPU: -1, Spin: NoSpin})
 	for round := 0; round < 10; round++ {
 		b, err := New(Options{CPU: -1, Spin: NoSpin})
@@ -208,7 +208,7 @@ func TestReview19CloseDuringHandOverTurn(t *testing.T) {
 // Chains of hand-overs on unlocked loops (the p99 yield before a sleep)
 // and on one P: the token of TestHandOverTurnManyReactors goes round
 // without loss, each hop on its own reactor's word.
-func TestReview19HandOverChainUnlockedOneP(t *testing.T) {
+func TestHandOverChainUnlockedOneP(t *testing.T) {
 	for _, c := range []struct {
 		name     string
 		unlocked bool
@@ -270,7 +270,7 @@ func TestReview19HandOverChainUnlockedOneP(t *testing.T) {
 // peer's shutdown (InterestHangup, edge-triggered) during the flow. The
 // loop, finding a turn ran in its place, drops its batch (unpark); each
 // readiness must still reach its callback once, on b's loop.
-func TestReview19IODuringHandOverTurn(t *testing.T) {
+func TestIODuringHandOverTurn(t *testing.T) {
 	a := startLoop(t, Options{CPU: -1, Spin: NoSpin})
 	b := startLoop(t, Options{CPU: -1, Spin: NoSpin})
 	fx := attachFlows(b)

@@ -15,7 +15,7 @@ import (
 // instead of blocking for ever, whose engine.ReadMetrics reads at once
 // instead of posting a request only it could run, and the only one that
 // may start a flow in an idle reactor (X.TakeIdle).
-func TestReview2Round5TimerCallsOffLoopKeepTheDriver(t *testing.T) {
+func TestTimerCallsOffLoopKeepTheDriver(t *testing.T) {
 	r := reactor.NewManual()
 	defer r.Close()
 	var timer, local reactor.Handle
