@@ -70,14 +70,9 @@ func TestRoundCapacityTooLarge(t *testing.T) {
 
 func TestMPSCEmpty(t *testing.T) {
 	q := NewMPSC[string](4)
-	if v, ok := q.TryPop(); ok || v != "" {
-		t.Fatalf("TryPop on empty = %q, %v; want \"\", false", v, ok)
-	}
-	if n := q.TryPopBatch(make([]string, 4)); n != 0 {
-		t.Fatalf("TryPopBatch on empty = %d, want 0", n)
-	}
-	if q.Len() != 0 || q.Consumed() != 0 {
-		t.Fatalf("empty queue: Len = %d, Consumed = %d; want 0, 0", q.Len(), q.Consumed())
+	testEmpty(t, q)
+	if q.Consumed() != 0 {
+		t.Fatalf("empty queue: Consumed = %d; want 0", q.Consumed())
 	}
 }
 
@@ -244,36 +239,13 @@ func TestMPSCTryPopBatch(t *testing.T) {
 
 func TestMPSCPopClearsSlots(t *testing.T) {
 	q := NewMPSC[*int](4)
-	x := new(int)
-	for range 4 {
-		q.TryPush(x)
-	}
-	q.TryPop()
-	q.TryPopBatch(make([]*int, 4))
-	for i := range q.slots {
-		if q.slots[i].val != nil {
-			t.Fatalf("slot %d still holds a pointer after being popped", i)
-		}
-	}
+	testPopClearsSlots(t, q, len(q.slots), func(i int) *int { return q.slots[i].val })
 }
 
 // TestMPSCHoldsPointersAcrossGC fails (with garbage values or a crash) if
 // the ring ever hides pointers from the garbage collector.
 func TestMPSCHoldsPointersAcrossGC(t *testing.T) {
-	q := NewMPSC[*[64]int](64)
-	for i := range 64 {
-		p := new([64]int)
-		p[0], p[63] = i, -i
-		q.TryPush(p)
-	}
-	runtime.GC()
-	runtime.GC()
-	for i := range 64 {
-		p, ok := q.TryPop()
-		if !ok || p[0] != i || p[63] != -i {
-			t.Fatalf("item %d corrupted after GC", i)
-		}
-	}
+	testHoldsPointersAcrossGC(t, NewMPSC[*[64]int](64))
 }
 
 func TestMPSCZeroAllocs(t *testing.T) {

@@ -9,16 +9,7 @@ import (
 )
 
 func TestSPSCEmpty(t *testing.T) {
-	q := NewSPSC[string](4)
-	if v, ok := q.TryPop(); ok || v != "" {
-		t.Fatalf("TryPop on empty = %q, %v; want \"\", false", v, ok)
-	}
-	if n := q.TryPopBatch(make([]string, 4)); n != 0 {
-		t.Fatalf("TryPopBatch on empty = %d, want 0", n)
-	}
-	if q.Len() != 0 {
-		t.Fatalf("Len of empty queue = %d", q.Len())
-	}
+	testEmpty(t, NewSPSC[string](4))
 }
 
 func TestSPSCFIFOAndFull(t *testing.T) {
@@ -122,36 +113,13 @@ func testSPSCWrapAround(t *testing.T, c int) {
 
 func TestSPSCPopClearsSlots(t *testing.T) {
 	q := NewSPSC[*int](4)
-	x := new(int)
-	for range 4 {
-		q.TryPush(x)
-	}
-	q.TryPop()
-	q.TryPopBatch(make([]*int, 4))
-	for i := range q.slots {
-		if q.slots[i].val != nil {
-			t.Fatalf("slot %d still holds a pointer after being popped", i)
-		}
-	}
+	testPopClearsSlots(t, q, len(q.slots), func(i int) *int { return q.slots[i].val })
 }
 
 // TestSPSCHoldsPointersAcrossGC fails (with garbage values or a crash) if
 // the ring ever hides pointers from the garbage collector.
 func TestSPSCHoldsPointersAcrossGC(t *testing.T) {
-	q := NewSPSC[*[64]int](64)
-	for i := range 64 {
-		p := new([64]int)
-		p[0], p[63] = i, -i
-		q.TryPush(p)
-	}
-	runtime.GC()
-	runtime.GC()
-	for i := range 64 {
-		p, ok := q.TryPop()
-		if !ok || p[0] != i || p[63] != -i {
-			t.Fatalf("item %d corrupted after GC", i)
-		}
-	}
+	testHoldsPointersAcrossGC(t, NewSPSC[*[64]int](64))
 }
 
 func TestSPSCZeroAllocs(t *testing.T) {
