@@ -14,11 +14,11 @@ import (
 	"time"
 )
 
-// Review of the read path's split (OnData, conn.runWhole, conn.readAll,
-// afterRun; the Limiter's TryEnterRun in OnData), session 25. Each test
-// drives the reads runWhole takes (every request framed and answered
-// directly, all let in at once) beside those it hands to readAll, and
-// checks what a client and the Limiter see.
+// The read path's split (OnData, conn.runWhole, conn.readAll, afterRun; the
+// Limiter's TryEnterRun in OnData). Each test drives the reads runWhole
+// takes (every request framed and answered directly, all let in at once)
+// beside those it hands to readAll, and checks what a client and the
+// Limiter see.
 
 // slotsClean reports, from the shard's loop, the slots of its parsed
 // requests that are not zero, and whether reqsDirty is still set: between
@@ -48,7 +48,7 @@ func slotsClean(t *testing.T, sh *shard) (dirtySlots int, flag bool) {
 // partial command (runWhole takes the complete head, the rest waits in
 // netio), the second completes it. Every reply comes once, in order; the
 // slots are zero and the Limiter empty after each.
-func TestReviewWholeReadCutAnywhere(t *testing.T) {
+func TestWholeReadCutAnywhere(t *testing.T) {
 	s := start(t, Config{Reactors: 1})
 	sh := s.shards[0]
 	req := resp("SET", "k", "v1") + resp("GET", "k") + resp("ECHO", "e") + resp("DEL", "k") + resp("PING") + resp("BOGUS", "x") + resp("GET", "k")
@@ -77,7 +77,7 @@ func TestReviewWholeReadCutAnywhere(t *testing.T) {
 // A fatal framing error in the read after one runWhole answered: the
 // first read's replies, then the second read's good head's, then -ERR and
 // the close. Another client on the same loop is untouched.
-func TestReviewFatalAfterWholeRead(t *testing.T) {
+func TestFatalAfterWholeRead(t *testing.T) {
 	s := start(t, Config{Reactors: 1})
 	c, o := dial(t, s), dial(t, s)
 	c.sendRaw(resp("SET", "f", "1") + resp("GET", "f"))
@@ -102,7 +102,7 @@ func TestReviewFatalAfterWholeRead(t *testing.T) {
 // are answered, and nothing is left holding a slot. Reads of every shape:
 // whole (runWhole), cut by the grant (startDirect's partial run), behind
 // a request in flight (readAll without a direct head), inline.
-func TestReviewLimiterCountsEachRequestOnce(t *testing.T) {
+func TestLimiterCountsEachRequestOnce(t *testing.T) {
 	s := start(t, Config{Reactors: 1, Rate: 50, Timeout: 10 * time.Second})
 	c := dial(t, s)
 	rng := rand.New(rand.NewSource(9))
@@ -173,7 +173,7 @@ func TestReviewLimiterCountsEachRequestOnce(t *testing.T) {
 // an occasional SLEEP or inline command: each gets its own replies, in
 // order, and every key holds its last value. Reads alternate between
 // runWhole (all let in), startDirect's partial grant and readAll.
-func TestReviewClientsGetTheirOwnReplies(t *testing.T) {
+func TestClientsGetTheirOwnReplies(t *testing.T) {
 	s := start(t, Config{Reactors: 2, Concurrent: 2, Queue: 1 << 20, Timeout: 20 * time.Second})
 	const clients, rounds = 12, 60
 	var wg sync.WaitGroup
@@ -249,7 +249,7 @@ func TestReviewClientsGetTheirOwnReplies(t *testing.T) {
 // it reads, every request that reached the server is answered, in order.
 // TestSlowReaderIsBackpressured sends inline commands, which runWhole
 // never takes.
-func TestReviewSlowFramedReaderIsBackpressured(t *testing.T) {
+func TestSlowFramedReaderIsBackpressured(t *testing.T) {
 	s := start(t, Config{Reactors: 1, MaxPipeline: 16})
 	c := dial(t, s)
 	text := strings.Repeat("z", 4000)
@@ -290,7 +290,7 @@ func TestReviewSlowFramedReaderIsBackpressured(t *testing.T) {
 // pauses and resumes (readAll), the last reads are whole (runWhole), and
 // after the last reply the connection closes, whichever read saw the end
 // of stream first: runWhole's flush for a connection at EOF.
-func TestReviewHalfCloseAfterDeepFramedPipeline(t *testing.T) {
+func TestHalfCloseAfterDeepFramedPipeline(t *testing.T) {
 	s := start(t, Config{Reactors: 1, MaxPipeline: 4})
 	for _, n := range []int{1, 3, 4, 5, 9, 18, 64} {
 		c := dial(t, s)
@@ -315,7 +315,7 @@ func TestReviewHalfCloseAfterDeepFramedPipeline(t *testing.T) {
 // exactly the read's requests, less its refused ones. A period that ends
 // between two reads only lowers the count, so every read's growth is at
 // most its requests, and most reads' (the period is a second) exactly.
-func TestReviewWholeReadTakesOneEntryEach(t *testing.T) {
+func TestWholeReadTakesOneEntryEach(t *testing.T) {
 	s := start(t, Config{Reactors: 1, Rate: 1 << 20})
 	c := dial(t, s)
 	holders := func() int { return s.Metrics(context.Background()).Rate.Holders }
