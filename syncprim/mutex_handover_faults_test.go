@@ -19,7 +19,7 @@ import (
 // (IsSameThread, IsLoopGoroutine), one at a time. Every flow ends, every
 // entry is counted once, and the Mutex is free at the end. Locked loops,
 // and unlocked ones (which yield to the scheduler before they sleep).
-func TestReview19MutexHandOverPanicsTimersExternals(t *testing.T) {
+func TestMutexHandOverPanicsTimersExternals(t *testing.T) {
 	for _, c := range []struct {
 		name string
 		opts reactor.Options
@@ -27,11 +27,11 @@ func TestReview19MutexHandOverPanicsTimersExternals(t *testing.T) {
 		{"locked", reactor.Options{CPU: -1, Spin: reactor.NoSpin}},
 		{"unlocked", reactor.Options{CPU: -1, Spin: reactor.NoSpin, Unlocked: true}},
 	} {
-		t.Run(c.name, func(t *testing.T) { review19MutexHandOver(t, c.opts) })
+		t.Run(c.name, func(t *testing.T) { mutexHandOverFaults(t, c.opts) })
 	}
 }
 
-func review19MutexHandOver(t *testing.T, opts reactor.Options) {
+func mutexHandOverFaults(t *testing.T, opts reactor.Options) {
 	g, err := reactor.NewGroup(4, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func review19MutexHandOver(t *testing.T, opts reactor.Options) {
 		switch {
 		case n%7 == 0:
 			panics.Add(1)
-			panic("review19: a section panics")
+			panic("a section panics")
 		case n%5 == 0:
 			as.SetTimeout(time.Hour)
 			ext := as.External()

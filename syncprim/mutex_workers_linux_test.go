@@ -21,7 +21,7 @@ import (
 // Every section runs once, one at a time (the counter is unsynchronised
 // but for the Mutex: the race detector checks the hand-overs' ordering),
 // and every flow ends.
-func TestReviewRP2Round10WorkersCompleteIntoAMutex(t *testing.T) {
+func TestWorkersCompleteIntoAMutex(t *testing.T) {
 	const perReactor, rounds, workers = 8, 100, 4
 	rs := []*reactor.Reactor{
 		reactortest.Start(t, reactor.Options{CPU: -1, Spin: reactor.NoSpin}),
