@@ -12,14 +12,14 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Regressions found by review of the abi change, each kept as its reproduction.
+// Regressions found in the abi change, each kept as its reproduction.
 
-// TestReviewErrorThenBreak: a C loop body calls handle_error, then
+// TestLoopBodyErrorThenBreak: a C loop body calls handle_error, then
 // breakLoop. The contract makes the second call a misuse (InternalError);
 // at the least the error must not be lost. v_break goes to Go without
 // checking ended(), Break raises, and apply then skips the recorded error
 // because engine.Raised: the loop just breaks and the flow succeeds.
-func TestReviewErrorThenBreak(t *testing.T) {
+func TestLoopBodyErrorThenBreak(t *testing.T) {
 	h := newHarness(t)
 	ctest.RvReset()
 	ctest.RvAdd(h.root, ctest.RvErrBreak, 0)
@@ -30,9 +30,9 @@ func TestReviewErrorThenBreak(t *testing.T) {
 	h.release()
 }
 
-// TestReviewErrorThenContinue: the same with continueLoop: the loop runs
+// TestLoopBodyErrorThenContinue: the same with continueLoop: the loop runs
 // all its rounds and the flow succeeds.
-func TestReviewErrorThenContinue(t *testing.T) {
+func TestLoopBodyErrorThenContinue(t *testing.T) {
 	h := newHarness(t)
 	ctest.RvReset()
 	ctest.RvAdd(h.root, ctest.RvErrContinue, 0)
@@ -43,12 +43,12 @@ func TestReviewErrorThenContinue(t *testing.T) {
 	h.release()
 }
 
-// TestReviewPassThroughTwiceCleanup: a C step passes on the owned value it
+// TestPassThroughTwiceCleanup: a C step passes on the owned value it
 // received, then calls success again (a misuse). apply's misuse branch
 // runs dropAll on the recorded values, which still include the value the
 // flow's arguments own: its cleanup runs there and again when the flow
 // drops its arguments (a double free of the payload in real code).
-func TestReviewPassThroughTwiceCleanup(t *testing.T) {
+func TestPassThroughTwiceCleanup(t *testing.T) {
 	h := newHarness(t)
 	ctest.RvReset()
 	ctest.Add(h.root, ctest.Owned, 1, 0)
@@ -63,9 +63,9 @@ func TestReviewPassThroughTwiceCleanup(t *testing.T) {
 	}
 }
 
-// TestReviewPassThroughThenFailCleanup: success(passed-on owned value) then
+// TestPassThroughThenFailCleanup: success(passed-on owned value) then
 // handle_error: the error branch of apply drops the values too.
-func TestReviewPassThroughThenFailCleanup(t *testing.T) {
+func TestPassThroughThenFailCleanup(t *testing.T) {
 	h := newHarness(t)
 	ctest.RvReset()
 	ctest.Add(h.root, ctest.Owned, 1, 0)
@@ -80,12 +80,12 @@ func TestReviewPassThroughThenFailCleanup(t *testing.T) {
 	}
 }
 
-// TestReviewStaleExternalLeaksOwned: a C step set a timeout (armed: its
+// TestStaleExternalLeaksOwned: a C step set a timeout (armed: its
 // External is in the image); it timed out and its error handler added a
 // sub-step, so the step (and its image) live on. A late success from C,
 // with owned values, goes to external(b), which returns the stale External;
 // x.Success returns false and nobody runs the values' cleanups.
-func TestReviewStaleExternalLeaksOwned(t *testing.T) {
+func TestStaleExternalLeaksOwned(t *testing.T) {
 	h := newHarness(t)
 	ctest.RvReset()
 	ctest.RvAdd(h.root, ctest.RvWaitTimeout, 5)
@@ -108,7 +108,7 @@ func TestReviewStaleExternalLeaksOwned(t *testing.T) {
 	}
 }
 
-// TestReviewExternalRaceWithTimeout (run with -race; deterministic): a C
+// TestExternalRaceWithTimeout (run with -race; deterministic): a C
 // step armed with setTimeout timed out, and its error handler added a
 // waiting sub-step, so its image lives on. Another goroutine completes the
 // timed-out step late (external(b) hands it &g.extV; the stale External's
@@ -116,7 +116,7 @@ func TestReviewStaleExternalLeaksOwned(t *testing.T) {
 // the image and writes g.extV = engine.External{} (image.go releaseImage)
 // with no synchronisation with that reader: a data race on Go memory. The
 // same write happens in arm() when the image is reused.
-func TestReviewExternalRaceWithTimeout(t *testing.T) {
+func TestExternalRaceWithTimeout(t *testing.T) {
 	h := newHarness(t)
 	ctest.RvReset()
 	ctest.RvFlagClear()
@@ -145,11 +145,11 @@ func TestReviewExternalRaceWithTimeout(t *testing.T) {
 	}
 }
 
-// TestReviewIsValidRace (run with -race): isValid from another thread on a
+// TestIsValidRace (run with -race): isValid from another thread on a
 // waiting C step's bsi (what a worker asks before completing it) reads
 // imageGo.steps (asxGoIsValid: engine.IsRoot(g.steps)) while the loop's
 // releaseImage writes it when the step times out.
-func TestReviewIsValidRace(t *testing.T) {
+func TestIsValidRace(t *testing.T) {
 	r, err := reactor.New(reactor.Options{CPU: -1})
 	if err != nil {
 		t.Fatal(err)
@@ -190,17 +190,17 @@ func TestReviewIsValidRace(t *testing.T) {
 	}
 }
 
-// TestReviewNestedDriveLosesOuterSuccess: a C callback records
+// TestNestedDriveLosesOuterSuccess: a C callback records
 // success(555) and then drives its own manual reactor (reactor.enter
 // allows "a callback driving its own manual reactor", and abi's
 // pool.record keeps a depth of scratches for exactly this). A flow run
 // inside ends; the outer step's success is then lost: its successor gets
 // no value. Root cause is in the engine (exec/drive1 set e.cur = nil after
 // the nested step and never restore the outer one, so the outer Success is
-// ignored); TestReviewNestedDriveGo shows the same with Go steps only.
+// ignored); TestNestedDriveGo shows the same with Go steps only.
 // abi's record() also forgets the outer recorder when a nested callback's
 // finish unwinds (p.end skipped), lending depth 0 again.
-func TestReviewNestedDriveLosesOuterSuccess(t *testing.T) {
+func TestNestedDriveLosesOuterSuccess(t *testing.T) {
 	h := newHarness(t)
 	other := engine.New(h.r)
 	ctest.Add(other, ctest.Fail, 1, ctest.EHRecover)
@@ -228,8 +228,8 @@ func TestReviewNestedDriveLosesOuterSuccess(t *testing.T) {
 	h.release()
 }
 
-// TestReviewNestedDriveGo: the same with Go steps only (engine).
-func TestReviewNestedDriveGo(t *testing.T) {
+// TestNestedDriveGo: the same with Go steps only (engine).
+func TestNestedDriveGo(t *testing.T) {
 	h := newHarness(t)
 	other := engine.New(h.r)
 	other.Add(func(as *engine.Steps) { as.Success(engine.Int(1)) })
@@ -250,11 +250,11 @@ func TestReviewNestedDriveGo(t *testing.T) {
 	h.release()
 }
 
-// TestReviewPassedOnPrefix: a C step passes on the Go string it received
+// TestPassedOnPrefix: a C step passes on the Go string it received
 // with a shorter length (a zero-copy prefix). outArgs maps a descriptor
 // back to the received Value by data address and kind only, not length,
 // so the next step gets the whole string instead of the prefix.
-func TestReviewPassedOnPrefix(t *testing.T) {
+func TestPassedOnPrefix(t *testing.T) {
 	h := newHarness(t)
 	h.root.Add(func(as *engine.Steps) { as.Success(engine.Str("hello, world, a long enough string")) })
 	ctest.RvAddTrim(h.root)
@@ -283,11 +283,11 @@ func foreignCollected(t *testing.T, build func(root *engine.Steps) weak.Pointer[
 	return wp.Value() == nil
 }
 
-// TestReviewWrapParallelHandleLeak: Parallel(onerror) on a foreign
+// TestWrapParallelHandleLeak: Parallel(onerror) on a foreign
 // accessor makes a cgo.Handle for the error handler (wrap.go Parallel)
 // that nothing ever deletes: the handler, and all it references, live for
 // the life of the process, per call.
-func TestReviewWrapParallelHandleLeak(t *testing.T) {
+func TestWrapParallelHandleLeak(t *testing.T) {
 	if !foreignCollected(t, func(root *engine.Steps) weak.Pointer[[1024]byte] {
 		big := new([1024]byte)
 		wp := weak.Make(big)
@@ -301,11 +301,11 @@ func TestReviewWrapParallelHandleLeak(t *testing.T) {
 	}
 }
 
-// TestReviewWrapUnrunStepHandleLeak: a Go step added to a foreign flow is
+// TestWrapUnrunStepHandleLeak: a Go step added to a foreign flow is
 // a cgo.Handle deleted through asx_f_keep, which only its execute
 // trampoline calls: a step that never runs (an earlier step failed) keeps
 // its handle, and its closure, forever.
-func TestReviewWrapUnrunStepHandleLeak(t *testing.T) {
+func TestWrapUnrunStepHandleLeak(t *testing.T) {
 	if !foreignCollected(t, func(root *engine.Steps) weak.Pointer[[1024]byte] {
 		big := new([1024]byte)
 		wp := weak.Make(big)
@@ -317,9 +317,9 @@ func TestReviewWrapUnrunStepHandleLeak(t *testing.T) {
 	}
 }
 
-// TestReviewWrapControl: the same build whose step does run is released
+// TestWrapControl: the same build whose step does run is released
 // (the two tests above are not artefacts of the harness).
-func TestReviewWrapControl(t *testing.T) {
+func TestWrapControl(t *testing.T) {
 	if !foreignCollected(t, func(root *engine.Steps) weak.Pointer[[1024]byte] {
 		big := new([1024]byte)
 		wp := weak.Make(big)

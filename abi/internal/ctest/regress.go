@@ -25,7 +25,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/engine"
 )
 
-// Review steps (review.c).
+// Regression steps (regress.c), for abi/regress_test.go.
 const (
 	RvErrBreak    = 0 // repeat body: handle_error then breakLoop
 	RvErrContinue = 1 // repeat body: handle_error then continueLoop
@@ -34,12 +34,12 @@ const (
 	RvWaitTimeout = 4 // setTimeout(data); handler adds a CT_WAIT(7)
 )
 
-// RvAdd adds review step which through as's FutoInAsyncSteps*.
+// RvAdd adds regression step which through as's FutoInAsyncSteps*.
 func RvAdd(as *engine.Steps, which, data int) {
 	C.rv_add((*C.FutoInAsyncSteps)(abi.Binary(as)), C.int(which), C.intptr_t(data))
 }
 
-// RvReset clears the review globals.
+// RvReset clears the regression steps' globals.
 func RvReset() { C.rv_reset() }
 
 // RvKept is the bsi RvWaitTimeout kept.

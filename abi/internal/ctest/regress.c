@@ -1,4 +1,4 @@
-/* review.c: C steps for the reviewer's tests (abi/review_test.go). */
+/* regress.c: C steps of the abi regression tests (abi/regress_test.go), prefix rv_. */
 #include <stdlib.h>
 #include <string.h>
 #include "ctest.h"
@@ -85,7 +85,7 @@ void rv_reset(void) { rv_kept = NULL; rv_body_runs = 0; }
 int rv_is_valid(FutoInAsyncSteps* bsi) { return bsi->api->isValid(bsi); }
 
 /* Records success(INT32 555), then lets Go drive this flow's own manual
-   reactor (rvDrive, review.go), as a callback may. */
+   reactor (rvDrive, regress.go), as a callback may. */
 extern void rvDrive(void);
 static const FutoInType rv_i32 = {FTN_TYPE_INT32, NULL};
 static void rv_outer(FutoInAsyncSteps* bsi, void* data, const FutoInArgs* args)
