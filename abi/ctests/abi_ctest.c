@@ -2465,6 +2465,24 @@ static void mt_init(Mt* m)
     pthread_cond_init(&m->cv, NULL);
 }
 
+/* mt_destroy frees what mt_init made. */
+static void mt_destroy(Mt* m)
+{
+    pthread_cond_destroy(&m->cv);
+    pthread_mutex_destroy(&m->mu);
+}
+
+/* mt_wait_done blocks until the flow has ended (mt_final, mt_unhandled or
+   mt_wait_forever set done). */
+static void mt_wait_done(Mt* m)
+{
+    pthread_mutex_lock(&m->mu);
+    while (!m->done) {
+        pthread_cond_wait(&m->cv, &m->mu);
+    }
+    pthread_mutex_unlock(&m->mu);
+}
+
 /* A reactor started with asyncsteps_reactor_start_own_thread keeps every
    step on its loop's thread: the step after a worker thread's success runs
    there, never on the worker (which a plain started reactor may use while
@@ -2487,11 +2505,7 @@ static void test_started_reactor_own_thread(void)
         pthread_t th;
         CHECK(pthread_create(&th, NULL, mt_thread, &m) == 0);
         root->api->execute(root, &m, mt_unhandled);
-        pthread_mutex_lock(&m.mu);
-        while (!m.done) {
-            pthread_cond_wait(&m.cv, &m.mu);
-        }
-        pthread_mutex_unlock(&m.mu);
+        mt_wait_done(&m);
         pthread_join(th, NULL);
         CHECK(m.got == 42);
         CHECK(m.u.called == 0);
@@ -2500,8 +2514,7 @@ static void test_started_reactor_own_thread(void)
         CHECK(!pthread_equal(m.final_thread, th));
         CHECK(!pthread_equal(m.wait_thread, pthread_self()));
         root->api->free(root);
-        pthread_cond_destroy(&m.cv);
-        pthread_mutex_destroy(&m.mu);
+        mt_destroy(&m);
     }
     asyncsteps_reactor_free(r);
 }
@@ -2524,11 +2537,7 @@ static void test_started_reactor(void)
     CHECK(pthread_create(&th, NULL, mt_thread, &m) == 0);
     root->api->execute(root, &m, mt_unhandled);
     CHECK(root->api->is_same_thread(root) == 0); /* this is not the loop's thread */
-    pthread_mutex_lock(&m.mu);
-    while (!m.done) {
-        pthread_cond_wait(&m.cv, &m.mu);
-    }
-    pthread_mutex_unlock(&m.mu);
+    mt_wait_done(&m);
     pthread_join(th, NULL);
     CHECK(m.timeout_seen == 1);
     CHECK(m.same_thread_in_step == 1);
@@ -2538,8 +2547,7 @@ static void test_started_reactor(void)
     /* Free from this thread: the flow has ended (or is ending). */
     root->api->free(root);
     asyncsteps_reactor_free(r);
-    pthread_cond_destroy(&m.cv);
-    pthread_mutex_destroy(&m.mu);
+    mt_destroy(&m);
 }
 
 /* Freeing a reactor with a flow still waiting: it ends Canceled, its
@@ -2699,18 +2707,13 @@ static void test_started_reactor_free_cancels(void)
     root->api->add(root, &m, mt_wait_forever, mt_eh);
     root->api->add(root, &m, mt_wait_step, NULL); /* never reached */
     root->api->execute(root, &m, mt_unhandled);
-    pthread_mutex_lock(&m.mu);
-    while (!m.done) {
-        pthread_cond_wait(&m.cv, &m.mu);
-    }
-    pthread_mutex_unlock(&m.mu);
+    mt_wait_done(&m);
     asyncsteps_reactor_free(r);
     CHECK(m.cancels == 1);
     CHECK(m.ehs == 0);
     CHECK(m.u.called == 0);
     CHECK(m.waiting == NULL);
-    pthread_cond_destroy(&m.cv);
-    pthread_mutex_destroy(&m.mu);
+    mt_destroy(&m);
 }
 
 /* ======================================================================= */
