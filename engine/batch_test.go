@@ -162,13 +162,10 @@ func TestBatchRootsThatCannotRun(t *testing.T) {
 	}
 }
 
-// A Batch on a closed reactor ends its roots with InternalError at once;
-// an empty set and a set of roots that all fail to start return from Wait.
-func TestBatchClosedAndEmpty(t *testing.T) {
-	var b engine.Batch
-	b.Execute()
-	batchWait(t, &b, "empty set")
-
+// rootOnClosedReactor returns a root (one step that succeeds) made on a
+// real reactor that has run and been closed since.
+func rootOnClosedReactor(t *testing.T) *engine.Steps {
+	t.Helper()
 	r, err := reactor.New(reactor.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -181,6 +178,17 @@ func TestBatchClosedAndEmpty(t *testing.T) {
 		t.Fatal(err)
 	}
 	<-ran
+	return root
+}
+
+// A Batch on a closed reactor ends its roots with InternalError at once;
+// an empty set and a set of roots that all fail to start return from Wait.
+func TestBatchClosedAndEmpty(t *testing.T) {
+	var b engine.Batch
+	b.Execute()
+	batchWait(t, &b, "empty set")
+
+	root := rootOnClosedReactor(t)
 	b.Add(root)
 	b.Add(nil)
 	b.Execute()
@@ -302,18 +310,7 @@ func TestBatchRunEdges(t *testing.T) {
 	var b engine.Batch
 	batchRun(t, &b, "empty set")
 
-	r, err := reactor.New(reactor.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ran := make(chan error, 1)
-	go func() { ran <- r.Run() }()
-	root := engine.New(r)
-	root.Add(func(as *engine.Steps) { as.Success() })
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	<-ran
+	root := rootOnClosedReactor(t)
 	b.Add(root)
 	batchRun(t, &b, "closed reactor")
 	if _, err := b.Result(0); err == nil || !strings.Contains(errInfo(err), "reactor closed") {

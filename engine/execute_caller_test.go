@@ -1,14 +1,12 @@
 package engine_test
 
 import (
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/asyncsteps/asyncsteps/engine"
-	"github.com/asyncsteps/asyncsteps/internal/goid"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -21,86 +19,11 @@ import (
 // on the loop and ends the flow, and many goroutines calling at once each
 // get their own flow's result.
 func TestExecuteFromAGoroutineRunsTheFlowAsTheLoop(t *testing.T) {
-	g, err := reactor.NewGroup(2, reactor.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.Start()
-	defer g.Close()
-	var onCaller, offLoop, misuseMissed atomic.Int64
-	call := func(caller uintptr, i int64, checkMisuse bool) {
-		r := g.Next()
-		var pending *engine.Promise
-		if checkMisuse {
-			other := engine.New(r)
-			other.Add(func(as *engine.Steps) { as.WaitExternal() })
-			pending = other.Promise()
-			defer func() { other.Cancel(); <-pending.Done(); other.Release() }()
-		}
-		done := make(chan int64, 1)
-		root := engine.New(r)
-		root.Add(func(as *engine.Steps) {
-			if goid.Current() == caller {
-				onCaller.Add(1)
-			}
-			if !as.Reactor().IsSameThread() || !as.Reactor().IsLoopGoroutine() {
-				offLoop.Add(1)
-			}
-			if checkMisuse {
-				func() {
-					defer func() {
-						if s, _ := recover().(string); !strings.Contains(s, waitPanic) {
-							misuseMissed.Add(1)
-						}
-					}()
-					_, _ = pending.Wait()
-				}()
-			}
-			// A timer armed by whoever runs this step ends it.
-			x := as.External()
-			as.Reactor().Deferred(time.Millisecond, func() { x.Success(engine.Int(i)) })
-		}, nil)
-		root.Add(func(as *engine.Steps) {
-			if !as.Reactor().IsSameThread() {
-				offLoop.Add(1)
-			}
-			done <- as.Arg(0).Int() + 1
-		})
-		root.Execute()
-		if got := <-done; got != i+1 {
-			t.Errorf("call %d: got %d", i, got)
-		}
-		root.Release()
-	}
-	// One caller at a time: the loops park between calls, and Execute
-	// finds them parked.
-	me := goid.Current()
-	for i := range int64(200) {
-		call(me, i, i%10 == 0)
-	}
-	sequential := onCaller.Load()
-	var wg sync.WaitGroup
-	for w := range int64(8) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			me := goid.Current()
-			for i := range int64(100) {
-				call(me, w*1000+i, i%25 == 0)
-			}
-		}()
-	}
-	wg.Wait()
-	if n := offLoop.Load(); n != 0 {
-		t.Fatalf("%d steps did not run as the loop", n)
-	}
-	if n := misuseMissed.Load(); n != 0 {
-		t.Fatalf("Promise.Wait inside a step was not refused %d times", n)
-	}
+	sequential, all := callsAsTheLoop(t, false)
 	if sequential == 0 && !pollingFallback {
 		t.Fatal("no first step ran on its caller: Execute never ran a parked loop's turn")
 	}
-	t.Logf("%d of 200 sequential, %d of 800 concurrent first steps ran on their callers", sequential, onCaller.Load()-sequential)
+	t.Logf("%d of 200 sequential, %d of 800 concurrent first steps ran on their callers", sequential, all-sequential)
 }
 
 // Close racing goroutines whose Execute may be running the loops' turns:
