@@ -78,13 +78,7 @@ func TestKeptHandOffLeavesLoopAsleep(t *testing.T) {
 	// The flag is still the loop's: a plain goroutine's post wakes it.
 	waitParked(t, b)
 	waitFlag(t, b)
-	ran := make(chan struct{})
-	b.xPost(func(unsafe.Pointer, uint64) { close(ran) }, nil, 0)
-	select {
-	case <-ran:
-	case <-time.After(10 * time.Second):
-		t.Fatal("a post after kept hand-offs never ran: the parked loop lost its wake-up")
-	}
+	postRunsOnParked(t, b, "kept hand-offs")
 }
 
 // Producers that post to the parked reactor between the kept hand-off and
@@ -131,14 +125,22 @@ func TestKeptHandOffWithProducers(t *testing.T) {
 				waitParked(t, b)
 				waitFlag(t, b)
 			}
-			next := make(chan struct{})
-			b.xPost(func(unsafe.Pointer, uint64) { close(next) }, nil, 0)
-			select {
-			case <-next:
-			case <-time.After(10 * time.Second):
-				t.Fatal("a post after the rounds never ran: the parked loop lost its wake-up")
-			}
+			postRunsOnParked(t, b, "the rounds")
 		})
+	}
+}
+
+// postRunsOnParked posts to b, parked with its sleeping flag set, from
+// the test's goroutine and fails the test unless the post runs: after what
+// came before (named by after), the parked loop must still be woken.
+func postRunsOnParked(t *testing.T, b *Reactor, after string) {
+	t.Helper()
+	ran := make(chan struct{})
+	b.xPost(func(unsafe.Pointer, uint64) { close(ran) }, nil, 0)
+	select {
+	case <-ran:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("a post after %s never ran: the parked loop lost its wake-up", after)
 	}
 }
 

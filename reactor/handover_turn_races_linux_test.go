@@ -227,39 +227,15 @@ func TestHandOverChainUnlockedOneP(t *testing.T) {
 				fxs[i] = attachFlows(rs[i])
 			}
 			var bad atomic.Int32
-			var slim atomic.Int64
-			done := make(chan struct{})
-			var hop func(i, k int)
-			hop = func(i, k int) {
+			slim := passToken(t, rs, fxs, hops, func(i int) {
 				if !rs[i].IsSameThread() || !rs[i].IsLoopGoroutine() {
 					bad.Add(1)
 				}
-				if inHandOverTurn() {
-					slim.Add(1)
-				}
-				if k == hops {
-					close(done)
-					return
-				}
-				j := (i + 1) % n
-				next := func() { hop(j, k+1) }
-				if X.TakeParked(rs[j]) {
-					fxs[j].ready(next)
-					X.GiveParked(rs[j], true)
-					return
-				}
-				rs[j].xPost(func(unsafe.Pointer, uint64) { fxs[j].ready(next) }, nil, 0)
-			}
-			rs[0].xPost(func(unsafe.Pointer, uint64) { fxs[0].ready(func() { hop(0, 1) }) }, nil, 0)
-			select {
-			case <-done:
-			case <-time.After(60 * time.Second):
-				t.Fatal("the token was lost")
-			}
+			})
 			if bad.Load() != 0 {
 				t.Fatalf("%d hops ran off their reactor's word", bad.Load())
 			}
-			t.Logf("%d of %d hops in a hand-over turn", slim.Load(), hops)
+			t.Logf("%d of %d hops in a hand-over turn", slim, hops)
 		})
 	}
 }
