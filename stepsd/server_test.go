@@ -381,6 +381,29 @@ func TestOverLimitsClosesOnlyThatConnection(t *testing.T) {
 	other.expect("unaffected")
 }
 
+// writeUntilStalled writes req to c again and again, reading nothing,
+// until a write cannot finish within 300ms (the server stopped reading),
+// and returns how many whole writes went out. It fails the test if the
+// server keeps reading: past 16 Ki requests (the kernel's socket buffers
+// both ways, HighWater and MaxPipeline hold far less), nothing holds
+// them back.
+func writeUntilStalled(t *testing.T, c *client, req []byte) (sent int) {
+	t.Helper()
+	for {
+		_ = c.c.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
+		if _, err := c.c.Write(req); err != nil {
+			if ne, ok := err.(net.Error); ok && ne.Timeout() {
+				return sent
+			}
+			t.Fatal(err)
+		}
+		sent++
+		if sent > 16<<10 {
+			t.Fatal("the server kept reading from a peer that does not read")
+		}
+	}
+}
+
 func TestSlowReaderIsBackpressured(t *testing.T) {
 	s := start(t, Config{MaxPipeline: 16})
 	c := dial(t, s)
@@ -388,24 +411,7 @@ func TestSlowReaderIsBackpressured(t *testing.T) {
 	// reading, so the client's writes stall.
 	text := strings.Repeat("z", 4000) // a line under MaxLine
 	line := []byte("ECHO " + text + "\n")
-	sent := 0
-	for {
-		// A write that cannot finish within the deadline means the
-		// server stopped reading.
-		_ = c.c.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
-		if _, err := c.c.Write(line); err != nil {
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				break
-			}
-			t.Fatal(err)
-		}
-		sent++
-		// Bound: the kernel's socket buffers both ways, HighWater and
-		// MaxPipeline; 64 MiB of requests means nothing holds them back.
-		if sent > 16<<10 {
-			t.Fatal("the server kept reading from a peer that does not read")
-		}
-	}
+	sent := writeUntilStalled(t, c, line)
 	t.Logf("the server stopped reading after %d requests (%d KiB)", sent, sent*len(line)>>10)
 	if s.Conns() != 1 {
 		t.Fatalf("Conns = %d, want 1", s.Conns())

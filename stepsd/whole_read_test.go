@@ -254,20 +254,7 @@ func TestSlowFramedReaderIsBackpressured(t *testing.T) {
 	c := dial(t, s)
 	text := strings.Repeat("z", 4000)
 	one := []byte(resp("ECHO", text))
-	sent := 0
-	for {
-		_ = c.c.SetWriteDeadline(time.Now().Add(300 * time.Millisecond))
-		if _, err := c.c.Write(one); err != nil {
-			if ne, ok := err.(net.Error); ok && ne.Timeout() {
-				break
-			}
-			t.Fatal(err)
-		}
-		sent++
-		if sent > 16<<10 {
-			t.Fatal("the server kept reading from a peer that does not read")
-		}
-	}
+	sent := writeUntilStalled(t, c, one)
 	_ = c.c.SetWriteDeadline(time.Time{})
 	_ = c.c.CloseWrite()
 	n := 0
