@@ -110,30 +110,39 @@ func TestSequential(t *testing.T) {
 	})
 }
 
+// warmBatchAllocs drives batch on r (as d drives it) with 1, 3,
+// drainEvery+1 and twice ParallelFlows flows, then returns the
+// allocations of a batch of ParallelFlows. Two full batches warm: roots
+// are pooled FIFO behind a quarantine, and a root keeps the flow it took
+// once it came from the pool (engine's keepFlow), so the roots the first
+// full batch created fresh take their flows in the second. A batch that
+// fails fails the test.
+func warmBatchAllocs(t *testing.T, r *reactor.Reactor, d Driver, batch func(n int) error) float64 {
+	t.Helper()
+	var a float64
+	var err error
+	driven(t, r, d, func() {
+		for _, n := range []int{1, 3, drainEvery + 1, ParallelFlows, ParallelFlows} {
+			if err = batch(n); err != nil {
+				return
+			}
+		}
+		a = testing.AllocsPerRun(2, func() {
+			if e := batch(ParallelFlows); e != nil {
+				err = e
+			}
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
 func TestParallel(t *testing.T) {
 	eachDriver(t, func(t *testing.T, d Driver) {
 		p := newParallel(d)
-		var a float64
-		var err error
-		driven(t, p.r, d, func() {
-			// Two full batches warm: roots are pooled FIFO behind a
-			// quarantine, and a root keeps the flow it took once it came
-			// from the pool (engine's keepFlow), so the roots the first
-			// full batch created fresh take their flows in the second.
-			for _, n := range []int{1, 3, drainEvery + 1, ParallelFlows, ParallelFlows} {
-				if err = p.batch(n); err != nil {
-					return
-				}
-			}
-			a = testing.AllocsPerRun(2, func() {
-				if e := p.batch(ParallelFlows); e != nil {
-					err = e
-				}
-			})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := warmBatchAllocs(t, p.r, d, p.batch)
 		if a != 0 {
 			t.Errorf("a batch of %d flows: %v allocs, want 0", ParallelFlows, a)
 		}

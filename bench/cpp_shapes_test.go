@@ -54,28 +54,12 @@ func TestCppAllocs(t *testing.T) {
 	}
 	eachDriver(t, func(t *testing.T, d Driver) {
 		p := newCppParallel(d)
-		var a float64
-		var err error
-		driven(t, p.r, d, func() {
-			// Two full batches warm the pools (see TestParallel).
-			for _, n := range []int{1, 3, drainEvery + 1, ParallelFlows, ParallelFlows} {
-				if err = p.batch(n); err != nil {
-					return
-				}
-			}
-			a = testing.AllocsPerRun(2, func() {
-				if e := p.batch(ParallelFlows); e != nil {
-					err = e
-				}
-			})
-		})
-		if err != nil {
-			t.Fatal(err)
-		}
+		a := warmBatchAllocs(t, p.r, d, p.batch)
 		if a != 0 {
 			t.Errorf("Parallel: a batch of %d two-step flows: %v allocs, want 0", ParallelFlows, a)
 		}
 
+		var err error
 		w := newCppWaitLoop(d)
 		driven(t, w.r, d, func() {
 			if err = w.start(); err != nil {
