@@ -24,7 +24,7 @@ func TestExecuteOnLoopLabelAndMetrics(t *testing.T) {
 	before := engineOf(r).snapshot().StepsRun
 	onLoop(r, func() {
 		root := New(r)
-		root.SetName("REVIEW")
+		root.SetName("onloop")
 		root.Add(func(as *Steps) { inStep = labelProbe(t) })
 		root.Add(func(as *Steps) {})
 		root.Execute()
@@ -35,7 +35,7 @@ func TestExecuteOnLoopLabelAndMetrics(t *testing.T) {
 	if !ranInside {
 		t.Fatal("the named root did not run inside Execute")
 	}
-	if inStep != `{"flow":"REVIEW"}` {
+	if inStep != `{"flow":"onloop"}` {
 		t.Errorf("label in the step run by Execute: %q", inStep)
 	}
 	if after != "" {
