@@ -89,3 +89,20 @@ func TestDriveManualFromTwoGoroutines(t *testing.T) {
 		t.Fatalf("%d callbacks ran, want 2", n)
 	}
 }
+
+// A Group is started once: a second Start is a mistake that panics naming
+// itself (its loops' errors would be lost), and the group still closes.
+func TestGroupStartTwicePanics(t *testing.T) {
+	g, err := reactor.NewGroup(2, reactor.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.Start()
+	msg := drivePanic(g.Start)
+	if !strings.Contains(msg, "Group.Start called twice") {
+		t.Errorf("second Start: panic %q, want one naming the mistake", msg)
+	}
+	if err := g.Close(); err != nil {
+		t.Fatalf("Close: %v", err)
+	}
+}
