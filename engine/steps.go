@@ -820,7 +820,10 @@ func (as *Steps) Arg(i int) Value {
 // Stack returns zeroed memory for a T that lives until the running step is
 // destroyed (spec 1.14): completed, failed or canceled. Pointer-free types
 // come from GC-free slabs, others from typed slabs the GC sees; neither
-// allocates once warm. Never keep the pointer past the step.
+// allocates once warm. Never keep the pointer past the step. Called on an
+// accessor that is not the running step's (kept past its step, or used
+// outside its callback) it is a misuse, as for any call: the pointer it
+// returns is then fresh memory of the GC, never another step's.
 func Stack[T any](as *Steps) *T {
 	if !as.current("Stack") {
 		// A foreign step's Go memory is the GC's: it lives at least as
