@@ -1587,6 +1587,11 @@ func (p *Promise) Done() <-chan struct{} {
 // the flow. Wait panics then, with a message that says so; select on Done
 // instead, or wait from another goroutine.
 //
+// Wait runs nothing that nobody runs: on a manual reactor it only waits,
+// so a goroutine must drive it (Iterate, RunUntilIdle, Advance; the
+// examples drive it first, then Wait), and a real reactor runs nothing
+// before its Run (reactor.Group.Start). Until then Wait blocks.
+//
 // While it waits it helps: if the flow's real reactor is parked (its loop
 // blocked in epoll_wait with nothing to do), Wait runs the reactor's
 // ready work itself, up to four turns, as the loop (reactor.Assist); while
