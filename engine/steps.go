@@ -705,7 +705,8 @@ func (as *Steps) Success(args ...Value) {
 // Error fails the running step with code (spec 2.2.2); info becomes
 // State().ErrorInfo. It never returns: it unwinds to the engine, which calls
 // the error handlers. Called on a waiting step outside its callback it acts
-// as External().Error and returns.
+// as External().Error and returns. An empty code is InternalError, as for
+// External.Error.
 func (as *Steps) Error(code string, info ...string) {
 	if as == nil {
 		return
@@ -727,8 +728,25 @@ func (as *Steps) Error(code string, info ...string) {
 		as.current("Error")
 		return
 	}
+	if code == "" {
+		// An empty code reads as no error at the flow's end: the
+		// flow succeeded. It is a mistake, failed as External.Error
+		// fails it.
+		code, inf = emptyCode(inf)
+	}
 	e.raiseError(as, code, inf)
 	panic(raiseSignal)
+}
+
+// emptyCode is Error's code and info for a call with an empty code:
+// InternalError, with the info given, or one that names the mistake.
+//
+//go:noinline
+func emptyCode(info string) (string, string) {
+	if info == "" {
+		info = "Error: called with an empty code"
+	}
+	return InternalError, info
 }
 
 // execOnly checks a call that only a running step's callback may make.
