@@ -577,6 +577,10 @@ func (rt *root) discardBuilt(f *Steps) {
 // flow's first steps, up to its first wait, may have run by then, and no
 // thread was woken. A reactor made with reactor.Options.OwnThread never
 // lends its turns.
+//
+// On a closed reactor the flow can never run: it ends at once with
+// InternalError, ErrorInfo "reactor closed" (its OnEnd and Promise see
+// it). A flow already waiting when the reactor closes ends Canceled.
 func (as *Steps) Execute() {
 	checkReleased(as, "Execute")
 	if as == nil {
