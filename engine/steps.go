@@ -202,6 +202,14 @@ func misuse(as *Steps, info string) {
 		e.raiseError(e.cur, InternalError, info)
 		panic(raiseSignal)
 	}
+	if as.kind == kStep && as.flags&fCancelDone != 0 && as.fl != nil && e.r.IsSameThread() {
+		// From a cancel or finally handler (runCancel: e.cur is nil
+		// there), on a step whose frame is not released yet: the flow
+		// takes no outcome now, but the mistake is recorded, as a panic
+		// there is, instead of vanishing.
+		as.fl.root.stateForWrite().LastException = &Error{Code: InternalError, Info: "in a cancel or finally handler: " + info}
+		return
+	}
 	switch {
 	case as.kind == kRoot:
 		if rt := rootOf(as); !rt.running() && !rt.isReleased() {
