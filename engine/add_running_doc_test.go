@@ -1,6 +1,8 @@
 package engine_test
 
 import (
+	"errors"
+	"strings"
 	"testing"
 
 	"github.com/asyncsteps/asyncsteps/engine"
@@ -45,4 +47,25 @@ func TestRunningRootMisuseAsDocumented(t *testing.T) {
 	}
 	a.Release()
 	b.Release()
+}
+
+// Promise executes: called after Execute (a new user's first guess) its
+// Wait says so, and on a released root it says that instead.
+func TestPromiseRefusalSaysWhy(t *testing.T) {
+	r := reactor.NewManual()
+	root := engine.New(r)
+	root.Add(func(as *engine.Steps) { as.WaitExternal() })
+	root.Execute()
+	_, err := root.Promise().Wait()
+	var e *engine.Error
+	if !errors.As(err, &e) || e.Code != engine.InternalError || !strings.Contains(e.Info, "call Promise instead of Execute") {
+		t.Errorf("Promise after Execute: %v, want InternalError saying to call Promise instead", err)
+	}
+	root.Cancel()
+	r.RunUntilIdle()
+	root.Release()
+	_, err = root.Promise().Wait()
+	if !errors.As(err, &e) || e.Code != engine.InternalError || e.Info != "Promise: the root was released" {
+		t.Errorf("Promise after Release: %v, want InternalError: Promise: the root was released", err)
+	}
 }

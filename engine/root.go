@@ -1531,6 +1531,10 @@ func (p *Promise) end(state *chanWord) {
 // never reused); Promises are allocated in slabs of 14 per reactor, so
 // one kept Promise keeps its slab (2 KB) reachable. Its Done channel
 // is made only if Done is called or Wait has to sleep.
+//
+// Promise executes: it is called instead of Execute, once per run. On a
+// root already executing, or released, it returns a Promise whose Wait
+// reports InternalError with an info that says which.
 func (as *Steps) Promise() *Promise {
 	checkReleased(as, "Promise")
 	if as == nil || as.kind != kRoot {
@@ -1538,13 +1542,22 @@ func (as *Steps) Promise() *Promise {
 	}
 	rt := rootOf(as)
 	if rt.running() || rt.isReleased() {
-		return failedPromise("Promise: root is executing or released")
+		return failedPromise(promiseRefused(rt))
 	}
 	p := rt.e.newPromise() // a slot of the reactor's slab (promise_slab.go)
 	p.r = rt.e.r
 	rt.extra().promise = p
 	as.Execute()
 	return p
+}
+
+// promiseRefused is the info of a Promise call on a root that is running
+// or released.
+func promiseRefused(rt *root) string {
+	if rt.isReleased() {
+		return "Promise: the root was released"
+	}
+	return "Promise: the root is executing (Promise executes it: call Promise instead of Execute, once per run)"
 }
 
 // failedPromise is the Promise of a Promise call that could not start
