@@ -8,10 +8,11 @@ import (
 
 // String formats the Value for people (logs, test failures, fmt.Println of
 // a step's result): its kind and payload, as in Int(42), Str("guest"),
-// Bytes("\x00\x01"), Float(1.5), Bool(true), Obj(&{...}) and None() for the
-// zero Value. A value of the binary interface that Go cannot read (KindBinary,
-// or a foreign custom object) shows its kind and length only. Not for a hot
-// path: it allocates, and an Obj's payload goes through fmt.
+// Bytes("\x00\x01"), Float(1.5), Bool(true), Obj(&{...}) (a string inside
+// quoted: Obj("")) and None() for the zero Value. A value of the binary
+// interface that Go cannot read (KindBinary, or a foreign custom object)
+// shows its kind and length only. Not for a hot path: it allocates, and an
+// Obj's payload goes through fmt.
 func (v Value) String() string {
 	k := v.Kind()
 	switch k {
@@ -29,6 +30,9 @@ func (v Value) String() string {
 		return k.String() + "(" + strconv.Quote(v.Str()) + ")"
 	case KindObj:
 		if v.meta&metaBinary == 0 {
+			if s, ok := v.Obj().(string); ok {
+				return "Obj(" + strconv.Quote(s) + ")" // Obj("") is not Obj()
+			}
 			return fmt.Sprintf("Obj(%v)", v.Obj())
 		}
 	}

@@ -26,6 +26,8 @@ func TestValueString(t *testing.T) {
 		{engine.Bytes([]byte{0, 'a'}), `Bytes("\x00a")`},
 		{engine.Obj(pt{1, 2}), "Obj({1 2})"},
 		{engine.Obj(nil), "Obj(<nil>)"},
+		{engine.Obj(""), `Obj("")`},
+		{engine.Obj("a b"), `Obj("a b")`},
 	}
 	for _, c := range cases {
 		if got := c.v.String(); got != c.want {
