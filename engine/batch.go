@@ -96,11 +96,13 @@ func (b *Batch) Add(root *Steps) int {
 	return i
 }
 
-// Len returns how many roots the current set holds.
+// Len returns how many roots the current set holds: after Wait, how many
+// results Result gives (the set is dropped by the next Add or Execute), so
+// that for i := range b.Len() reads them all.
 func (b *Batch) Len() int {
-	if b.waited {
-		return 0
-	}
+	// Not 0 once waited: the results stay readable until the next Add
+	// or Execute drops the set, and a Len of 0 made a loop over them
+	// silently read none.
 	return len(b.entries)
 }
 

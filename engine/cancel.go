@@ -2,7 +2,11 @@ package engine
 
 // SetCancel installs the running step's cancel handler (spec 1.3), called
 // once if the step is canceled, or before its error handler when an error
-// unwinds through it. It disables implicit success.
+// unwinds through it. It disables implicit success. The handler releases
+// what the step waits on; it cannot change the step: a call that would
+// (Success, Error, Add, ...) is recorded in State().LastException as an
+// InternalError *Error that names it, as a panic there is recorded, and is
+// otherwise ignored.
 func (as *Steps) SetCancel(f CancelFunc) {
 	if as.execOnly("SetCancel") {
 		as.oncancel = f

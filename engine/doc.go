@@ -59,7 +59,11 @@
 //   - Running: from Execute until the flow ends. Only Cancel, Ref,
 //     Executing, Release (cancels, then releases) and ReleaseAtEnd (lets
 //     it finish, then releases) may be called on the root; the flow's own
-//     steps use their accessors.
+//     steps use their accessors. Any other call on the root is a misuse:
+//     from a step of another flow it fails that step with InternalError;
+//     off the loop there is no step to fail, so Add, the other building
+//     calls and Execute do nothing, and Promise returns a Promise whose
+//     Wait reports InternalError. Executing tells the states apart.
 //   - Ended: the flow succeeded, failed or was canceled (a Promise has
 //     its result). The root is built again: it may take new steps and be
 //     executed again, allocating nothing, or be released.

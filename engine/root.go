@@ -577,6 +577,10 @@ func (rt *root) discardBuilt(f *Steps) {
 // flow's first steps, up to its first wait, may have run by then, and no
 // thread was woken. A reactor made with reactor.Options.OwnThread never
 // lends its turns.
+//
+// On a closed reactor the flow can never run: it ends at once with
+// InternalError, ErrorInfo "reactor closed" (its OnEnd and Promise see
+// it). A flow already waiting when the reactor closes ends Canceled.
 func (as *Steps) Execute() {
 	checkReleased(as, "Execute")
 	if as == nil {
@@ -1527,6 +1531,10 @@ func (p *Promise) end(state *chanWord) {
 // never reused); Promises are allocated in slabs of 14 per reactor, so
 // one kept Promise keeps its slab (2 KB) reachable. Its Done channel
 // is made only if Done is called or Wait has to sleep.
+//
+// Promise executes: it is called instead of Execute, once per run. On a
+// root already executing, or released, it returns a Promise whose Wait
+// reports InternalError with an info that says which.
 func (as *Steps) Promise() *Promise {
 	checkReleased(as, "Promise")
 	if as == nil || as.kind != kRoot {
@@ -1534,13 +1542,22 @@ func (as *Steps) Promise() *Promise {
 	}
 	rt := rootOf(as)
 	if rt.running() || rt.isReleased() {
-		return failedPromise("Promise: root is executing or released")
+		return failedPromise(promiseRefused(rt))
 	}
 	p := rt.e.newPromise() // a slot of the reactor's slab (promise_slab.go)
 	p.r = rt.e.r
 	rt.extra().promise = p
 	as.Execute()
 	return p
+}
+
+// promiseRefused is the info of a Promise call on a root that is running
+// or released.
+func promiseRefused(rt *root) string {
+	if rt.isReleased() {
+		return "Promise: the root was released"
+	}
+	return "Promise: the root is executing (Promise executes it: call Promise instead of Execute, once per run)"
 }
 
 // failedPromise is the Promise of a Promise call that could not start
@@ -1586,6 +1603,11 @@ func (p *Promise) Done() <-chan struct{} {
 // reactor) for a flow that has not ended would deadlock: nothing else runs
 // the flow. Wait panics then, with a message that says so; select on Done
 // instead, or wait from another goroutine.
+//
+// Wait runs nothing that nobody runs: on a manual reactor it only waits,
+// so a goroutine must drive it (Iterate, RunUntilIdle, Advance; the
+// examples drive it first, then Wait), and a real reactor runs nothing
+// before its Run (reactor.Group.Start). Until then Wait blocks.
 //
 // While it waits it helps: if the flow's real reactor is parked (its loop
 // blocked in epoll_wait with nothing to do), Wait runs the reactor's

@@ -202,6 +202,14 @@ func misuse(as *Steps, info string) {
 		e.raiseError(e.cur, InternalError, info)
 		panic(raiseSignal)
 	}
+	if as.kind == kStep && as.flags&fCancelDone != 0 && as.fl != nil && e.r.IsSameThread() {
+		// From a cancel or finally handler (runCancel: e.cur is nil
+		// there), on a step whose frame is not released yet: the flow
+		// takes no outcome now, but the mistake is recorded, as a panic
+		// there is, instead of vanishing.
+		as.fl.root.stateForWrite().LastException = &Error{Code: InternalError, Info: "in a cancel or finally handler: " + info}
+		return
+	}
 	switch {
 	case as.kind == kRoot:
 		if rt := rootOf(as); !rt.running() && !rt.isReleased() {
@@ -705,7 +713,8 @@ func (as *Steps) Success(args ...Value) {
 // Error fails the running step with code (spec 2.2.2); info becomes
 // State().ErrorInfo. It never returns: it unwinds to the engine, which calls
 // the error handlers. Called on a waiting step outside its callback it acts
-// as External().Error and returns.
+// as External().Error and returns. An empty code is InternalError, as for
+// External.Error.
 func (as *Steps) Error(code string, info ...string) {
 	if as == nil {
 		return
@@ -727,8 +736,25 @@ func (as *Steps) Error(code string, info ...string) {
 		as.current("Error")
 		return
 	}
+	if code == "" {
+		// An empty code reads as no error at the flow's end: the
+		// flow succeeded. It is a mistake, failed as External.Error
+		// fails it.
+		code, inf = emptyCode(inf)
+	}
 	e.raiseError(as, code, inf)
 	panic(raiseSignal)
+}
+
+// emptyCode is Error's code and info for a call with an empty code:
+// InternalError, with the info given, or one that names the mistake.
+//
+//go:noinline
+func emptyCode(info string) (string, string) {
+	if info == "" {
+		info = "Error: called with an empty code"
+	}
+	return InternalError, info
 }
 
 // execOnly checks a call that only a running step's callback may make.
@@ -820,7 +846,10 @@ func (as *Steps) Arg(i int) Value {
 // Stack returns zeroed memory for a T that lives until the running step is
 // destroyed (spec 1.14): completed, failed or canceled. Pointer-free types
 // come from GC-free slabs, others from typed slabs the GC sees; neither
-// allocates once warm. Never keep the pointer past the step.
+// allocates once warm. Never keep the pointer past the step. Called on an
+// accessor that is not the running step's (kept past its step, or used
+// outside its callback) it is a misuse, as for any call: the pointer it
+// returns is then fresh memory of the GC, never another step's.
 func Stack[T any](as *Steps) *T {
 	if !as.current("Stack") {
 		// A foreign step's Go memory is the GC's: it lives at least as

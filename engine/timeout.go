@@ -9,7 +9,9 @@ import (
 
 // SetTimeout limits the running step, sub-steps included, to d (spec 1.3):
 // then it fails with Timeout. It disables implicit success. A later call
-// replaces the limit.
+// replaces the limit. A d of zero or less is due at once (the step fails
+// with Timeout when the loop next fires timers): it is not "no limit",
+// which is not calling SetTimeout.
 func (as *Steps) SetTimeout(d time.Duration) {
 	if !as.execOnly("SetTimeout") {
 		if as.isForeign() {

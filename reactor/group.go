@@ -12,15 +12,20 @@ import (
 // Group is a set of real reactors, one per CPU by default, started and
 // closed together.
 type Group struct {
-	rs   []*Reactor
-	next atomic.Uint64
-	wg   sync.WaitGroup
-	errs []error
+	rs      []*Reactor
+	next    atomic.Uint64
+	wg      sync.WaitGroup
+	errs    []error
+	started atomic.Bool // Start's: a second Start panics
 }
 
 // NewGroup makes n reactors (n <= 0: one per CPU). With opts.Pin, reactor
 // i is pinned to CPU (opts.CPU + i) modulo the number of CPUs; without it
-// none is pinned. Start runs them. An option New refuses is an error.
+// none is pinned. An option New refuses is an error.
+//
+// Nothing runs until Start: a flow executed on one of the reactors before
+// then waits for it (its Promise.Wait blocks until Start), as on a reactor
+// from New before its Run.
 func NewGroup(n int, opts Options) (*Group, error) {
 	ncpu := runtime.NumCPU()
 	if n <= 0 {
@@ -44,8 +49,13 @@ func NewGroup(n int, opts Options) (*Group, error) {
 	return g, nil
 }
 
-// Start runs every reactor's loop on its own goroutine.
+// Start runs every reactor's loop on its own goroutine. It is called once;
+// a second call panics (its loops' "Run called twice" errors would be lost
+// behind the first loops' results).
 func (g *Group) Start() {
+	if !g.started.CompareAndSwap(false, true) {
+		panic("reactor: Group.Start called twice")
+	}
 	for i, r := range g.rs {
 		g.wg.Add(1)
 		go func() {

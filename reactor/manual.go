@@ -27,6 +27,11 @@ func (r *Reactor) enter() {
 // its outermost drive.
 func (r *Reactor) take(me uintptr) {
 	for spins := 0; !r.loopG.CompareAndSwap(0, me); spins++ {
+		if !r.manual {
+			// A running real loop holds its word for good: waiting
+			// for it would hang the caller silently.
+			panic(errDriveReal)
+		}
 		if spins < 64 {
 			runtime.Gosched()
 		} else {
@@ -34,10 +39,24 @@ func (r *Reactor) take(me uintptr) {
 		}
 	}
 	if r.driver.Load() != me { // a store is a locked instruction; the driver rarely changes
+		if !r.manual {
+			// A real loop not running (before Run, or after Close):
+			// driving it would run its work on the caller, unseen by
+			// Run. Only here, where the driver changes, so the
+			// checks cost a manual drive nothing.
+			storerel.Uintptr(&r.loopG, 0)
+			panic(errDriveReal)
+		}
 		r.driver.Store(me)
 	}
 	r.running = 1
 }
+
+// errDriveReal is take's panic: Iterate, RunUntilIdle and Advance drive a
+// manual reactor only.
+const errDriveReal = "reactor: Iterate, RunUntilIdle or Advance on a real reactor (made by New or NewGroup): " +
+	"only a NewManual reactor is driven by its caller; a real one runs its loop in Run (Group.Start), " +
+	"and a goroutine waits for its flows with engine's Promise.Wait"
 
 // hold is enter for a goroutine that only looks at or edits loop-owned
 // state for a moment (Cancel and IsValid of a task, off the loop): it

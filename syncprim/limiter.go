@@ -31,10 +31,16 @@ type Limiter struct {
 	lock engine.Lock[Limiter]
 }
 
-// NewLimiter returns a Limiter whose rate timer runs on r.
+// NewLimiter returns a Limiter whose rate timer runs on r, which must not
+// be nil (a nil r panics). A Limiter always limits the rate (Rate 0 is the
+// spec's 1 per Period): for concurrency alone, use a Mutex of Concurrent
+// slots, NewMutex(n, maxQueue).
 //
 // Queue lengths (MaxQueue, Burst): see the package doc, "Queue lengths".
 func NewLimiter(r *reactor.Reactor, o LimiterOptions) *Limiter {
+	if r == nil {
+		panic("syncprim: NewLimiter with a nil reactor: the rate timer runs on it (any reactor of the process will do)")
+	}
 	if o.Concurrent <= 0 {
 		o.Concurrent = 1
 	}

@@ -24,10 +24,16 @@ type Throttle struct {
 
 // NewThrottle returns a Throttle of max entries (at least 1) per period
 // (1s if <= 0), with a queue of at most maxQueue flows: 0 (or Unlimited)
-// for no limit, NoQueue for none. Its timer runs on r.
+// for no limit, NoQueue for none. Its timer runs on r, which must not be
+// nil (a nil r panics).
 //
 // Queue lengths (maxQueue): see the package doc, "Queue lengths".
 func NewThrottle(r *reactor.Reactor, max int, period time.Duration, maxQueue int) *Throttle {
+	if r == nil {
+		// Checked here, not when the first period timer is armed,
+		// where it failed some flow with a nil dereference.
+		panic("syncprim: NewThrottle with a nil reactor: the period timer runs on it (any reactor of the process will do)")
+	}
 	return newThrottle(r, max, period, queueLimit(maxQueue))
 }
 
