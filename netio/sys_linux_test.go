@@ -113,3 +113,36 @@ func TestSysReadWriteAllocs(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkSocketWriteRead is a loopback round of one small write and the
+// read that takes it, through netio's raw calls and through unix.Write and
+// unix.Read (what netio called before), side by side in one process: the
+// difference is the runtime's system-call bookkeeping, twice a round.
+func BenchmarkSocketWriteRead(b *testing.B) {
+	calls := []struct {
+		name        string
+		write, read func(int, []byte) (int, error)
+	}{
+		{"raw", sysWrite, sysRead},
+		{"unix", unix.Write, unix.Read},
+	}
+	for _, c := range calls {
+		b.Run(c.name, func(b *testing.B) {
+			fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC, 0)
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer func() { _ = unix.Close(fds[0]); _ = unix.Close(fds[1]) }()
+			msg, buf := []byte("PING\r\n"), make([]byte, 64)
+			b.ReportAllocs()
+			for b.Loop() {
+				if n, err := c.write(fds[1], msg); n != len(msg) || err != nil {
+					b.Fatalf("write = %d, %v", n, err)
+				}
+				if n, err := c.read(fds[0], buf); n != len(msg) || err != nil {
+					b.Fatalf("read = %d, %v", n, err)
+				}
+			}
+		})
+	}
+}
