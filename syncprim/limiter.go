@@ -110,6 +110,13 @@ func (l *Limiter) TryEnterRun(n int) int {
 // goroutine. A LeaveRun with nobody inside l (no run to end: a mistake)
 // panics, naming it, rather than corrupt l's count.
 func (l *Limiter) LeaveRun() {
+	// release's fast path (nobody queued, not locked) with the mistake's
+	// test on the same load: a server leaves once per read, and the call
+	// and the second load were 14 instructions of the 40 that LeaveRun
+	// and release took (profiles/notes/2026-11-28-srv4-round11.md).
+	if s := l.m.state.Load(); s>>32 == 0 && uint32(s) != 0 && l.m.state.CompareAndSwap(s, s-1) {
+		return
+	}
 	if n, _ := unpack(l.m.state.Load()); n == 0 {
 		panic("syncprim: Limiter.LeaveRun with no run let in (TryEnterRun returned 0, or LeaveRun called twice)")
 	}
