@@ -1,6 +1,6 @@
 package abi_test
 
-// The Sync kit on a foreign accessor (issue 21, point 3): every call either
+// The Sync kit on a foreign accessor: every call either
 // works or fails the flow with InternalError; a syncprim object entered
 // through its own Sync method keeps no slot after the section.
 

@@ -582,8 +582,8 @@ func TestAllocsPerRun(t *testing.T) {
 	sinkU, sinkP = nil, nil
 }
 
-// Issue 23 item 2: an idle class's slabs go back to the OS; a class with a
-// block in use keeps its own; both allocate correctly afterwards.
+// Trim after a burst: an idle class's slabs go back to the OS; a class
+// with a block in use keeps its own; both allocate correctly afterwards.
 func TestTrimUnmapsIdleClasses(t *testing.T) {
 	a := New()
 	defer func() {

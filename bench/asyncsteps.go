@@ -256,7 +256,7 @@ func SequentialOnLoop(b *testing.B) {
 
 // --- ParallelOneStep ---
 //
-// The one-step Parallel of earlier sessions: each flow is one step that
+// The one-step Parallel of earlier tables: each flow is one step that
 // waits and is completed with no value. Parallel in the C++ reference's
 // shape (two steps, an int passed) is in cpp_shapes.go.
 
@@ -369,7 +369,7 @@ func ParallelOneStepOnLoop(b *testing.B) {
 
 // --- ParallelWaitLoopOneStep ---
 //
-// The one-step ParallelWaitLoop of earlier sessions: each iteration is one
+// The one-step ParallelWaitLoop of earlier tables: each iteration is one
 // step that waits and is completed with no value, by a driver callback (not
 // a flow). The C++ reference's shape is in cpp_shapes.go.
 

@@ -14,7 +14,7 @@ import (
 // every flow has two steps, the first parks on an external completion
 // (waitExternal there, as.External() here) and the second consumes the int
 // the completion passes (success(1) there, External.Success(Int(1)) here).
-// The one-step rows of earlier sessions are kept as ParallelOneStep and
+// The one-step rows of earlier tables are kept as ParallelOneStep and
 // ParallelWaitLoopOneStep (asyncsteps.go).
 
 // --- Parallel (C++ shape) ---

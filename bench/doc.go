@@ -22,7 +22,7 @@
 //     with nothing to do.
 //
 // ParallelOneStep and ParallelWaitLoopOneStep are the one-step, valueless
-// variants of earlier sessions (no C++ counterpart), kept so that their
+// variants of earlier tables (no C++ counterpart), kept so that their
 // history stays comparable; Timeout, MutexSection, SimpleUnreleased,
 // SequentialStrInt and RepeatEmpty have no C++ counterpart either. The
 // floors (floor_*_test.go: BenchmarkFloorSimple, FloorTurn,

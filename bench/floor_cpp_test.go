@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// The floors of the C++-shaped engine rows (issue 24): the same indirect
+// The floors of the C++-shaped engine rows: the same indirect
 // calls and links as Simple, EmptyIteration and ParallelWaitLoop, as bare
 // Go loops with nothing else, so that a row's gap to its target can be
 // read against what Go itself costs on the machine. BenchmarkFloorTurn

@@ -106,7 +106,7 @@ var Scenarios = []Scenario{
 	{
 		Name: "Sequential", Unit: "step",
 		What:     "one step of a 1024-step flow passing an Int to the next",
-		Cpp:      "the sequential step (int in, int+1 out) of the issue 24 table",
+		Cpp:      "the sequential step (int in, int+1 out) of the C++ reference's table",
 		OursLoop: SequentialOnLoop, Ours: Sequential, Peer: SequentialGoroutines,
 		MaxNs: 5, ZeroAllocs: true,
 	},
@@ -140,7 +140,7 @@ var Scenarios = []Scenario{
 		Name: "SimpleUnreleased", Unit: "op",
 		What:     "Simple with the root never Released: New, one empty step, Execute, run until idle, dropped",
 		OursLoop: SimpleUnreleasedOnLoop, Ours: SimpleUnreleased, Peer: SimpleGoroutines,
-		MaxNs: 140, // and at most one allocation (issue 11); Scenario has no allocation bound but zero
+		MaxNs: 140, // and at most one allocation (profiles/notes/2026-11-25-never-released-roots.md); Scenario has no allocation bound but zero
 	},
 	{
 		Name: "SequentialStrInt", Unit: "step",

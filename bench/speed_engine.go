@@ -8,7 +8,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Issue 11's engine rows that the original scenarios lacked, each beside
+// The engine rows that the original scenarios lacked, each beside
 // its goroutine peer: Simple with the root never Released (plain New ...
 // Execute, as spec users and Go users write it), Sequential passing a Str
 // and an Int, and one iteration of an empty Repeat.

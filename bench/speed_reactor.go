@@ -35,7 +35,7 @@ func newTurn() *turnFixture {
 // bench makes the two calls in its own loop, as the C++ program does
 // (`at.immediate(cb); at.iterate();`): a helper holding them would not
 // inline (two calls are over the inliner's budget) and would add a frame
-// of the fixture's to every turn (~10 Ir, issue 24).
+// of the fixture's to every turn (~10 Ir of the Turn row).
 func (t *turnFixture) bench(b *testing.B) error {
 	r, fn := t.r, t.fn
 	for range warmRounds {
@@ -72,8 +72,8 @@ func TurnOnLoop(b *testing.B) {
 
 // --- EmptyIteration: a loop iteration that finds nothing to do ---
 //
-// The C++ reference's AsyncTool::iterate() on an idle tool (the issue 24
-// table's "empty loop iteration"): r.RunUntilIdle with nothing queued, on
+// The C++ reference's AsyncTool::iterate() on an idle tool (the C++
+// reference table's "empty loop iteration", profiles/cppref): r.RunUntilIdle with nothing queued, on
 // a reactor with the engine attached (the iteration also asks the engine's
 // runner for ready flows). Under driver=loop the call nests in a loop
 // callback; under driver=goroutine the benchmark goroutine takes the loop

@@ -12,8 +12,9 @@ import (
 //
 // Simple with its one step inside as.Sync(mutex, step): the difference from
 // Simple's row under the same driver is the price of entering and leaving
-// an uncontended Mutex (the target: at most 30 ns over a plain
-// step, no allocation).
+// an uncontended Mutex (the target: at most 30 ns over a plain step on a
+// quiet machine, no allocation;
+// profiles/notes/2026-11-25-uncontended-mutex-section.md).
 
 func newMutexSection() *simpleFixture {
 	s := newSimple()

@@ -13,7 +13,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/syncprim"
 )
 
-// CPU time per contended section (issue 19): MutexContended's fixture and
+// CPU time per contended section: MutexContended's fixture and
 // its channel peer, with the process's CPU time (utime+stime, getrusage)
 // over the timed round reported per op as cpu-ns/op, beside the fairness
 // (max/min entries per flow) and the loops' wake-ups per op. On a shared

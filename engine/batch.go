@@ -9,8 +9,9 @@ import (
 
 // Batch executes many roots at once and waits for them all: the fan-out
 // of a goroutine that starts a thousand flows over a reactor Group and
-// needs every result. Where Promise costs each flow an allocation, a post
-// to its reactor's ring and a wake-up check, a Batch posts once per
+// needs every result. Where Promise costs each flow a post to its
+// reactor, a wake-up check and a share of an allocation (Promises
+// come in slabs of 14 per reactor), a Batch posts once per
 // reactor per Execute (the loop takes the whole chain of roots in one
 // task; a parked loop is not woken for it: Execute runs its turn), keeps
 // every result in

@@ -326,7 +326,7 @@ func (fl *flow) clearArgs() {
 // narrow set it reads slot 0 alone and leaves narrow set, so that this
 // reset, the end's emptiness test (endRunClear) and the next start's reset
 // read the flow's first line only, not its second (slots 1 and 2) on a
-// flow a round over many flows has evicted (issue 19's RealParallel).
+// flow a round over many flows has evicted (the RealParallel row).
 func (fl *flow) setArgs(vals []Value) {
 	if fl.owned {
 		fl.dropArgs(vals)

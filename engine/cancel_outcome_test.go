@@ -1,9 +1,9 @@
 package engine_test
 
 // A cancelled flow takes no further outcome, whatever is already queued for
-// it (issue 21, point 1): a Cancel and a timeout, or an External's result,
-// that fall on the same instant of a manual reactor, in either order, run
-// the cancel handler and nothing else.
+// it: a Cancel and a timeout, or an External's result, that fall on the
+// same instant of a manual reactor, in either order, run the cancel
+// handler and nothing else.
 
 import (
 	"strings"
@@ -14,7 +14,9 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// The issue's program, exactly.
+// The program the bug was reported with, exactly: a Cancel from a
+// Deferred timer and a step's SetTimeout due on the same tick
+// (profiles/notes/2026-11-27-cancel-outcome.md).
 func TestCancelThenTimeoutSameInstant(t *testing.T) {
 	var log []string
 	r := reactor.NewManual()

@@ -153,7 +153,7 @@ type flow struct {
 	// owned, narrow, args' slot 0; action, queued and prevReady as it
 	// queues the flow) fill the first 64 bytes, and a flow is 488 bytes,
 	// in the 512-byte size class, so they are one cache line: a round over
-	// many parked flows (issue 24's ParallelWaitLoop) has evicted the
+	// many parked flows (the ParallelWaitLoop row) has evicted the
 	// flow, and that completion misses once, not twice. The flow's turn
 	// reads that line and root and top. flow_layout_test.go checks it.
 	cur *Steps // deepest live frame: the one to run or advance
@@ -379,7 +379,7 @@ func (e *engine) RunReady() bool {
 // would have first thing, and leaves what it readied (fl itself, past
 // the budget) queued for that pass. n is the flow's name, for its label.
 // It saves the queue's round trip and the loop's pass over its other
-// sources (Simple on the loop, issue 24).
+// sources (the Simple row, driver=loop).
 //
 // It is drive1 and RunReady in one frame: the recover is its own (the
 // deferred closure tests done, as drive1's), and it reports false when a
@@ -488,7 +488,7 @@ const (
 // One deferred call per batch, not per flow: drive1's frame, its defer and
 // its closure were ~38 Ir of every flow's turn, and a round over many
 // parked flows (ParallelWaitLoop: 30,000 flows, each completed and then
-// run in one batch) paid them for each (issue 24). The closure captures e
+// run in one batch) paid them for each. The closure captures e
 // and st's address; on the common path it tests st. The flow is a field,
 // not a captured local, so that it stays in a register. A Goexit ends the
 // batch (the goroutine ends) as it ended drive1.
@@ -526,10 +526,10 @@ const turnBudget = 4096
 // false, caught has left the frame whose callback raised or panicked in
 // e.raisedAt for driveOn.
 //
-// The deferred closure is the whole per-turn price of the recover (issue
-// 24): it captures three words (e, fl and done's address) and, on the
-// common path, tests done and returns; everything else it did is caught's,
-// out of line, so the closure's frame stays small. The frame is not a
+// The deferred closure is the whole per-turn price of the recover (the
+// Turn and Simple rows): it captures three words (e, fl and done's
+// address) and, on the common path, tests done and returns; everything
+// else it did is caught's, out of line, so the closure's frame stays small. The frame is not a
 // result: a named *Steps result cost its zeroing, its capture and its
 // return in every turn, for the rare raise.
 func (e *engine) drive1(fl *flow, budget *int) (done bool) {
@@ -586,8 +586,8 @@ func (e *engine) run(fl *flow, budget *int) {
 			// advance's first round for its common case, without its
 			// call and its general tests: a bare step of a loop
 			// iteration that waited and was completed (an External's
-			// Success: a loop that waits for an event each time, issue
-			// 24's ParallelWaitLoop). fBare with nothing but fWait and
+			// Success: a loop that waits for an event each time, as in
+			// the ParallelWaitLoop row). fBare with nothing but fWait and
 			// fArmed besides, no timer, nothing queued and its External
 			// spent is advance's releasePlain case with keepable true;
 			// a kBody parent is never a loop (f is not an iteration)
@@ -596,7 +596,7 @@ func (e *engine) run(fl *flow, budget *int) {
 			// on from the iteration. (Doing this in Success itself
 			// costs two misses per iteration more there: the body's and
 			// the next step's lines, read again by this turn;
-			// ext-round10.md.)
+			// profiles/notes/2026-11-28-ext-round10.md.)
 			f := fl.cur
 			if p := f.parent; f.flags&^(fWait|fArmed) == fBare && p.kind == kBody {
 				// fBare under a kBody is Add's kStep (loopNext's fBare

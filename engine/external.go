@@ -58,7 +58,7 @@ func (x External) Success(args ...Value) bool {
 		}
 		// apply's waiting case for a success, written out here: its
 		// call and the spills around it were a tenth of a completion
-		// (issue 24). Inside the step's own callback, and for a Lock.Wait
+		// (the ParallelWaitLoop row). Inside the step's own callback, and for a Lock.Wait
 		// step (fRelock: it enters its section instead of completing),
 		// apply decides.
 		e := f.e

@@ -8,8 +8,8 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// An External completed on its own loop (a driver flow's step, as in issue
-// 24's ParallelWaitLoop) queues the waiting step's flow; what happens
+// An External completed on its own loop (a driver flow's step, as in the
+// ParallelWaitLoop row) queues the waiting step's flow; what happens
 // between that Success and the flow's next turn must stay exact: a Cancel
 // asked then wins (the step's cancel handler runs if it has one), a timeout
 // of an enclosing step that fires then wins (Timeout reaches its error

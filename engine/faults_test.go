@@ -15,7 +15,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/syncprim"
 )
 
-// Fault injection (issue 12): a root canceled from inside each of its step
+// Fault injection: a root canceled from inside each of its step
 // callbacks in turn, in random programs. The canceled root ends (canceled,
 // or as it would have if the cancel came too late), nothing leaks
 // (runOnEngine checks frames, flows, roots and arena objects), and the

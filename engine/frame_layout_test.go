@@ -8,7 +8,7 @@ import (
 // A step frame is 128 bytes: Go's 128-byte size class places each one at
 // a multiple of 128, so a frame is exactly two cache lines. At 136 it took
 // the 144-byte class and spanned three lines wherever it lay, and a round
-// over many parked flows (issue 24's ParallelWaitLoop) reads every frame
+// over many parked flows (the ParallelWaitLoop row) reads every frame
 // from memory: each line is a miss. A field added to Steps should move
 // another out (rarely used state belongs in x or the scope), or say here
 // why the third line is worth it.

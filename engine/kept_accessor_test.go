@@ -8,7 +8,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Issue 12 item 8: a step that waits (WaitExternal, SetTimeout, SetCancel)
+// A step that waits (WaitExternal, SetTimeout, SetCancel)
 // and kept its accessor, without External(), is finished by as.Success or
 // as.Error called after its callback returned, as Success's doc says; the
 // flow no longer hangs until its timeout. Each way in.

@@ -36,7 +36,7 @@ func (f *Steps) loop() *loopState { return (*loopState)(f.x) }
 func (l *loopState) call(b *Steps) {
 	// No stack check of its own (go:nosplit): a small fixed frame, and
 	// the body it calls checks its own stack; the linker proves the
-	// chain fits. 2 Ir of every loop iteration (issue 24).
+	// chain fits. 2 Ir of every loop iteration (the ParallelWaitLoop row).
 	switch l.kind {
 	case loopForever:
 		l.body(b)
@@ -69,7 +69,7 @@ func (e *engine) loopNext(L *Steps) {
 		// has no fn of its own): run calls it and reuseIteration starts
 		// the next iteration without reading L's second line and its
 		// loopState, two cache lines a round over many parked flows
-		// misses on (issue 24's ParallelWaitLoop). Invariant: a kBody
+		// misses on (the ParallelWaitLoop row). Invariant: a kBody
 		// frame's fn is its loop's body when the loop is a Loop, nil
 		// for Repeat and ForEach (whose iterations need ls.i and ls.n);
 		// reuseIteration keeps it, reset clears it.

@@ -8,7 +8,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Issue 12 item 7, issue 23 item 2: after a burst, idle pools give their
+// After a burst, idle pools give their
 // frames and roots back within two trim periods, with no GC needed (an
 // idle server has none); steady state keeps running without allocating
 // more than it did.

@@ -11,7 +11,7 @@ import (
 
 const waitPanic = "Promise.Wait on the loop's own goroutine"
 
-// Issue 12 item 10: Wait on the goroutine that drives a manual reactor,
+// Wait on the goroutine that drives a manual reactor,
 // for a flow that has not ended, panics with a message instead of
 // deadlocking.
 func TestPromiseWaitOnManualDriverPanics(t *testing.T) {

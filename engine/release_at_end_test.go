@@ -9,7 +9,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Issue 12 item 9: fire and forget (New, Add, Execute, ReleaseAtEnd) lets
+// Fire and forget (New, Add, Execute, ReleaseAtEnd) lets
 // the flow finish - it is not canceled - and recycles its root by itself.
 func TestReleaseAtEndFireAndForget(t *testing.T) {
 	r := reactor.NewManual()

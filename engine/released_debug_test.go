@@ -11,7 +11,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Issue 23 item 6: in the asyncsteps_debug build a released root is never
+// In the asyncsteps_debug build a released root is never
 // handed out again, and every call on a kept pointer to it panics with the
 // call's name, while Ref stays the exact, quiet way.
 func TestDebugReleasedRootPanicsWithItsName(t *testing.T) {

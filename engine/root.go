@@ -215,7 +215,7 @@ func (rt *root) endRun() {
 
 // endRunClear is endRun for finishRoot's plain end, which also records
 // whether the kept flow fl is left holding no values: a goroutine
-// releasing many roots in a row (a fan-out's end, issue 19) meets each
+// releasing many roots in a row (a fan-out's end, the FanOut row) meets each
 // flow cold, last written by the loop on another core, and Release's test
 // of its values (three cache lines) was 60% of Release's samples; with
 // argsClear set Release reads nothing of the flow. Here, on the loop, the
@@ -345,8 +345,8 @@ const prefetchDepth = 64
 var _ [prefetchDepth - rootQuarantine]struct{}
 
 // prefetchNext starts loading what the next two pops will touch, so that
-// a goroutine starting many roots in a row (New, Add, Execute, ...; issue
-// 19's fan-out) does not meet each one cold, miss after dependent miss: a
+// a goroutine starting many roots in a row (New, Add, Execute, ...; the
+// FanOut row) does not meet each one cold, miss after dependent miss: a
 // round over thousands of flows evicted them, or a loop on another core
 // wrote them last (at 30,000 flows, New, the start's first tests and Add
 // were a third of the starting goroutine's CPU samples, nearly all on
@@ -365,7 +365,8 @@ var _ [prefetchDepth - rootQuarantine]struct{}
 // 1,405 own Ir per op without this test) would buy it nothing. A loop
 // starting many roots (the C++ shapes' Parallel) takes the prefetch too:
 // +63 Ir per root there, but 13% less time (751 against 875 ns per flow,
-// medians of 11 runs alternated; session 24's tables note).
+// medians of 11 runs alternated;
+// profiles/notes/2026-11-27-session24-tables.md).
 func (l *rootList) prefetchNext() {
 	n1 := l.head
 	if n1 == nil {
@@ -659,7 +660,7 @@ func (as *Steps) Execute() {
 		if rt.built > rt.spareCap {
 			// keepFlow: its frames stay its spares. A test and a branch,
 			// not max's conditional move and store: a re-executed root
-			// built no more frames than it has spares (issue 24).
+			// built no more frames than it has spares.
 			rt.spareCap = rt.built
 		}
 		rt.built = 0
@@ -1095,8 +1096,8 @@ func (e *engine) finishKeptExt(rt *root, fl *flow, x *rootExt) {
 // endExt ends what a run's rarely used extension holds: its context
 // watch and its trace task (OnEnd is endOnEnd's). Out of line: finishRoot
 // runs at every root's end, and this body inside it cost the common end
-// (no extension) 5-10 ns (MutexSection, profiles/README.md "Session 17
-// merge").
+// (no extension) 5-10 ns (the MutexSection row;
+// profiles/notes/2026-11-25-session17-merge-and-final-tables.md).
 //
 //go:noinline
 func (e *engine) endExt(rt *root, x *rootExt, code string) {

@@ -64,7 +64,7 @@ func TestAllocRootLevelSteps(t *testing.T) {
 
 // A root that grows (more root-level steps than it ever had) takes frames
 // from the loop's free list when built on the loop, and in doubling
-// chunks off the loop: the issue 11 bug was one allocation per step.
+// chunks off the loop: it once took one allocation per step.
 func TestAllocRootGrowth(t *testing.T) {
 	const n = 33
 	r := reactor.NewManual()

@@ -7,7 +7,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// One batch of RunReady (runBatch, issue 24) stopped three times: a flow
+// One batch of RunReady (runBatch) stopped three times: a flow
 // whose step panics, a flow canceled by that step after it was queued, a
 // flow whose step raises an error; the flows after each stop still run in
 // their order, in the same batch, and each stopped flow ends as before

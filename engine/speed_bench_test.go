@@ -7,7 +7,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Issue 11's rows that engine_bench_test.go does not cover, and the floors
+// The rows (bench's scenarios) that engine_bench_test.go does not cover, and the floors
 // they are measured against: the same work as a bare Go loop of indirect
 // calls and frame links, so that a remaining gap can be told apart from the
 // cost of the design itself.

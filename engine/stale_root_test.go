@@ -9,7 +9,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/syncprim"
 )
 
-// Issue 12 item 2: a root kept past Release is a misuse, and misuse never
+// A root kept past Release is a misuse, and misuse never
 // touches another flow: none of its calls reaches the flow of the next
 // owner of the pooled root.
 func TestStaleRootCallsDoNotTouchNextOwner(t *testing.T) {

@@ -40,7 +40,7 @@ type Steps struct {
 	// The small fields sit beside ctl, so that an External's completion
 	// on the loop (ctl, e, fl, st, flags) reads the frame's first cache
 	// line only, after a round over many parked flows has evicted it
-	// (issue 24's ParallelWaitLoop).
+	// (the ParallelWaitLoop row).
 	//
 	// tidx and tgen are the parts of the step's SetTimeout timer
 	// (reactor.X.TimerParts; tidx 0: none), kept apart so that the
@@ -136,7 +136,7 @@ const (
 	// it is set: the tests of a step that ended (advanceFast, advance,
 	// keepable) read it in the frame's first line instead of those six
 	// fields in the second, a miss each in a round over many parked flows
-	// (issue 24's ParallelWaitLoop). Whatever may set one of them on the
+	// (the ParallelWaitLoop row). Whatever may set one of them on the
 	// running step clears it first (SetCancel, SetFinally, Stack, allocFor,
 	// the bridge's xBind); the rest (AddWith, AddLocked, Lock.Wait,
 	// Rebind, a binding's Add, CopyFrom) act on frames Add did not flag.

@@ -184,9 +184,9 @@ func (e *engine) protectHandler(f *Steps, h ErrorFunc, code string) (v any, pani
 // exitedInTurn, caught) run only after a raise, a panic or a Goexit. They
 // live here rather than beside run and drive1 in engine.go so that their
 // size does not move the hot functions laid out after them: with them in
-// engine.go, session 26's Goexit fixes, which add no instruction to a
-// step's path, made Simple ~25% slower by wall clock on the 2-vCPU EPYC
-// (profiles/notes/2026-11-28-session26-tables.md).
+// engine.go, the fixes for a step that calls runtime.Goexit, which add
+// no instruction to a step's path, made Simple ~25% slower by wall clock
+// on the 2-vCPU EPYC (profiles/notes/2026-11-28-session26-tables.md).
 
 // batchStopped goes on with a batch that runBatch stopped at e.batchFl:
 // a flow canceled since it was queued (st batchCanceled), which it ends,

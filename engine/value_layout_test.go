@@ -5,7 +5,7 @@ import (
 	"unsafe"
 )
 
-// The ABI issue hands Args to C as FutoInArgs without copying: these offsets
+// The ABI (package abi) hands Args to C as FutoInArgs without copying: these offsets
 // are the contract with FTN12 2.7's FutoInBinaryValue on 64-bit platforms.
 func TestValueLayoutMatchesFutoInBinaryValue(t *testing.T) {
 	if unsafe.Sizeof(uintptr(0)) != 8 {

@@ -98,7 +98,7 @@ func ExampleListen() {
 	// echo: world
 }
 
-// Issue 12 item 13: the example's handler answers everything it read
+// The example's handler answers everything it read
 // before it closes, however the peer half-closes.
 func TestExampleAnswersEverythingAfterHalfClose(t *testing.T) {
 	g, err := reactor.NewGroup(2, reactor.Options{CPU: -1})

@@ -13,7 +13,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Issue 23 item 1: a connection that is not being read (its handler paused
+// A connection that is not being read (its handler paused
 // it, or its input ended and it still owes replies) ends as soon as its
 // peer resets, with the reset's error: the handler learns at once that
 // nobody is left to answer, instead of when its work ends. The poller

@@ -12,7 +12,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Issue 12 item 4: time limits (zero: off) and a maximum number of
+// Time limits (zero: off) and a maximum number of
 // connections.
 func TestIdleTimeout(t *testing.T) {
 	h := newEcho()
@@ -126,7 +126,7 @@ func TestMaxConns(t *testing.T) {
 	if st := s.Stats(); st.Refused != over || st.Accepted != 2 || st.Open != 2 {
 		t.Fatalf("Stats %+v, want %d refused, 2 accepted and open", st, over)
 	}
-	// Issue 23 item 5: the log says how many were refused, not only the
+	// The log says how many were refused, not only the
 	// first: one line at once, then, a second later, one with the true
 	// count of those that came meanwhile.
 	next := func() string {

@@ -18,7 +18,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/internal/reactortest"
 )
 
-// Issue 23 item 3: WriteTimeout is "no progress for that long", not "all
+// WriteTimeout is "no progress for that long", not "all
 // output written within it": a peer that reads steadily, however much
 // slower than the server writes, keeps its connection; one that stops
 // reading is cut WriteTimeout after its output stopped moving. With a
@@ -182,7 +182,7 @@ func finWait1(t *testing.T, port int) int {
 	return n
 }
 
-// Issue 23 item 4: a connection closed for a time limit does not leave the
+// A connection closed for a time limit does not leave the
 // output its peer did not take behind in the kernel. Replies that all fit
 // in the socket's buffers never meet the write timeout, only the idle one;
 // a plain close then leaves a FIN-WAIT-1 socket holding them for as long
@@ -260,7 +260,7 @@ func TestTimeoutCloseDropsUnreadOutput(t *testing.T) {
 	}
 }
 
-// Issue 23 item 5: every limit that ends a connection is counted in Stats.
+// Every limit that ends a connection is counted in Stats.
 func TestLimitsAreCounted(t *testing.T) {
 	for _, tc := range []struct {
 		name  string

@@ -74,7 +74,7 @@ const (
 // look through the slots. The common claim (the caller of Execute or Wait
 // from ordinary code, home free) is one CompareAndSwap, and its release a
 // release-only store: no other locked instruction (each ~20 cycles, four
-// a claim before; issue 19, a Promise per flow claims once).
+// a claim before; the FanOut row's Promise per flow claims once).
 var (
 	assistants [64]atomic.Uintptr
 	nAway      atomic.Int32
@@ -224,7 +224,7 @@ func (r *Reactor) borrowedTurn() (more bool) {
 // directTurn is borrowedTurn for postRun's task when nothing else was
 // queued: the task runs first (as the turn's first iteration would run
 // it), then, when all it did was ready flows of the attached layer (the
-// engine's Execute: a Promise's root from ordinary code, issue 19), the
+// engine's Execute: a Promise's root from ordinary code, as in FanOut), the
 // layer's run runs them at once, without the iteration's looks at the
 // ring, the clock and the wheel; anything else the task or the flows left
 // (a local or posted task, a timer added or canceled, foreign work, flows
@@ -335,8 +335,8 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 	// woken only for what the task left; any other panic that reaches
 	// here (a PanicHandler that panics) goes on to the caller, the word
 	// given back and the loop woken first. One defer instead of two
-	// (runFirst's flag-tested one was ~40 instructions a Promise, issue
-	// 19).
+	// (runFirst's flag-tested one was ~40 instructions a Promise on
+	// the FanOut row).
 	held, inTask := true, false
 	var changes uint64 // the wheel's count when the direct task began
 	defer func() {
@@ -383,7 +383,7 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 		// Nothing else is waiting (the common case: a parked loop has
 		// nothing ready): the task runs first in the turn wherever it is
 		// queued, so it runs now, directly, without the local queue's
-		// push and pop (issue 19: a Promise per flow runs a turn each).
+		// push and pop (FanOut: a Promise per flow runs a turn each).
 		ok = !r.closed.Load() // as postLocal: nothing runs once closed
 		if ok {
 			r.m.tasks++ // a post from another goroutine (Metrics.TasksRun), which skipped the ring

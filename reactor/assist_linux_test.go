@@ -278,8 +278,8 @@ func TestAssistManyGoroutinesOneAtATime(t *testing.T) {
 // An idle group stays idle: 16 parked reactors (no spinning, no periodic
 // tick) use almost no CPU. The process's own CPU time (utime+stime, as
 // /proc/self/stat has them, from getrusage) over a second, or over
-// ASYNCSTEPS_IDLE_WINDOW (the figure: ASYNCSTEPS_IDLE_WINDOW=10s):
-// under 1% of one CPU.
+// ASYNCSTEPS_IDLE_WINDOW (ASYNCSTEPS_IDLE_WINDOW=10s is the window the
+// idle-CPU target is stated over): under 1% of one CPU.
 //
 // The window is the reactors', not the collector's: a GC cycle of the
 // garbage the package's earlier tests left (15.6 ms in one window of a

@@ -24,12 +24,12 @@ func (r *Reactor) Immediate(fn func()) Handle {
 	// fixed, and each function called from here checks its own stack
 	// (goid.Current is a NOSPLIT leaf without a frame), so the linker
 	// proves the chain fits the guard or refuses to link. The check was
-	// 2 Ir of every call (issue 24).
+	// 2 Ir of every call (the Turn row).
 	me := goid.Current()
 	if r.loopG.Load() == me {
 		// On the loop: the append written out (see localQueue.grow; as a
 		// call of its own, with the frame that the ring path's task needs,
-		// it was a third of the on-loop Immediate, issue 24), and written
+		// it was a third of the on-loop Immediate on the Turn row), and written
 		// twice (keep the two alike): here, where the turn returns at
 		// once, and below for a goroutine that takes an idle manual
 		// reactor's loop for this call, which gives it back after. One

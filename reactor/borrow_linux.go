@@ -56,7 +56,7 @@ func (r *Reactor) xGiveParked(woke bool) {
 
 // A goroutine outside the loops that borrows a parked loop's word to
 // complete a step there (engine's External.Success from a worker
-// goroutine, issue 19) does not stop at making the flow ready and waking
+// goroutine) does not stop at making the flow ready and waking
 // the loop for it: it runs the loop's turn itself before it gives the word
 // back, as Execute's caller does (PostRun), so the flow goes on to its
 // next wait or its end without a thread wake-up, and its lines stay on the

@@ -153,15 +153,24 @@
 // # Where things are
 //
 // reactor.go: the Reactor and its clock; options.go: Options; asynctool.go:
-// Immediate, Deferred, Cancel, IsValid; callback.go and typed.go: the
-// allocation-free PostTo, AfterTo, Stop and their untyped forms (X);
-// submit.go: the ring and overflow list other goroutines submit through;
-// remote.go: the bookkeeping of their handles and timers; iterate.go: one
-// iteration of the loop; manual.go: NewManual and its drive; lifecycle.go:
+// Immediate, Deferred, Cancel, IsValid; handle.go: Handle; local.go: the
+// loop's local queue and its pending-work word; callback.go and typed.go:
+// the allocation-free PostTo, AfterTo, Stop and their untyped forms (X);
+// postlazy.go: a post without the wake-up; submit.go: the ring and
+// overflow list other goroutines submit through; remote.go: the
+// bookkeeping of their handles and timers; iterate.go: one iteration of
+// the loop; manual.go: NewManual and its drive; takeidle.go: an idle
+// manual reactor taken by the goroutine that finds it so; lifecycle.go:
 // Close and shutdown hooks; ext.go: a layer's attachment, keyed by an
 // ExtKey; internals.go: X, the entry points of the layers above;
-// loop_linux.go: the real loop; watch_linux.go: descriptor registration;
-// group.go: reactors per core; metrics.go: the loop's counters.
+// loop_linux.go: the real loop; spin.go: the adaptive spin before it
+// sleeps; assist_linux.go: Assist and PostRun, a parked loop's turn run by
+// the goroutine that waits or executes; borrow_linux.go: TakeParkedRun,
+// an External finished off the loop; handoff_linux.go: a loop that runs a
+// parked reactor's turn after posting to it; watch_linux.go and io.go:
+// descriptor registration, Interest and Event; group.go: reactors per
+// core; metrics.go: the loop's counters; trim.go: TrimTimers. The *_other.go
+// files keep the same names off Linux, where only manual reactors exist.
 //
 // # Panics
 //

@@ -6,8 +6,8 @@ type Ext struct {
 	Run   runner // called by the loop on every iteration
 	// Runner, when set, is called instead of Run: a method value such as
 	// e.RunReady is a call of a wrapper that then calls the method, ~10
-	// instructions of every iteration that runs flows (issue 24); an
-	// interface calls the method itself.
+	// instructions of every iteration that runs flows (the on-loop engine
+	// rows); an interface calls the method itself.
 	Runner interface{ RunReady() bool }
 	Ready  func() bool // reports, without running anything, whether Run has work
 	Close  func()      // called on the loop when it shuts down, after accepted tasks ran

@@ -75,7 +75,8 @@ func oweKept(r *Reactor, g uintptr) bool {
 	// loopOf, its slot first: the borrower is almost always a loop in its
 	// own slot (a Mutex handed over from a flow), so the hint bit, which
 	// only tells non-loops away cheaply, is asked only off the slot
-	// (about 15 instructions of a crossing's ~70 here, issue 19).
+	// (about 15 instructions of a crossing's ~70 here, for a Mutex handed
+	// between reactors).
 	me := loopSlot(g).Load()
 	if me == nil || me.os.loopID != g {
 		if !mayBeLoop(g) {
@@ -210,7 +211,7 @@ func (r *Reactor) runKeptTurn(me uintptr) bool {
 // handOverTurn is the kept turn's borrowedTurn when the flows the
 // hand-off made ready are all r has: its engine's ready flows run, and
 // nothing else is looked at, as Go's runtime runs the goroutine a lock
-// was handed to without a pass of its scheduler (issue 19: a Mutex
+// was handed to without a pass of its scheduler (a Mutex
 // section handed between reactors pays one such turn per crossing, where
 // the full turn's iteration looked at every source and then at the
 // deadline). Every other source of r's work has its own wake-up already:

@@ -13,7 +13,7 @@ import (
 )
 
 // What reaches the parked reactor while the handed-over flow runs in
-// handOverTurn (issue 19), on the borrowing loop's goroutine, with the
+// handOverTurn, on the borrowing loop's goroutine, with the
 // reactor's sleeping flag left set.
 
 // slimHandOver hands fn to parked b from a's loop until a round finds b

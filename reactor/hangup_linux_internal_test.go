@@ -60,7 +60,7 @@ var hangupRegistrations = []struct {
 	noEpfd bool
 }{{"epoll descriptor", false}, {"gnet edge-triggered read", true}}
 
-// Issue 23 item 1: a descriptor whose reading is paused stays in the
+// A descriptor whose reading is paused stays in the
 // poller for its hang-up and errors. A peer's shutdown is reported once
 // (edge-triggered: a handler that leaves it for later does not make the
 // loop spin), its reset as EventError; data sent meanwhile raises nothing

@@ -24,8 +24,8 @@ func (r *Reactor) iterate() bool {
 	//
 	// Then, when nothing (more) is ready, the answer the full pass below
 	// would give, in one look at each source instead of two and no
-	// deadline lookup (the empty iteration's and the turn's cost, issue
-	// 24): the local queue (once: where it was empty before, it still is),
+	// deadline lookup (the cost of the EmptyIteration and Turn rows):
+	// the local queue (once: where it was empty before, it still is),
 	// the wheel and the engine's pending flag in one word (workWord), the
 	// ring and the overflow list, which other goroutines fill. Written out
 	// rather than a call of a helper: the call itself was a third of what
@@ -51,14 +51,14 @@ func (r *Reactor) iterate() bool {
 // the local queue, which has run: posted tasks, due timers, the engine's
 // ready flows, then whether work is still ready. Out of line so that
 // RunUntilIdle can write iterate's head out in its own loop (one frame
-// fewer per nested turn and per empty iteration, issue 24) and still
+// fewer per nested turn and per empty iteration) and still
 // share this with iterate.
 //
 //go:nosplit
 func (r *Reactor) iterateFull() bool {
 	// No stack check of its own (go:nosplit), as RunUntilIdle: a small
 	// fixed frame, every callee checks its own stack, and the linker
-	// proves the chain fits (issue 24).
+	// proves the chain fits.
 	if !r.inbox.Empty() { // two loads: cheaper than a pop that finds nothing
 		r.drainInbox()
 	}

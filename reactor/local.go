@@ -31,7 +31,7 @@ import (
 //     canceledArg (cancel clears fn and cb, which also lets go of what
 //     they hold, and marks arg). fn and cb both nil with any other arg
 //     is Immediate(nil): Immediate stores fn as given (no test on the
-//     turn's path, issue 24), and the run panics with the mistake's name
+//     turn's path), and the run panics with the mistake's name
 //     (nilImmediate). postLocal never queues a nil cb (it queues
 //     nilPost). The slot is four words, so its address is a shift.
 
@@ -102,7 +102,7 @@ func (q *localQueue) grow() {
 
 // slot returns the place of the task with sequence p: buf[p mod len]
 // without the bounds check, a compare and a branch of every append and
-// every run (issue 24). Safe: buf's length is a power of two, so
+// every run (the Turn row). Safe: buf's length is a power of two, so
 // p&(len-1) < len, and buf is not nil once a task was appended (grow
 // runs before the first append fills a slot); callers pass a p they
 // appended or are appending.
@@ -137,7 +137,7 @@ func (r *Reactor) runLocalTo(end uint64) (done bool) {
 	// No stack check of its own (go:nosplit), as RunUntilIdle: a small
 	// fixed frame, and every callee (the callbacks, the deferred
 	// closure, takeTimerCanceled) checks its own stack; the linker
-	// proves the chain fits. 2 Ir of every pass (issue 24).
+	// proves the chain fits. 2 Ir of every pass (the Turn row).
 	defer func() {
 		if done {
 			return
@@ -258,7 +258,7 @@ func (r *Reactor) localValid(h Handle) bool {
 	return r.offLoop(valid)
 }
 
-// workWord is the loop's pending-work word (issue 24): flags for sources
+// workWord is the loop's pending-work word: flags for sources
 // other than the local queue, read as one word by the idle iteration's
 // shortcut (iterate), where it took a look at each source (two loads and a
 // compare apiece). A flag is a "may hold work" hint. The local queue has

@@ -106,7 +106,7 @@ func (r *Reactor) RunUntilIdle() {
 	// fixed, and each function called from here checks its own stack
 	// (goid.Current is a NOSPLIT leaf without a frame), so the linker
 	// proves the chain fits the guard or refuses to link. The check was
-	// 2 Ir of every call (issue 24).
+	// 2 Ir of every call (the EmptyIteration and Turn rows).
 	me := goid.Current()
 	if r.loopG.Load() == me {
 		// A callback driving its own manual reactor (enter's nested
@@ -115,14 +115,14 @@ func (r *Reactor) RunUntilIdle() {
 		// leave and closeManual read (a nested enter inside this drive
 		// counts up from there and back), and no panic can leave the
 		// count wrong. Two read-modify-writes of each nested turn fewer
-		// (issue 24).
+		// (the Turn row, driver=loop).
 		//
 		// The loop is `for r.iterate() {}` with iterate's head written
 		// out (keep the three copies alike: here, the outermost drive
 		// below, iterate): the local queue and the idle shortcut in this
 		// frame, the full pass in iterateFull. A turn then runs its
 		// callback two frames down (here, runLocalTo) instead of three,
-		// and an empty iteration pays no frame of its own (issue 24).
+		// and an empty iteration pays no frame of its own.
 		// Two loops, not one after a conditional defer: there the
 		// compiler kept the condition and the identity in the frame
 		// (Simple from a goroutine +17 Ir).

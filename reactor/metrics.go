@@ -28,7 +28,7 @@ type Metrics struct {
 // timers counts the wheel's entries; the local tasks taken are counted by
 // the local queue's head itself, which grows by one per task taken and
 // never goes back (Metrics.TimersFired is the sum): one increment of each
-// on-loop Immediate or Post fewer (issue 24).
+// on-loop Immediate or Post fewer (the Turn row).
 type loopCounters struct {
 	iterations, tasks, timers, wakeups uint64
 	spins, spinsFound                  uint64

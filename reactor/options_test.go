@@ -14,7 +14,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Issue 12 item 11: the zero Options pins nothing, every setting is either
+// The zero Options pins nothing, every setting is either
 // honoured or refused by New, and CONTRACT.md's CPU -1 still means no pinning.
 func TestOptionsHonouredOrRefused(t *testing.T) {
 	var allowed unix.CPUSet

@@ -39,7 +39,7 @@ type Reactor struct {
 	ext    atomic.Pointer[extSlot]
 	// extMay is ext's mayRun flag (ext.go), set with ext: the full
 	// pass's one look at the attachments, two loads where the slot's run
-	// and pending fields took four (issue 24); the idle shortcut reads the
+	// and pending fields took four; the idle shortcut reads the
 	// engine's flag in work instead (workWord). Read on the loop only.
 	extMay atomic.Pointer[bool]
 
@@ -103,9 +103,9 @@ type Reactor struct {
 
 	// inbox is the ring other goroutines post through, kept in place so
 	// that the idle look reads its two positions without a pointer to
-	// follow (issue 24). Last, so that the loop's other fields keep the
-	// offsets and cache lines they had beside a pointer; the ring's own
-	// padding keeps its producers' line apart from them.
+	// follow (the EmptyIteration row). Last, so that the loop's other
+	// fields keep the offsets and cache lines they had beside a pointer;
+	// the ring's own padding keeps its producers' line apart from them.
 	inbox ring.MPSC[task]
 }
 

@@ -9,7 +9,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Issue 23 item 2: after a burst of timers has fired, TrimTimers gives the
+// After a burst of timers has fired, TrimTimers gives the
 // wheel's extra node chunks back; off the loop it refuses with a panic.
 func TestTrimTimersAfterBurst(t *testing.T) {
 	r := reactor.NewManual()

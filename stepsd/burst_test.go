@@ -97,7 +97,7 @@ func burstAt(t testing.TB, addr string, conns, perConn int, sleep time.Duration,
 }
 
 // TestBurstMemory shows RSS and heap before, during and after a burst of
-// 20k requests in flight (issue 12 item 7). Run with STEPSD_BURST=1.
+// 20k requests in flight. Run with STEPSD_BURST=1.
 func TestBurstMemory(t *testing.T) {
 	if os.Getenv("STEPSD_BURST") == "" {
 		t.Skip("set STEPSD_BURST=1 to measure")
@@ -122,7 +122,7 @@ func TestBurstMemory(t *testing.T) {
 	}
 }
 
-// Issue 12 item 7: after a burst, the request pool gives back what stayed
+// After a burst, the request pool gives back what stayed
 // unused for a trim period instead of keeping its peak forever.
 //
 // The burst's requests stay in flight until the test lets them go (their

@@ -43,7 +43,7 @@ func commandCounts(s *Server) map[string]CommandMetrics {
 	return sum
 }
 
-// Issue 12 item 1: a client that fills the Limiter and resets its
+// A client that fills the Limiter and resets its
 // connection gives its slots back at once: its flows are canceled, not left
 // to run until they end or time out.
 //
@@ -117,7 +117,7 @@ func TestRepeatedResetsDoNotExhaust(t *testing.T) {
 	o.expect("alive")
 }
 
-// Issue 12 item 5: Queue means the Limiter's MaxQueue (0: no queue), and a
+// Queue means the Limiter's MaxQueue (0: no queue), and a
 // rejection says it came from the limiter.
 //
 // The slot is held until the test lets it go (a reset of the holder's
@@ -152,7 +152,7 @@ func TestQueueMeansLimiterMaxQueue(t *testing.T) {
 	}
 }
 
-// Issue 12 item 4: stepsd passes its connection limits to netio.
+// The server passes its connection limits to netio.
 func TestConnectionLimits(t *testing.T) {
 	s := start(t, Config{ReadTimeout: 100 * time.Millisecond, IdleTimeout: 6 * time.Second, MaxConns: 2})
 	slow := dial(t, s)

@@ -13,7 +13,8 @@ import (
 // panic's error (its AsyncStack, captured by walking the failing step's
 // frames to the root) costs the same: a run went on after each failure in
 // a step nested in the failed one, and its k-th panic walked k frames
-// (quadratic in the failures of one read; review-bugs2-round10.md). The
+// (quadratic in the failures of one read;
+// profiles/notes/2026-11-28-review-bugs2-round10.md). The
 // last failure's AsyncStack stays in the kept whole flow's root State
 // (reset only by New and Release), so its length is the failing step's
 // depth. What a client sees and the counters are those of a request per

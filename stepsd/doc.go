@@ -110,7 +110,9 @@
 //     (and their roots released, which the engine's pools drop the same
 //     way), and a drop of a burst's worth is followed by a GC, so an idle
 //     server's RSS is back near its start within seconds of a burst
-//     (TestMemoryReturnsAfterBurst: 20,000 SLEEPs, back to 1.2x in 5 s).
+//     (TestMemoryReturnsAfterBurst: after 20,000 SLEEPs, RSS at most 2x
+//     its start within 10 s; about 1.2x at 4.5 s when measured,
+//     profiles/notes/2026-11-27-memory-after-burst.md).
 //   - Shutdown stops accepting and reading, lets requests in flight finish
 //     or time out, writes their replies, then closes.
 //   - A read's flow is named after its requests' command (SET, GET, DEL,

@@ -37,7 +37,7 @@ func sendN(c *client, n int, args ...string) {
 // rejected reports whether a reply is the Limiter's DefenseRejected.
 func rejected(reply string) bool { return strings.HasPrefix(reply, "-DefenseRejected") }
 
-// Issue 23 item 1, the issue's reproduction: a client with a full pipeline
+// The reproduction of a reported bug: a client with a full pipeline
 // (MaxPipeline requests in flight, so the server stopped reading it) that
 // resets gives its Limiter slots back at once, as one with fewer does: the
 // reset is seen although nothing reads the connection.

@@ -712,12 +712,12 @@ func (fl *flow) directChunk(out []byte) []byte {
 // one frame deeper, and each panic's error walked every frame down to it
 // (the AsyncStack, captureStack): the k-th failure of a read cost k, the
 // read's failures quadratic in their number (bounded by MaxPipeline, but
-// a user may raise it; review-bugs2-round10.md). In the loop every
-// failure is as deep as the second (root, the failed run step, the loop,
-// its iteration, the iteration's step: TestDirectRunPanicsKeepDepth). It
-// costs a failure one step more (the iteration's, against the engine's
-// turn budget) and the read's last failure a Break; a run that does not
-// fail adds nothing.
+// a user may raise it; profiles/notes/2026-11-28-review-bugs2-round10.md).
+// In the loop every failure is as deep as the second (root, the failed run
+// step, the loop, its iteration, the iteration's step:
+// TestDirectRunPanicsKeepDepth). It costs a failure one step more (the
+// iteration's, against the engine's turn budget) and the read's last
+// failure a Break; a run that does not fail adds nothing.
 func (fl *flow) directError(as *engine.Steps, code string) {
 	if !fl.directFailed(as, code) {
 		return

@@ -19,7 +19,7 @@ import (
 // TestMemoryReturnsAfterBurst, run the server instead of the tests.
 const memChildEnv = "STEPSD_MEMORY_CHILD"
 
-// TestMemoryReturnsAfterBurst (issue 23 item 2): 20,000 SLEEPs in flight,
+// TestMemoryReturnsAfterBurst: 20,000 SLEEPs in flight,
 // then nothing; within 10 s of the last reply the server's RSS is within
 // 2x of what it was before the burst, with no GC forced by anyone but the
 // server. The server runs in a child process (this test binary, started

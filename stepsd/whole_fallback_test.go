@@ -14,11 +14,12 @@ import (
 	"github.com/asyncsteps/asyncsteps/netio"
 )
 
-// runWhole's branches that no client can reach on demand (review-srv-
-// round9.md): the flow queued behind another ready flow, and the general
-// end (afterRun) for a run that did not answer every request. Each test
-// calls the handler's OnData itself, on the loop, with the state the
-// branch needs, on a real connection, whose client reads what it sent.
+// runWhole's branches that no client can reach on demand
+// (profiles/notes/2026-11-27-review-srv-round9.md): the flow queued
+// behind another ready flow, and the general end (afterRun) for a run
+// that did not answer every request. Each test calls the handler's OnData
+// itself, on the loop, with the state the branch needs, on a real
+// connection, whose client reads what it sent.
 
 // recorder is stepsd's handler with the connections it opens handed to
 // the test.

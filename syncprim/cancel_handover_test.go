@@ -1,7 +1,7 @@
 package syncprim
 
-// A Cancel and a hand-over that fall on the same instant (issue 21, point
-// 1): the canceled waiter's section never runs, whichever the loop runs
+// A Cancel and a hand-over that fall on the same instant:
+// the canceled waiter's section never runs, whichever the loop runs
 // first, and a Mutex slot it was handed goes back. A Throttle's new period
 // hands its budget to waiters from the period timer itself, so the
 // hand-over and a Cancel timer of the same tick both land before the flows

@@ -53,8 +53,11 @@
 // Objects may be shared by flows on any number of reactors. The uncontended
 // path is one CAS on a single state word: no lock, no allocation. Waiters
 // queue under a mutex (contended path only) and are resumed through their
-// step's External, which posts to the waiter's own reactor: a flow always
-// continues on the reactor it runs on. Throttle and Limiter keep their
+// step's External, which makes the flow ready on the waiter's own reactor:
+// a flow always continues on its reactor, under that reactor's loop word
+// (while that loop is parked, the releasing loop or goroutine may run the
+// woken flow's turn itself instead of waking it; CONTRACT.md, "Where a
+// flow runs"). Throttle and Limiter keep their
 // period timers on the reactor given to their constructor, on its wheel.
 //
 // # Invariants

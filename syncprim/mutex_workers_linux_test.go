@@ -14,7 +14,7 @@ import (
 
 // Flows on two real reactors that wait for an External finished by worker
 // goroutines (which, while a loop is parked, run the flow on, on the
-// worker: engine's External since issue 19) and then take one Mutex
+// worker, as engine's External does) and then take one Mutex
 // shared by both reactors: a section entered on a worker hands the Mutex
 // over from there (a plain borrow of the other reactor's word, never a
 // turn inside the turn), one entered on a loop hands it over as before.

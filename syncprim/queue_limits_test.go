@@ -14,11 +14,11 @@ import (
 )
 
 // Queue lengths are explained once, in the package doc's "Queue lengths"
-// section (issue 21): 0 means different things in the spec's Mutex and
+// section: 0 means different things in the spec's Mutex and
 // Throttle (null: unlimited) and in its Limiter (default: no queue), and
 // NoQueue says the spec's max_queue=0 everywhere. Every queue-taking name
 // points there, and no copy of the explanation is pasted anywhere else
-// (issue 12 item 12 had five).
+// (there were once five copies).
 const (
 	queueRef     = `see the package doc, "Queue lengths"`
 	queueSection = "# Queue lengths"

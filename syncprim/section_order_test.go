@@ -8,7 +8,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
-// Issue 12 item 3, spec 2.1: sync runs its callbacks in the critical
+// Spec 2.1: sync runs its callbacks in the critical
 // section: the error handler, and any steps it adds, run before the object
 // is released, so a second flow enters only once the first has recovered.
 func TestSyncErrorHandlerRunsInsideSection(t *testing.T) {

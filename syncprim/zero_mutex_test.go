@@ -11,7 +11,7 @@ import (
 )
 
 // A zero Mutex works as NewMutex(1, 0) does: one flow inside at a time,
-// the others queued, none failed (issue 21, point 3).
+// the others queued, none failed.
 func TestZeroMutexIsReady(t *testing.T) {
 	var m Mutex
 	r := reactor.NewManual()

@@ -2,7 +2,7 @@ package timerwheel
 
 import "testing"
 
-// Issue 23 item 2: after a burst the pool gives its empty high chunks back;
+// After a burst the pool gives its empty high chunks back;
 // handles to dropped nodes stay stale after the pool grows again; pending
 // timers are untouched.
 func TestShrinkAfterBurst(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"github.com/asyncsteps/asyncsteps/stepsd"
 )
 
-// Issue 12 items 5 and 12: a flag given explicitly means what the library
+// A flag given explicitly means what the library
 // says, -burst is its own flag, and a value the library would replace
 // with a default is refused with an error naming the flag.
 func TestFlags(t *testing.T) {

@@ -59,7 +59,7 @@ func (c *limitsClient) expectEnd() {
 	}
 }
 
-// Issue 23 item 5: every limit's refusals and timeouts are Prometheus
+// Every limit's refusals and timeouts are Prometheus
 // counters on /metrics, and they move when a limit refuses.
 func TestAdminMetricsCountRefusals(t *testing.T) {
 	cfg := stepsd.DefaultConfig()

@@ -30,7 +30,8 @@ const serverRedis = "redis-server"
 type rbCell struct{ pipeline, clients int }
 
 // rbCells: -P 1 and 16 × -c 1, 16 and 256, and -c 50 -P 16, the shape of
-// the target against redis-server.
+// the target against redis-server (stepsd's req/s at least redis-server's;
+// profiles/notes/2026-11-27-p99-round7.md).
 var rbCells = []rbCell{{1, 1}, {1, 16}, {1, 256}, {16, 1}, {16, 16}, {16, 50}, {16, 256}}
 
 // rbTests is redis-benchmark's -t.
