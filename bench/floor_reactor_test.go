@@ -10,7 +10,7 @@ import (
 // The floors of the reactor-turn rows: the same work as the Turn scenario
 // with everything but the unavoidable taken out, as bare Go loops, so that
 // the gap between a row and its target can be read against what Go itself
-// costs on the machine (profiles/README.md, "Reactor turn").
+// costs on the machine (profiles/notes/README.md, "Reactor turn").
 
 // floorLoop is the least a manual reactor's loop can be: a queue of
 // callbacks owned by whoever holds the loop word.

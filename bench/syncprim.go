@@ -137,7 +137,7 @@ func MutexContended(b *testing.B) { mutexContended(b, "MutexContended", 0) }
 // MutexContendedNoSpin is MutexContended on reactors with
 // reactor.NoSpin: a waiter's loop is asleep when its turn is posted, so
 // every hand-over to the other reactor pays the eventfd write and the
-// thread wake-up the default's adaptive spin saves (profiles/README.md,
+// thread wake-up the default's adaptive spin saves (profiles/notes/README.md,
 // "Adaptive spin").
 func MutexContendedNoSpin(b *testing.B) {
 	mutexContended(b, "MutexContendedNoSpin", reactor.NoSpin)
@@ -152,7 +152,7 @@ const HandoverSpin = 10 * time.Microsecond
 // MutexContendedSpin is MutexContended on reactors that spin HandoverSpin
 // before they sleep: a waiter's reactor is then awake when its turn is
 // posted, and no hand-over pays for an eventfd write and a thread wake-up,
-// for CPUs kept busy meanwhile (profiles/README.md, "Cross-reactor hops").
+// for CPUs kept busy meanwhile (profiles/notes/README.md, "Cross-reactor hops").
 func MutexContendedSpin(b *testing.B) { mutexContended(b, "MutexContendedSpin", HandoverSpin) }
 
 // mutexContended is the MutexContended rows on reactors with Options.Spin

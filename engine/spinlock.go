@@ -12,7 +12,7 @@ import (
 // cut from a list), taken by New and Release from any goroutine. Its
 // Unlock is a release-only store where sync.Mutex's is a locked add: an
 // off-loop Simple takes the pool twice, so that is two locked instructions
-// (~8 ns) of a ~90 ns flow (profiles/README.md, Hsimple). A waiter yields
+// (~8 ns) of a ~90 ns flow (profiles/notes/README.md, Hsimple). A waiter yields
 // to the scheduler rather than parking: the holder never blocks inside,
 // so the wait is the rest of a short section, or the holder's next time
 // slice if it was preempted there.

@@ -304,7 +304,7 @@ func (a *Args) At(i int) Value {
 // each (and finding the old length first, Len's scan, a sixth of a step).
 // Each length is written out: a loop over vals cost a bounds check and a
 // write-barrier test per Value and 76 instructions for two Values, the
-// straight copy 30 (profiles/README.md, Hsimple).
+// straight copy 30 (profiles/notes/README.md, Hsimple).
 func (a *Args) set(vals []Value) {
 	switch len(vals) {
 	case 0:

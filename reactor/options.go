@@ -27,7 +27,7 @@ type Options struct {
 	// from another reactor within that time then costs neither side a
 	// wake-up (an eventfd write and a thread wake-up, 3-5 µs) and runs in
 	// the same turn, for a core that spins meanwhile: worth it with spare
-	// cores, a loss when cores are shared (profiles/README.md,
+	// cores, a loss when cores are shared (profiles/notes/README.md,
 	// "Cross-reactor hops" and "Adaptive spin"). A spin ends early at the
 	// next timer's deadline and at Close; I/O that becomes ready during a
 	// spin waits for its end, and once a turn's spins that found work add

@@ -73,7 +73,7 @@ type Config struct {
 	// futex sleep and a context switch). One spare P keeps every loop's P
 	// its own: measured 28k -> 17k context switches per second and 0.97
 	// -> 0.83 µs of CPU per request at 16 pipelining connections
-	// (profiles/README.md, "stepsd ÷ gnet").
+	// (profiles/notes/README.md, "stepsd ÷ gnet").
 	Procs int
 }
 

@@ -26,7 +26,7 @@ const _ = uint8(storeStripes)
 // µs and a context switch apiece on 2 shared CPUs, against ~20 ns for an
 // uncontended lock around a map operation. Measured in the load benchmark:
 // one pipelining connection went from 0.2-0.5x to about 0.8x of a plain
-// gnet handler (profiles/README.md, "Cross-reactor hops").
+// gnet handler (profiles/notes/README.md, "Cross-reactor hops").
 type store struct {
 	stripes [storeStripes]stripe
 }
