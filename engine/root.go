@@ -702,7 +702,7 @@ func (as *Steps) Execute() {
 	// makes of it.
 	var ok bool
 	if r := rt.e.r; reactor.X.Parked(r) {
-		ok = reactor.X.PostRun(r, startRoot, unsafe.Pointer(rt), g)
+		ok = reactor.X.PostRun(r, startRootNow, unsafe.Pointer(rt), g)
 	} else if reactor.X.TakeIdle(r) {
 		if rt.Steps.qlast != nil && rt.more.Load() == nil {
 			rt.e.prepareStart(rt)
