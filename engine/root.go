@@ -702,6 +702,9 @@ func (as *Steps) Execute() {
 	// makes of it.
 	var ok bool
 	if r := rt.e.r; reactor.X.Parked(r) {
+		if reactor.X.RunParked(r, startRootNow, unsafe.Pointer(rt), g) {
+			return // started and run to its first wait or its end, here (startnow.go)
+		}
 		ok = reactor.X.PostRun(r, startRootNow, unsafe.Pointer(rt), g)
 	} else if reactor.X.TakeIdle(r) {
 		if rt.Steps.qlast != nil && rt.more.Load() == nil {
