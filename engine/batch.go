@@ -199,7 +199,7 @@ func (b *Batch) execute(lazy bool) {
 		ent.g, ent.shard = g, s
 		x := rt.more.Load() // extra's test, inlined: a pooled root has one
 		if x == nil {
-			x = rt.extra()
+			x = rt.waitExt()
 		}
 		x.batch, x.batchIdx, x.batchNext = b, int32(i), nil
 		if s.tail == nil {

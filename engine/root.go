@@ -60,6 +60,17 @@ type root struct {
 	// ends any other way than finishRoot's plain end leaves it false, which
 	// is always safe (Release then looks): TestArgsClearNeverStale.
 	argsClear bool
+	// extKept: more (below) may hold something a Release must clear: set
+	// by extra, which every setter of the extension but Promise and Batch
+	// calls (a name, a context, an OnEnd, DeferStart, a misuse, a trace
+	// task), cleared by Release with the extension. A Promise's and a
+	// Batch's fields are cleared by the run's end (endRunWaited; a
+	// Batch's index and link are written before each use), so a root
+	// that only ever had those skips the extension's zeroing, and its
+	// two or three lines, at Release (FanOut: 1.8 D1 misses a flow).
+	// Written by the holder, or by the loop during a run (a trace task),
+	// as the extension itself.
+	extKept bool
 	// spare holds frames this root's flows gave back (spareN of at most
 	// spareCap, below), so that building the root again off the loop
 	// takes frames without a lock. Owned by the loop while running, by
@@ -154,8 +165,16 @@ func (x *rootExt) startsPlain() bool {
 	return x.misuse == "" && x.ctx == nil && x.stopCtx == nil && x.trace == nil
 }
 
-// extra returns rt's rootExt, allocating it the first time.
+// extra returns rt's rootExt, allocating it the first time, for a setter
+// whose field Release must clear (extKept).
 func (rt *root) extra() *rootExt {
+	rt.extKept = true
+	return rt.waitExt()
+}
+
+// waitExt is extra for a Promise's or a Batch's fields, which the run's
+// end clears: Release need not.
+func (rt *root) waitExt() *rootExt {
 	x := rt.more.Load()
 	if x == nil {
 		x = new(rootExt)
@@ -707,7 +726,10 @@ func (as *Steps) Execute() {
 	// makes of it.
 	var ok bool
 	if r := rt.e.r; reactor.X.Parked(r) {
-		ok = reactor.X.PostRun(r, startRoot, unsafe.Pointer(rt), g)
+		if reactor.X.RunParked(r, startRootNow, unsafe.Pointer(rt), g) {
+			return // started and run to its first wait or its end, here (startnow.go)
+		}
+		ok = reactor.X.PostRun(r, startRootNow, unsafe.Pointer(rt), g)
 	} else if reactor.X.TakeIdle(r) {
 		if rt.Steps.qlast != nil && rt.more.Load() == nil {
 			rt.e.prepareStart(rt)
@@ -1370,8 +1392,11 @@ func (as *Steps) Release() {
 		bridge.release(rt.bin, rt.e.r.IsSameThread())
 		rt.bin = nil
 	}
-	if x := rt.more.Load(); x != nil {
-		*x = rootExt{} // no run: no context watch, no trace task
+	if rt.extKept {
+		if x := rt.more.Load(); x != nil {
+			*x = rootExt{} // no run: no context watch, no trace task
+		}
+		rt.extKept = false
 	}
 	if rt.stateUsed.Load() {
 		rt.state.reset() // so that a pooled root pins nothing put there
@@ -1547,7 +1572,7 @@ func (as *Steps) Promise() *Promise {
 	}
 	p := rt.e.newPromise() // a slot of the reactor's slab (promise_slab.go)
 	p.r = rt.e.r
-	rt.extra().promise = p
+	rt.waitExt().promise = p
 	as.Execute()
 	return p
 }

@@ -1,0 +1,63 @@
+package engine
+
+import "unsafe"
+
+// startRootNow is startRoot for a root executed by a goroutine that found
+// its loop parked (Execute, through reactor.X.PostRun): the caller holds
+// the loop word and runs this task first in its turn, so the flow starts
+// and runs its first turn at once, as Execute on the loop runs a root it
+// starts outside any step and walk, rather than joining the ready queue
+// for the turn's RunReady to take it back out (issue 19: a Promise's
+// start from ordinary code paid the queue's round trip, prepareStart's
+// tests twice and RunReady's batch, each flow). A root that finds flows
+// ready ahead of it, or is started inside a walk, or is anything but a
+// pooled root run again with at most a name, a Promise, a Batch or an
+// OnEnd to its extension, takes startRoot's way (queued): roots start in
+// the order of their Execute calls either way.
+//
+// Its start is prepareStart's short start (and startNamedKept's for an
+// extension), without the queue: change them together.
+func startRootNow(arg unsafe.Pointer, g uint64) {
+	rt := (*root)(arg)
+	if rt.execGen() != g || rt.started {
+		return // a start for a run that is already over
+	}
+	e := rt.e
+	fl := rt.Steps.fl
+	if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
+		rt.Steps.qlast == nil || e.build.want.Load() || rt.run.Load()&runCancel != 0 ||
+		e.readyHead != nil || e.running || e.cur != nil {
+		e.prepareStart(rt)
+		return
+	}
+	var n *Name
+	if x := rt.more.Load(); x == nil {
+		rt.started = true
+		e.m.started++ // metrics.go
+		e.stats.FramesLive += int(rt.built)
+		if rt.built > rt.spareCap { // keepFlow: its frames stay its spares
+			rt.spareCap = rt.built
+		}
+		rt.built = 0
+		fl.resetArgs()
+		fl.nextRun = e.runHead
+		if e.runHead != nil {
+			e.runHead.prevRun = fl
+		}
+		e.runHead = fl
+		rt.Steps.setStatus(stActive)
+		c := rt.Steps.dequeue()
+		c.fl = fl
+		fl.cur = c
+	} else if x.startsPlain() && !x.deferStart {
+		e.startNamedKept(rt, fl, x, false)
+		n = x.name
+	} else {
+		e.prepareStart(rt)
+		return
+	}
+	fl.action = actExec
+	if !e.runStarted(fl, n) {
+		e.startedRaised(fl)
+	}
+}
