@@ -17,6 +17,13 @@ func NewManual() *Reactor { return newReactor(Options{CPU: -1}, true) }
 func (r *Reactor) enter() {
 	me := goid.Current()
 	if r.loopG.Load() == me {
+		if !r.manual {
+			// A callback of a real loop (or of a turn run for it)
+			// driving it: the count would go 0, 1, 0 and leave would
+			// give up the loop word that the loop still holds, so
+			// that other goroutines took the loop under it.
+			panic(errDriveReal)
+		}
 		r.running++ // a callback driving its own manual reactor
 		return
 	}
