@@ -64,7 +64,19 @@ func TestPromiseRefusalSaysWhy(t *testing.T) {
 	root.Cancel()
 	r.RunUntilIdle()
 	root.Release()
-	_, err = root.Promise().Wait()
+}
+
+// Promise on a released root says that it was released. Not in the
+// asyncsteps_debug build, where that call panics naming it
+// (released_debug_test.go).
+func TestPromiseOnReleasedRootSaysSo(t *testing.T) {
+	engine.SkipIfDebug(t)
+	r := reactor.NewManual()
+	root := engine.New(r)
+	root.Add(func(as *engine.Steps) {})
+	root.Release()
+	_, err := root.Promise().Wait()
+	var e *engine.Error
 	if !errors.As(err, &e) || e.Code != engine.InternalError || e.Info != "Promise: the root was released" {
 		t.Errorf("Promise after Release: %v, want InternalError: Promise: the root was released", err)
 	}

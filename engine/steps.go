@@ -723,6 +723,13 @@ func (as *Steps) Error(code string, info ...string) {
 	if len(info) > 0 {
 		inf = info[0]
 	}
+	if code == "" {
+		// An empty code reads as no error at the flow's end: the
+		// flow succeeded. It is a mistake, failed as External.Error
+		// fails it; before the branches, so that a foreign engine
+		// never gets the empty code either.
+		code, inf = emptyCode(inf)
+	}
 	e := as.e
 	if !e.r.IsSameThread() || e.cur != as {
 		if as.kind == kForeign {
@@ -735,12 +742,6 @@ func (as *Steps) Error(code string, info ...string) {
 		}
 		as.current("Error")
 		return
-	}
-	if code == "" {
-		// An empty code reads as no error at the flow's end: the
-		// flow succeeded. It is a mistake, failed as External.Error
-		// fails it.
-		code, inf = emptyCode(inf)
 	}
 	e.raiseError(as, code, inf)
 	panic(raiseSignal)

@@ -72,6 +72,52 @@ func TestDriveRealReactorPanics(t *testing.T) {
 	}
 }
 
+// Iterate and Advance from a callback of a real reactor's own loop are the
+// same mistake: they panic naming it, and the loop keeps its word. Before,
+// the nested drive's count went 0, 1, 0 and its end gave up the loop word
+// while the loop still ran the callback: the loop's goroutine was no longer
+// the loop (IsSameThread false), and any goroutine could take the loop
+// under it.
+func TestDriveRealReactorFromItsLoopPanics(t *testing.T) {
+	r, err := reactor.New(reactor.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runDone := make(chan error, 1)
+	go func() { runDone <- r.Run() }()
+	drives := []struct {
+		name  string
+		drive func()
+	}{
+		{"Iterate", func() { r.Iterate() }},
+		{"Advance", func() { r.Advance(time.Millisecond) }},
+	}
+	for _, d := range drives {
+		type result struct {
+			msg      string
+			loopKept bool
+		}
+		got := make(chan result, 1)
+		r.Immediate(func() {
+			msg := drivePanic(d.drive)
+			got <- result{msg, r.IsSameThread()}
+		})
+		res := <-got
+		if !strings.Contains(res.msg, "real reactor") {
+			t.Errorf("%s from the loop's own callback: panic %q, want one naming the mistake", d.name, res.msg)
+		}
+		if !res.loopKept {
+			t.Errorf("%s from the loop's own callback gave up the loop word: the loop is no longer its own goroutine", d.name)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-runDone; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+}
+
 // A manual reactor is still driven by any goroutine, one after another.
 func TestDriveManualFromTwoGoroutines(t *testing.T) {
 	r := reactor.NewManual()

@@ -17,6 +17,13 @@ func NewManual() *Reactor { return newReactor(Options{CPU: -1}, true) }
 func (r *Reactor) enter() {
 	me := goid.Current()
 	if r.loopG.Load() == me {
+		if !r.manual {
+			// A callback of a real loop (or of a turn run for it)
+			// driving it: the count would go 0, 1, 0 and leave would
+			// give up the loop word that the loop still holds, so
+			// that other goroutines took the loop under it.
+			panic(errDriveReal)
+		}
 		r.running++ // a callback driving its own manual reactor
 		return
 	}
@@ -91,14 +98,18 @@ func (r *Reactor) leave() {
 }
 
 // Iterate runs the work that is ready now, once, and reports whether work is
-// still ready. Timers not yet due are not ready work. NewManual only.
+// still ready. Timers not yet due are not ready work. NewManual only: on a
+// real reactor it panics naming the mistake, from its own loop's callbacks
+// too.
 func (r *Reactor) Iterate() bool {
 	r.enter()
 	defer r.leave()
 	return r.iterate()
 }
 
-// RunUntilIdle iterates until nothing is ready. NewManual only.
+// RunUntilIdle iterates until nothing is ready. NewManual only: called
+// outside a real reactor's loop it panics naming the mistake (from that
+// loop's own callbacks it is not checked, and runs the ready work nested).
 //
 //go:nosplit
 func (r *Reactor) RunUntilIdle() {
@@ -174,7 +185,9 @@ func (r *Reactor) leaveOutermost() {
 
 // Advance moves the virtual clock forward by d, tick by tick, firing due
 // timers in deadline order (including timers scheduled during the advance
-// that fall due within it) and running the work they make ready. NewManual only.
+// that fall due within it) and running the work they make ready. NewManual
+// only: on a real reactor it panics naming the mistake, from its own loop's
+// callbacks too.
 func (r *Reactor) Advance(d time.Duration) {
 	r.enter()
 	defer r.leave()
