@@ -7,6 +7,12 @@ import (
 )
 
 // Options tunes a Server. Zero fields take the defaults in brackets.
+//
+// A read or write of up to 256 KiB is a raw system call, which holds up a
+// garbage collection's stop-the-world for its copy; a larger one goes
+// through the runtime's system-call path, a few hundred instructions
+// dearer but never holding one up. So a ReadSize above 256 KiB makes every
+// read that much dearer.
 type Options struct {
 	Backlog   int           // listen(2) backlog [1024]
 	ReadSize  int           // bytes asked of each read(2), per reactor scratch buffer [64 KiB]

@@ -103,32 +103,46 @@ func isFDLimit(err error) bool {
 //
 // Why that is safe: every descriptor netio reads or writes is a socket it
 // made non-blocking (accept4 with SOCK_NONBLOCK), so neither call ever
-// sleeps in the kernel: it copies what the socket holds or has room for
-// (at most len(b): the loop's read buffer, Options.ReadSize, or one
-// connection's queued output) and returns, or returns EAGAIN. What the
-// bookkeeping is for, a goroutine blocked in the kernel while its P
-// serves others, cannot happen; the loop's thread holds its P for the
-// copy, as it does for any other work. The one system call of the loop
-// that sleeps (epoll_wait) still goes through the runtime (reactor).
+// sleeps in the kernel: it copies what the socket holds or has room for,
+// at most len(b), and returns, or returns EAGAIN. What the bookkeeping is
+// for, a goroutine blocked in the kernel while its P serves others, cannot
+// happen; the loop's thread holds its P for the copy, as it does for any
+// other work. The one system call of the loop that sleeps (epoll_wait)
+// still goes through the runtime (reactor).
+//
+// But a raw call is not a safe point: a stop-the-world (the GC's) waits
+// for the copy to end, while a call through the runtime lets it go on at
+// once. A non-blocking write copies up to the socket's free send buffer,
+// which autotuning grows to tcp_wmem's maximum (4 MiB by default): one raw
+// write of a large reply measured 3.9 MB copied a call, and GC pauses of
+// 1.6-2.1 ms against 0.16-0.33 ms through unix.Write (loopback, a loaded
+// 2-core box; profiles/notes/2026-11-28-revsrv4-round11.md). So only a
+// call that asks at most rawMax bytes is raw; a larger one (a large
+// Options.ReadSize, a large queued output) goes through the runtime,
+// whose bookkeeping is small beside the copy.
 //
 // The buffer's address is converted to uintptr in the call expression
 // itself, as unsafe.Pointer's rule for system calls asks: syscall's
-// RawSyscall6 is marked go:uintptrkeepalive, so the compiler keeps b
-// alive (and unmoved) until the call returns. Called directly, not
+// RawSyscall6 and Syscall are marked go:uintptrkeepalive, so the compiler
+// keeps b alive (and unmoved) until the call returns. Called directly, not
 // through unix.RawSyscall, whose assembly jumps to syscall's through an
 // ABI wrapper and RawSyscall: about 28 instructions a call fewer.
 //
-// Unlike unix.Read, no race-detector annotation marks the kernel's stores
-// into b: b is the loop's own, read only by the loop's goroutine after
-// the call returns.
+// The kernel's stores into b (read) and loads from it (write) are
+// invisible to the race detector: under -race both calls annotate them as
+// unix.Read and unix.Write do (race_linux.go), so a goroutine that touches
+// a buffer while the loop reads into it or writes from it is reported.
 func sysRead(fd int, b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, nil // read(2) of 0 bytes: nothing to ask the kernel
+	if uint(len(b))-1 >= rawMax {
+		return sysReadLong(fd, b) // 0 bytes, or more than a raw call may copy
 	}
 	for {
 		r, _, e := syscall.RawSyscall6(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
 		switch e {
 		case 0:
+			if raceenabled {
+				raceRead(b, int(r))
+			}
 			return int(r), nil
 		case unix.EINTR:
 			continue
@@ -140,13 +154,19 @@ func sysRead(fd int, b []byte) (int, error) {
 }
 
 func sysWrite(fd int, b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, nil
+	if uint(len(b))-1 >= rawMax {
+		return sysWriteLong(fd, b)
+	}
+	if raceenabled {
+		raceReleaseMerge()
 	}
 	for {
 		r, _, e := syscall.RawSyscall6(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
 		switch e {
 		case 0:
+			if raceenabled {
+				raceWrote(b, int(r))
+			}
 			return int(r), nil
 		case unix.EINTR:
 			continue
@@ -154,6 +174,78 @@ func sysWrite(fd int, b []byte) (int, error) {
 			return -1, errAgain
 		}
 		return -1, e
+	}
+}
+
+// rawMax is the most bytes a raw sysRead or sysWrite asks of the kernel,
+// and so the longest copy it holds its P (and a stop-the-world) for: the
+// size of the runtime's own chunks of non-preemptible memory clearing.
+// The default Options.ReadSize (64 KiB) and HighWater (256 KiB) are within
+// it.
+const rawMax = 256 << 10
+
+// sysReadLong is sysRead of 0 bytes (nothing to ask the kernel) or of more
+// than rawMax, through the runtime's system-call path.
+func sysReadLong(fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	for {
+		r, _, e := syscall.Syscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		switch e {
+		case 0:
+			if raceenabled {
+				raceRead(b, int(r))
+			}
+			return int(r), nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return -1, errAgain
+		}
+		return -1, e
+	}
+}
+
+// sysWriteLong is sysWrite of 0 bytes or of more than rawMax, through the
+// runtime's system-call path.
+func sysWriteLong(fd int, b []byte) (int, error) {
+	if len(b) == 0 {
+		return 0, nil
+	}
+	if raceenabled {
+		raceReleaseMerge()
+	}
+	for {
+		r, _, e := syscall.Syscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		switch e {
+		case 0:
+			if raceenabled {
+				raceWrote(b, int(r))
+			}
+			return int(r), nil
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return -1, errAgain
+		}
+		return -1, e
+	}
+}
+
+// raceRead tells the race detector that the kernel stored n bytes into b,
+// and that they were written before (ioSync); raceWrote that it loaded n
+// bytes of b. As unix.Read and unix.Write do.
+func raceRead(b []byte, n int) {
+	if n > 0 {
+		raceWriteRange(unsafe.Pointer(&b[0]), n)
+	}
+	raceAcquire()
+}
+
+func raceWrote(b []byte, n int) {
+	if n > 0 {
+		raceReadRange(unsafe.Pointer(&b[0]), n)
 	}
 }
 

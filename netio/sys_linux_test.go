@@ -146,3 +146,68 @@ func BenchmarkSocketWriteRead(b *testing.B) {
 		})
 	}
 }
+
+// A call that asks more than rawMax goes through the runtime's system-call
+// path (a stop-the-world need not wait for its copy): it must return what
+// the raw one does, bytes, EAGAIN as errAgain, end of stream, an Errno.
+// The defaults stay within rawMax, so a loop with them never takes it.
+func TestSysReadWriteLong(t *testing.T) {
+	if d := (Options{}).withDefaults(); d.ReadSize > rawMax || d.HighWater > rawMax {
+		t.Fatalf("default ReadSize %d or HighWater %d above rawMax %d: every read or flush would pay the runtime's bookkeeping", d.ReadSize, d.HighWater, rawMax)
+	}
+	a, b := socketPair(t)
+	if err := unix.SetsockoptInt(a, unix.SOL_SOCKET, unix.SO_RCVBUF, 4<<20); err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.SetsockoptInt(b, unix.SOL_SOCKET, unix.SO_SNDBUF, 4<<20); err != nil {
+		t.Fatal(err)
+	}
+	out := make([]byte, 2*rawMax)
+	for i := range out {
+		out[i] = byte(i * 7)
+	}
+	var in, want []byte
+	sent := 0
+	for i := 0; ; i++ {
+		chunk := out[sent%rawMax:][:rawMax+1]
+		n, err := sysWrite(b, chunk)
+		if err == errAgain {
+			if n != -1 {
+				t.Fatalf("a long sysWrite on a full socket = %d, errAgain; want -1", n)
+			}
+			break
+		}
+		if err != nil || n <= 0 {
+			t.Fatalf("a long sysWrite = %d, %v before the socket filled", n, err)
+		}
+		sent += n
+		want = append(want, chunk[:n]...)
+		if i > 1<<14 {
+			t.Fatalf("the socket never filled after %d bytes", sent)
+		}
+	}
+	_ = unix.Close(b)
+	buf := make([]byte, rawMax+1)
+	for {
+		n, err := sysRead(a, buf)
+		if err != nil {
+			t.Fatalf("a long sysRead = %d, %v after %d of %d bytes; want the rest, then 0, nil", n, err, len(in), sent)
+		}
+		if n == 0 {
+			break
+		}
+		in = append(in, buf[:n]...)
+	}
+	if !bytes.Equal(in, want) {
+		t.Fatalf("read %d bytes, not the %d written", len(in), sent)
+	}
+	if n, err := sysRead(a, buf); n != 0 || err != nil {
+		t.Fatalf("a long sysRead at end of stream = %d, %v; want 0, nil", n, err)
+	}
+	if n, err := sysWrite(a, buf); n != -1 || !errors.Is(err, unix.EPIPE) {
+		t.Fatalf("a long sysWrite to a closed peer = %d, %v; want -1, EPIPE", n, err)
+	}
+	if n := testing.AllocsPerRun(20, func() { _, _ = sysRead(a, buf) }); n != 0 {
+		t.Errorf("a long sysRead: %v allocations a call, want 0", n)
+	}
+}
