@@ -40,8 +40,7 @@ redis-deps:
 vet:
 	$(GO) vet $(PKGS)
 	cd bench && $(GO) vet ./...
-	# The library and its tests build elsewhere too (the *_other.go
-	# fallbacks; tests that need Linux say so). abi is cgo, bench Linux-only.
+	@# the library and its tests build elsewhere too (*_other.go; tests that need Linux say so); abi is cgo, bench Linux-only
 	GOOS=darwin $(GO) vet $$($(GO) list ./... | grep -v '/abi')
 	@test -z "$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go'))" || { gofmt -l .; echo 'gofmt: files need formatting'; exit 1; }
 
