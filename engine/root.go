@@ -411,8 +411,11 @@ func (l *rootList) prefetchNext() {
 
 // New returns a new root on r, not yet executed. Safe from any goroutine.
 // Roots come from r's pool: Release gives one back, so create → execute →
-// release allocates nothing once warm.
+// release allocates nothing once warm. A nil r panics, naming the call.
 func New(r *reactor.Reactor) *Steps {
+	if r == nil {
+		panic(errNewNil)
+	}
 	e, ok := reactor.X.Ext(r, extKey).(*engine) // engineOf's common case, inlined
 	if !ok {
 		e = engineOf(r)
@@ -1704,3 +1707,7 @@ func (as *Steps) Executing() bool {
 	checkReleased(as, "Executing")
 	return as != nil && as.kind == kRoot && rootOf(as).running()
 }
+
+// errNewNil is New's panic for a nil reactor: a mistake made outside any
+// flow, so there is no flow to fail.
+const errNewNil = "engine: New(nil): a root needs a reactor (reactor.NewManual, reactor.New, or a Group's Next)"
