@@ -173,33 +173,65 @@ func TestGoRedisServerTimeout(t *testing.T) {
 }
 
 // holdOnlySlot starts stepsd with one Limiter slot and a queue of queue,
-// and a client whose SLEEP 300 holds the slot: it returns a second client,
-// connected before the slot was taken, the test's context, and the
-// sleeper's result.
-func holdOnlySlot(t *testing.T, queue int) (*redis.Client, context.Context, <-chan error) {
-	s := startStepsd(t, stepsd.Config{Concurrent: 1, Queue: queue})
-	busy := client(t, s.Addr().String(), nil)
-	other := client(t, s.Addr().String(), nil)
+// and a client whose SLEEP holds the slot until release: it returns a
+// server, a second client connected before the slot was taken, the
+// test's context, and release, which resets the sleeper's connection (SO_LINGER
+// 0: the server cancels the SLEEP and gives the slot back at once) and
+// returns when stepsd counts no holder. The slot is held by the server's
+// own count, not by a time the test hopes its next command beats: a SLEEP
+// of fixed length freed the slot before the refused command was read on
+// a loaded machine.
+func holdOnlySlot(t *testing.T, queue int) (s *stepsd.Server, other *redis.Client, _ context.Context, release func() error) {
+	s = startStepsd(t, stepsd.Config{Concurrent: 1, Queue: queue})
+	busy := client(t, s.Addr().String(), resetOnClose)
+	other = client(t, s.Addr().String(), nil)
 	ctx := ctx(t)
 	if err := other.Ping(ctx).Err(); err != nil { // connected before the slot is taken
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- busy.Do(ctx, "SLEEP", 300).Err() }()
-	waitFor(t, func() bool { m := s.Metrics(ctx); return m.Concurrency.Holders == 1 })
-	return other, ctx, done
+	go func() { _ = busy.Do(ctx, "SLEEP", 60000).Err() }() // ends with the reset
+	waitFor(t, func() bool { return s.Metrics(ctx).Concurrency.Holders == 1 })
+	return s, other, ctx, func() error {
+		_ = busy.Close()
+		return until(ctx, func() bool { return s.Metrics(ctx).Concurrency.Holders == 0 })
+	}
+}
+
+// resetOnClose makes a client's connections end with a reset when closed.
+func resetOnClose(o *redis.Options) {
+	o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		c, err := d.DialContext(ctx, network, addr)
+		if err == nil {
+			err = c.(*net.TCPConn).SetLinger(0)
+		}
+		return c, err
+	}
+}
+
+// until polls cond (a server counter) until it holds or ctx ends; unlike
+// waitFor it may run on any goroutine.
+func until(ctx context.Context, cond func() bool) error {
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+	return nil
 }
 
 // The Limiter's refusals are Redis errors with the FutoIn code
 // DefenseRejected.
 func TestGoRedisLimiterRejects(t *testing.T) {
-	other, ctx, done := holdOnlySlot(t, 0)
+	_, other, ctx, release := holdOnlySlot(t, 0)
 	err := other.Echo(ctx, "x").Err()
 	var rerr redis.Error
 	if !errors.As(err, &rerr) || !strings.HasPrefix(err.Error(), "DefenseRejected") {
 		t.Fatalf("with the only slot held: %v, want DefenseRejected", err)
 	}
-	if err := <-done; err != nil {
+	if err := release(); err != nil {
 		t.Fatal(err)
 	}
 	if got, err := other.Echo(ctx, "y").Result(); err != nil || got != "y" {
@@ -218,14 +250,7 @@ func TestGoRedisConnectionReset(t *testing.T) {
 	c := client(t, s.Addr().String(), func(o *redis.Options) {
 		o.ReadTimeout = 100 * time.Millisecond
 		o.PoolSize = 1
-		o.Dialer = func(ctx context.Context, network, addr string) (net.Conn, error) {
-			var d net.Dialer
-			c, err := d.DialContext(ctx, network, addr)
-			if err == nil {
-				err = c.(*net.TCPConn).SetLinger(0)
-			}
-			return c, err
-		}
+		resetOnClose(o)
 	})
 	ctx := ctx(t)
 	err := c.Do(ctx, "SLEEP", 3000).Err()
@@ -265,7 +290,18 @@ func waitFor(t *testing.T, cond func() bool) {
 // (stepsd runs a read's requests as one flow, and splits it where one
 // waits).
 func TestGoRedisPipelineShedPerCommand(t *testing.T) {
-	other, ctx, done := holdOnlySlot(t, 1)
+	s, other, ctx, release := holdOnlySlot(t, 1)
+	// The slot is given back once the pipeline's first command waits in
+	// the queue, so that it is served; the ones behind it were refused
+	// when they were read.
+	freed := make(chan error, 1)
+	go func() {
+		if err := until(ctx, func() bool { return s.Metrics(ctx).Concurrency.Queued == 1 }); err != nil {
+			freed <- err
+			return
+		}
+		freed <- release()
+	}()
 	p := other.Pipeline()
 	first := p.Echo(ctx, "first")
 	second := p.Echo(ctx, "second")
@@ -279,7 +315,7 @@ func TestGoRedisPipelineShedPerCommand(t *testing.T) {
 			t.Errorf("command behind the queued one: %v, want DefenseRejected", err)
 		}
 	}
-	if err := <-done; err != nil {
+	if err := <-freed; err != nil {
 		t.Fatal(err)
 	}
 	if err := other.Get(ctx, "k").Err(); !errors.Is(err, redis.Nil) {
