@@ -1,0 +1,116 @@
+//go:build linux
+
+package engine_test
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/asyncsteps/asyncsteps/engine"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// CONTRACT.md, "Order": roots start in the order of their Execute calls.
+// Off the loop an Execute may start its root at once on the caller (a
+// parked loop: X.RunParked), or post it for the loop (PostRun's ring, or
+// Post) where the task may again start it at once (startRootNow) or queue
+// it (anything but a plain pooled root, or flows ready ahead of it). Here
+// two goroutines take turns executing roots of every kind (plain, with a
+// context, named, waited for by a Promise, with an OnEnd, pooled and
+// reused), each Execute returning before the next begins, and the first
+// steps must run in that order whichever way each start went.
+func TestRootsStartInExecuteOrderAcrossGoroutinesOnARealLoop(t *testing.T) {
+	r := reactortest.Start(t, reactor.Options{CPU: -1, Spin: reactor.NoSpin})
+	const n = 600
+	var mu sync.Mutex
+	got := make([]int, 0, n)
+	done := make(chan struct{})
+	first := func(i int) func(as *engine.Steps) {
+		return func(as *engine.Steps) {
+			mu.Lock()
+			got = append(got, i)
+			last := len(got) == n
+			mu.Unlock()
+			if last {
+				close(done)
+			}
+			as.Success()
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	name := engine.NewName("order")
+	kept := engine.New(r) // re-executed once its last run has ended
+	keptIdle := make(chan struct{}, 1)
+	keptIdle <- struct{}{}
+	engine.X.OnEnd(kept, func(*engine.Steps, string) { keptIdle <- struct{}{} })
+	execute := func(i int) {
+		if i%7 == 6 {
+			select {
+			case <-keptIdle:
+				kept.Add(first(i))
+				kept.Add(func(as *engine.Steps) { as.Success() })
+				kept.Execute()
+				return
+			default:
+			}
+		}
+		root := engine.New(r)
+		root.Add(first(i))
+		root.Add(func(as *engine.Steps) { as.Success() })
+		switch i % 7 {
+		case 1:
+			root.SetContext(ctx)
+		case 2:
+			root.SetFlowName(name)
+		case 3:
+			_ = root.Promise() // executes
+			root.Release()
+			return
+		case 4:
+			engine.X.OnEnd(root, func(*engine.Steps, string) {})
+		case 5:
+			engine.X.DeferStart(root, true) // on the loop only; off it a plain start
+		}
+		root.Execute()
+		root.Release() // released when its run ends
+	}
+	turn := [2]chan int{make(chan int, 1), make(chan int, 1)}
+	var wg sync.WaitGroup
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range turn[w] {
+				if i%5 == 0 {
+					startParked(r) // the direct start as often as the scheduler allows
+				}
+				execute(i)
+				if i+1 == n {
+					close(turn[0])
+					close(turn[1])
+					return
+				}
+				turn[1-w] <- i + 1
+			}
+		}()
+	}
+	turn[0] <- 0
+	wg.Wait()
+	select {
+	case <-done:
+	case <-time.After(reactortest.Hang):
+		mu.Lock()
+		t.Fatalf("%d of %d flows started", len(got), n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, v := range got {
+		if v != i {
+			t.Fatalf("start %d was Execute %d's (order %v...)", i, v, got[max(0, i-3):min(len(got), i+4)])
+		}
+	}
+}
