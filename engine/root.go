@@ -729,7 +729,11 @@ func (as *Steps) Execute() {
 		if reactor.X.RunParked(r, startRootNow, unsafe.Pointer(rt), g) {
 			return // started and run to its first wait or its end, here (startnow.go)
 		}
-		ok = reactor.X.PostRun(r, startRootNow, unsafe.Pointer(rt), g)
+		// Queued, not started at once: this task may be taken from the
+		// ring in a drain with other start tasks behind it, and a flow
+		// run inside the drain could execute roots that overtake them
+		// (TestRingStartsKeepExecuteOrderAgainstRootsTheirStepsExecute).
+		ok = reactor.X.PostRun(r, startRoot, unsafe.Pointer(rt), g)
 	} else if reactor.X.TakeIdle(r) {
 		if rt.Steps.qlast != nil && rt.more.Load() == nil {
 			rt.e.prepareStart(rt)

@@ -5,6 +5,7 @@ package engine_test
 import (
 	"context"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -111,6 +112,67 @@ func TestRootsStartInExecuteOrderAcrossGoroutinesOnARealLoop(t *testing.T) {
 	for i, v := range got {
 		if v != i {
 			t.Fatalf("start %d was Execute %d's (order %v...)", i, v, got[max(0, i-3):min(len(got), i+4)])
+		}
+	}
+}
+
+// A callback on one loop executes two roots, a then b, on another
+// reactor whose loop is parked: both starts go into that reactor's ring
+// (a loop may not take another loop's word) and one turn takes them in
+// order. a's first step then executes c on its own loop.
+// b's Execute returned before c's was called, so b must start before c:
+// a start task taken from a ring may not run its flow's steps ahead of
+// the start tasks behind it, or c, readied by a's step, would overtake b.
+func TestRingStartsKeepExecuteOrderAgainstRootsTheirStepsExecute(t *testing.T) {
+	r1 := reactortest.Start(t, reactor.Options{CPU: -1, Spin: reactor.NoSpin})
+	r2 := reactortest.Start(t, reactor.Options{CPU: -1, Spin: reactor.NoSpin})
+	for round := range 20 {
+		var mu sync.Mutex
+		var got []string
+		var bDone atomic.Bool
+		checked := false
+		log := func(s string) {
+			mu.Lock()
+			got = append(got, s)
+			mu.Unlock()
+		}
+		done := make(chan struct{})
+		c := engine.New(r2)
+		c.Add(func(as *engine.Steps) { log("c"); close(done); as.Success() })
+		b := engine.New(r2)
+		b.Add(func(as *engine.Steps) { log("b"); as.Success() })
+		a := engine.New(r2)
+		a.Add(func(as *engine.Steps) {
+			log("a")
+			mu.Lock()
+			checked = bDone.Load() // b's Execute returned before c's call
+			mu.Unlock()
+			c.Execute()
+			as.Success()
+		})
+		startParked(r2)
+		// A timer callback, run by r1's loop thread: its posts to the
+		// parked r2 leave r2 asleep, and r1 runs r2's turn after the
+		// callback (the hand-off), so both start tasks are in r2's ring
+		// when that turn takes them.
+		r1.Deferred(time.Millisecond, func() {
+			a.Execute()
+			b.Execute()
+			bDone.Store(true)
+		})
+		select {
+		case <-done:
+		case <-time.After(reactortest.Hang):
+			t.Fatal("c never ran")
+		}
+		mu.Lock()
+		order, wasChecked := append([]string(nil), got...), checked
+		mu.Unlock()
+		if wasChecked && (len(order) < 3 || order[1] != "b") {
+			t.Fatalf("round %d: start order %v: c, executed after b's Execute returned, started before b", round, order)
+		}
+		for _, s := range []*engine.Steps{a, b, c} {
+			s.Release()
 		}
 	}
 }
