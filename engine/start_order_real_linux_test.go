@@ -48,6 +48,23 @@ func TestRootsStartInExecuteOrderAcrossGoroutinesOnARealLoop(t *testing.T) {
 	keptIdle := make(chan struct{}, 1)
 	keptIdle <- struct{}{}
 	engine.X.OnEnd(kept, func(*engine.Steps, string) { keptIdle <- struct{}{} })
+	var rootsMu sync.Mutex
+	var roots []*engine.Steps
+	keep := func(root *engine.Steps) {
+		rootsMu.Lock()
+		roots = append(roots, root)
+		rootsMu.Unlock()
+	}
+	defer func() {
+		select {
+		case <-done:
+		default:
+			return // failed: Close ends what is left
+		}
+		for _, root := range roots {
+			root.Release()
+		}
+	}()
 	execute := func(i int) {
 		if i%7 == 6 {
 			select {
@@ -69,7 +86,7 @@ func TestRootsStartInExecuteOrderAcrossGoroutinesOnARealLoop(t *testing.T) {
 			root.SetFlowName(name)
 		case 3:
 			_ = root.Promise() // executes
-			root.Release()
+			keep(root)
 			return
 		case 4:
 			engine.X.OnEnd(root, func(*engine.Steps, string) {})
@@ -77,7 +94,7 @@ func TestRootsStartInExecuteOrderAcrossGoroutinesOnARealLoop(t *testing.T) {
 			engine.X.DeferStart(root, true) // on the loop only; off it a plain start
 		}
 		root.Execute()
-		root.Release() // released when its run ends
+		keep(root) // released once every flow has started: a Release now would cancel it
 	}
 	turn := [2]chan int{make(chan int, 1), make(chan int, 1)}
 	var wg sync.WaitGroup
@@ -105,7 +122,9 @@ func TestRootsStartInExecuteOrderAcrossGoroutinesOnARealLoop(t *testing.T) {
 	case <-done:
 	case <-time.After(reactortest.Hang):
 		mu.Lock()
-		t.Fatalf("%d of %d flows started", len(got), n)
+		started := len(got)
+		mu.Unlock()
+		t.Fatalf("%d of %d flows started", started, n)
 	}
 	mu.Lock()
 	defer mu.Unlock()
