@@ -282,7 +282,9 @@ func (b *Batch) execute(lazy bool) {
 // when it was posted: none of these flows can ever run.
 func endClosedChain(head *root) {
 	for rt := head; rt != nil; {
-		next := rt.more.Load().batchNext
+		x := rt.more.Load()
+		next := x.batchNext
+		x.batchNext = nil // as startBatchChain: Release does not clear a Batch's fields (extKept)
 		st := rt.stateForWrite()
 		st.ErrorInfo = "reactor closed"
 		st.LastException = &Error{Code: InternalError, Info: "reactor closed"}

@@ -732,7 +732,11 @@ func (as *Steps) Execute() {
 		if reactor.X.RunParked(r, startRootNow, unsafe.Pointer(rt), g) {
 			return // started and run to its first wait or its end, here (startnow.go)
 		}
-		ok = reactor.X.PostRun(r, startRootNow, unsafe.Pointer(rt), g)
+		// Queued, not started at once: this task may be taken from the
+		// ring in a drain with other start tasks behind it, and a flow
+		// run inside the drain could execute roots that overtake them
+		// (TestRingStartsKeepExecuteOrderAgainstRootsTheirStepsExecute).
+		ok = reactor.X.PostRun(r, startRoot, unsafe.Pointer(rt), g)
 	} else if reactor.X.TakeIdle(r) {
 		if rt.Steps.qlast != nil && rt.more.Load() == nil {
 			rt.e.prepareStart(rt)
@@ -1223,12 +1227,15 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 		} else {
 			p.failErr(&Error{Code: code, Info: rt.state.ErrorInfo})
 			state = promiseFailed
-			if !e.trim.armed && !e.r.Closed() {
+			if !e.r.Closed() && !e.trim.armed {
 				// As a success's values: the *Error (its Info may be
 				// large) is let go of with the slab at the tick. Not
 				// when the reactor closes (closeAll ends the flows off
 				// its turns, and no timer fires any more): its engine
-				// and slab go with it.
+				// and slab go with it. Closed is tested first: an end
+				// off the loop (Execute or a Batch on a closed reactor)
+				// must not read the loop's trim state, which a turn
+				// still running on the loop or on a caller writes.
 				e.armTrim()
 			}
 		}

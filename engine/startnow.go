@@ -3,8 +3,9 @@ package engine
 import "unsafe"
 
 // startRootNow is startRoot for a root executed by a goroutine that found
-// its loop parked (Execute, through reactor.X.PostRun): the caller holds
-// the loop word and runs this task first in its turn, so the flow starts
+// its loop parked with nothing queued (Execute, through
+// reactor.X.RunParked): the caller holds the loop word and runs this task
+// alone, first in its turn, so the flow starts
 // and runs its first turn at once, as Execute on the loop runs a root it
 // starts outside any step and walk, rather than joining the ready queue
 // for the turn's RunReady to take it back out (issue 19: a Promise's
@@ -14,6 +15,12 @@ import "unsafe"
 // pooled root run again with at most a name, a Promise, a Batch or an
 // OnEnd to its extension, takes startRoot's way (queued): roots start in
 // the order of their Execute calls either way.
+//
+// It is never posted (PostRun and Post get startRoot): a task taken from
+// the ring may have start tasks behind it in the same drain, and a flow
+// run at once there could execute a root on its loop that overtakes
+// them, although their Execute calls came first
+// (TestRingStartsKeepExecuteOrderAgainstRootsTheirStepsExecute).
 //
 // Its start is prepareStart's short start (and startNamedKept's for an
 // extension), without the queue: change them together.
