@@ -8,7 +8,7 @@ import "unsafe"
 // alone, first in its turn, so the flow starts
 // and runs its first turn at once, as Execute on the loop runs a root it
 // starts outside any step and walk, rather than joining the ready queue
-// for the turn's RunReady to take it back out (issue 19: a Promise's
+// for the turn's RunReady to take it back out (the FanOut row: a Promise's
 // start from ordinary code paid the queue's round trip, prepareStart's
 // tests twice and RunReady's batch, each flow). A root that finds flows
 // ready ahead of it, or is started inside a walk, or is anything but a
