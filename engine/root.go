@@ -414,7 +414,7 @@ func (l *rootList) prefetchNext() {
 // release allocates nothing once warm. A nil r panics, naming the call.
 func New(r *reactor.Reactor) *Steps {
 	if r == nil {
-		panic(errNewNil)
+		newNil()
 	}
 	e, ok := reactor.X.Ext(r, extKey).(*engine) // engineOf's common case, inlined
 	if !ok {
@@ -1715,6 +1715,11 @@ func (as *Steps) Executing() bool {
 	return as != nil && as.kind == kRoot && rootOf(as).running()
 }
 
-// errNewNil is New's panic for a nil reactor: a mistake made outside any
-// flow, so there is no flow to fail.
-const errNewNil = "engine: New(nil): a root needs a reactor (reactor.NewManual, reactor.New, or a Group's Next)"
+// newNil is New's panic for a nil reactor: a mistake made outside any
+// flow, so there is no flow to fail. Out of line, so that New carries a
+// call, not the panic's boxing of its message (TestAllocEscapes).
+//
+//go:noinline
+func newNil() {
+	panic("engine: New(nil): a root needs a reactor (reactor.NewManual, reactor.New, or a Group's Next)")
+}
