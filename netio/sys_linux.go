@@ -134,7 +134,7 @@ func isFDLimit(err error) bool {
 // a buffer while the loop reads into it or writes from it is reported.
 func sysRead(fd int, b []byte) (int, error) {
 	if uint(len(b))-1 >= rawMax {
-		return sysReadLong(fd, b) // 0 bytes, or more than a raw call may copy
+		return sysLong(unix.SYS_READ, fd, b) // 0 bytes, or more than a raw call may copy
 	}
 	for {
 		r, _, e := syscall.RawSyscall6(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)), 0, 0, 0)
@@ -155,7 +155,7 @@ func sysRead(fd int, b []byte) (int, error) {
 
 func sysWrite(fd int, b []byte) (int, error) {
 	if uint(len(b))-1 >= rawMax {
-		return sysWriteLong(fd, b)
+		return sysLong(unix.SYS_WRITE, fd, b)
 	}
 	if raceenabled {
 		raceReleaseMerge()
@@ -184,44 +184,26 @@ func sysWrite(fd int, b []byte) (int, error) {
 // it.
 const rawMax = 256 << 10
 
-// sysReadLong is sysRead of 0 bytes (nothing to ask the kernel) or of more
-// than rawMax, through the runtime's system-call path.
-func sysReadLong(fd int, b []byte) (int, error) {
+// sysLong is sysRead (trap SYS_READ) or sysWrite (SYS_WRITE) of 0 bytes
+// (nothing to ask the kernel) or of more than rawMax, through the
+// runtime's system-call path. One function for both: neither is hot.
+func sysLong(trap uintptr, fd int, b []byte) (int, error) {
 	if len(b) == 0 {
 		return 0, nil
 	}
-	for {
-		r, _, e := syscall.Syscall(unix.SYS_READ, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
-		switch e {
-		case 0:
-			if raceenabled {
-				raceRead(b, int(r))
-			}
-			return int(r), nil
-		case unix.EINTR:
-			continue
-		case unix.EAGAIN:
-			return -1, errAgain
-		}
-		return -1, e
-	}
-}
-
-// sysWriteLong is sysWrite of 0 bytes or of more than rawMax, through the
-// runtime's system-call path.
-func sysWriteLong(fd int, b []byte) (int, error) {
-	if len(b) == 0 {
-		return 0, nil
-	}
-	if raceenabled {
+	if raceenabled && trap == unix.SYS_WRITE {
 		raceReleaseMerge()
 	}
 	for {
-		r, _, e := syscall.Syscall(unix.SYS_WRITE, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
+		r, _, e := syscall.Syscall(trap, uintptr(fd), uintptr(unsafe.Pointer(&b[0])), uintptr(len(b)))
 		switch e {
 		case 0:
 			if raceenabled {
-				raceWrote(b, int(r))
+				if trap == unix.SYS_READ {
+					raceRead(b, int(r))
+				} else {
+					raceWrote(b, int(r))
+				}
 			}
 			return int(r), nil
 		case unix.EINTR:
