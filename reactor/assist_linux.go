@@ -355,24 +355,7 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 			v := recover()
 			accepted = true  // run, as a queued task that panics is
 			r.m.iterations++ // the iteration that ran it, as directTurn counts
-			handled := false
-			defer func() {
-				if !handled {
-					r.abandonTurn(slot) // the handler panicked in turn
-				}
-			}()
-			if v != nil {
-				r.panicHandler(v)
-			}
-			handled = true
-			// The turn ends here; the loop is woken only for what
-			// the task left, as at directTurn's end.
-			left := !r.onlyFlows(changes) || *r.extMay.Load()
-			storerel.Uintptr(&r.loopG, parkedG)
-			releaseAssist(slot)
-			if left {
-				r.wakeLoop()
-			}
+			r.endPanickedTurn(v, slot, changes)
 			return
 		}
 		r.abandonTurn(slot)
@@ -424,4 +407,31 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 func (r *Reactor) refreshNow() {
 	r.m.now = nanotime()
 	r.m.nowStale = false
+}
+
+// endPanickedTurn ends a direct turn whose task panicked past every
+// recover (v, nil for panic(nil) under GODEBUG=panicnil=1) or exited its
+// goroutine (runtime.Goexit): the panic goes to the PanicHandler under the
+// word, then the word and the assist slot go back and the loop is woken
+// only for what the task left, as at directTurn's end; a handler that
+// panics in turn abandons the turn (the word and the slot go back all the
+// same) and its panic goes on. postRun's and RunParked's direct tasks end
+// this way.
+func (r *Reactor) endPanickedTurn(v any, slot int, changes uint64) {
+	handled := false
+	defer func() {
+		if !handled {
+			r.abandonTurn(slot) // the handler panicked in turn
+		}
+	}()
+	if v != nil {
+		r.panicHandler(v)
+	}
+	handled = true
+	left := !r.onlyFlows(changes) || *r.extMay.Load()
+	storerel.Uintptr(&r.loopG, parkedG)
+	releaseAssist(slot)
+	if left {
+		r.wakeLoop()
+	}
 }

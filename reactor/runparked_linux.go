@@ -127,21 +127,5 @@ func (r *Reactor) runParkedEnded(me uintptr, slot int, changes uint64) {
 	if r.loopG.Load() != me {
 		return
 	}
-	v := recover()
-	handled := false
-	defer func() {
-		if !handled {
-			r.abandonTurn(slot) // the handler panicked in turn
-		}
-	}()
-	if v != nil {
-		r.panicHandler(v)
-	}
-	handled = true
-	left := !r.onlyFlows(changes) || *r.extMay.Load()
-	storerel.Uintptr(&r.loopG, parkedG)
-	releaseAssist(slot)
-	if left {
-		r.wakeLoop()
-	}
+	r.endPanickedTurn(recover(), slot, changes)
 }
