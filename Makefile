@@ -156,10 +156,16 @@ bench: redis-deps
 # PGO (default profiles/pgo/loadbench.pgo, from make pgo; PGO=off for none),
 # and `loadbench-nopgo`, without; AB=1 scripts/devkit-run.sh runs both in
 # the same rounds (loadbench -exe-b).
+# BASE=<rev> also builds that commit's kit, without PGO, into
+# $(DEVKIT)/base (scripts/devkit-base.sh): devkit-run.sh then alternates
+# its benchtable with the kit's, and AB=base sets its servers beside the
+# kit's in the same loadbench rounds.
 DEVKIT ?= .devkit
 PGO    ?= profiles/pgo/loadbench.pgo
+BASE   ?=
 devkit:
 	GO=$(GO) PGO=$(PGO) ./scripts/devkit.sh $(DEVKIT)
+	@if [ -n "$(BASE)" ]; then GO=$(GO) ./scripts/devkit-base.sh $(BASE) $(DEVKIT)/base; fi
 
 # pgo: regenerate profiles/pgo/loadbench.pgo, the PGO profile of
 # cmd/loadbench (stepsd, the gnet and net peers, the load generator), from

@@ -32,6 +32,10 @@
 # (loadbench -exe-b KIT/loadbench-nopgo): every server twice, the @b rows
 # from loadbench-nopgo with their ratios to gnet@b, which doubles
 # loadbench's time (about 8 minutes for 1, 2, 4 and 8 reactors).
+# Base A/B: AB=base runs KIT/base/loadbench (an older commit's kit, make
+# devkit BASE=<rev>) as the @b servers beside LB, which then defaults to
+# loadbench-nopgo, as the base kit is built without PGO: the same servers
+# before and after a change, in the same rounds.
 set -uo pipefail
 kit=$(cd "${1:?usage: devkit-run.sh KIT OUT}" && pwd)
 mkdir -p "${2:?usage: devkit-run.sh KIT OUT}"
@@ -46,13 +50,28 @@ rounds=${ROUNDS:-5}
 childwarmup=${CHILD_WARMUP:-500ms}
 servercpus=${SERVER_CPUS-half}
 requests=${REQUESTS:-20000000}
-lb=$kit/${LB:-loadbench}
 ab=${AB:-0}
-[ -x "$lb" ] || { echo "devkit-run: $lb: no such program in the kit" >&2; exit 2; }
-if [ "$ab" = 1 ] && [ ! -x "$kit/loadbench-nopgo" ]; then
-	echo "devkit-run: AB=1 needs $kit/loadbench-nopgo (a kit from make devkit after the PGO round 10 note)" >&2
-	exit 2
+if [ "$ab" = base ]; then
+	lb=$kit/${LB:-loadbench-nopgo}
+	exeb=$kit/base/loadbench
+else
+	lb=$kit/${LB:-loadbench}
+	exeb=$kit/loadbench-nopgo
 fi
+[ -x "$lb" ] || { echo "devkit-run: $lb: no such program in the kit" >&2; exit 2; }
+case $ab in
+0) ;;
+1 | base)
+	[ -x "$exeb" ] || {
+		echo "devkit-run: AB=$ab needs $exeb (AB=1: a kit from make devkit after the PGO round 10 note; AB=base: make devkit BASE=<rev>)" >&2
+		exit 2
+	}
+	;;
+*)
+	echo "devkit-run: AB=$ab: want 0, 1 (PGO against not) or base (KIT/base against the kit)" >&2
+	exit 2
+	;;
+esac
 [ -d "$kit/redis/bin" ] && export PATH="$kit/redis/bin:$PATH"
 
 {
@@ -97,9 +116,9 @@ for n in $loops; do
 		rb="-rb-cells 16x50,16x256 -rb-tests set,get -rb-threads 8 -rb-n 1000000"
 	fi
 	method="-rounds $rounds -child-warmup $childwarmup"
-	if [ "$ab" = 1 ]; then
+	if [ "$ab" != 0 ]; then
 		servers="$servers,$(echo "$servers" | sed 's/\([^,]*\)/\1@b/g')"
-		method="$method -exe-b $kit/loadbench-nopgo"
+		method="$method -exe-b $exeb"
 	fi
 	[ -n "$servercpus" ] && method="$method -server-cpus $servercpus"
 	if [ -z "$newlb" ]; then
