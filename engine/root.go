@@ -687,11 +687,7 @@ func (as *Steps) Execute() {
 		}
 		rt.built = 0
 		fl.resetArgs() // as prepareStart: slot 0 alone when narrow
-		fl.nextRun = e.runHead
-		if e.runHead != nil {
-			e.runHead.prevRun = fl
-		}
-		e.runHead = fl
+		e.linkRun(fl)
 		rt.Steps.setStatus(stActive)
 		c := rt.Steps.dequeue()
 		c.fl = fl
@@ -799,11 +795,7 @@ func (e *engine) prepareStart(rt *root) bool {
 	}
 	rt.built = 0
 	fl.resetArgs() // narrow: slot 0 alone (an empty success left slots 1-3 empty)
-	fl.nextRun = e.runHead
-	if e.runHead != nil {
-		e.runHead.prevRun = fl
-	}
-	e.runHead = fl
+	e.linkRun(fl)
 	rt.Steps.setStatus(stActive)
 	c := rt.Steps.dequeue()
 	c.fl = fl
@@ -847,11 +839,7 @@ func (e *engine) prepareStartSlow(rt *root) bool {
 	}
 	rt.built, rt.created = 0, 0
 	fl := e.attachFlow(rt)
-	fl.nextRun = e.runHead // the run list lives in the flow: the root stays small
-	if e.runHead != nil {
-		e.runHead.prevRun = fl
-	}
-	e.runHead = fl
+	e.linkRun(fl) // the run list lives in the flow: the root stays small
 	rt.Steps.setStatus(stActive)
 	if x != nil && x.misuse != "" {
 		info := x.misuse
@@ -935,11 +923,7 @@ func (e *engine) startNamedKept(rt *root, fl *flow, x *rootExt, queue bool) bool
 	}
 	rt.built = 0
 	fl.resetArgs() // as prepareStart
-	fl.nextRun = e.runHead
-	if e.runHead != nil {
-		e.runHead.prevRun = fl
-	}
-	e.runHead = fl
+	e.linkRun(fl)
 	rt.Steps.setStatus(stActive)
 	c := rt.Steps.dequeue()
 	c.fl = fl
@@ -1006,6 +990,16 @@ func (e *engine) detachFlow(rt *root) {
 	if e.stats.RootFlowsFree++; e.stats.RootFlowsFree > trimFloor && !e.trim.armed {
 		e.armTrim()
 	}
+}
+
+// linkRun puts fl at the head of the running roots' list (engine.runHead),
+// which unlinkRun takes it out of. Small enough to inline into every start.
+func (e *engine) linkRun(fl *flow) {
+	fl.nextRun = e.runHead
+	if e.runHead != nil {
+		e.runHead.prevRun = fl
+	}
+	e.runHead = fl
 }
 
 // unlinkRun takes fl out of the running roots' list (engine.runHead).

@@ -47,11 +47,7 @@ func startRootNow(arg unsafe.Pointer, g uint64) {
 		}
 		rt.built = 0
 		fl.resetArgs()
-		fl.nextRun = e.runHead
-		if e.runHead != nil {
-			e.runHead.prevRun = fl
-		}
-		e.runHead = fl
+		e.linkRun(fl)
 		rt.Steps.setStatus(stActive)
 		c := rt.Steps.dequeue()
 		c.fl = fl
