@@ -159,8 +159,16 @@ func TestPostRunRacingClose(t *testing.T) {
 // Many goroutines calling PostRun on one reactor at once: callbacks run
 // one at a time under the loop word, each exactly once.
 func TestPostRunManyGoroutinesOneAtATime(t *testing.T) {
-	r := startLoop(t, Options{CPU: -1})
-	const goroutines, each = 16, 2000
+	startersOneAtATime(t, startLoop(t, Options{CPU: -1}), 16, 2000, func(r *Reactor, cb func(unsafe.Pointer, uint64)) bool {
+		return X.PostRun(r, cb, nil, 0)
+	})
+}
+
+// startersOneAtATime has goroutines goroutines start each callbacks on r
+// at once through start (a PostRun or RunParked path; false: refused):
+// every callback runs exactly once, one at a time, under the loop word.
+func startersOneAtATime(t *testing.T, r *Reactor, goroutines, each int, start func(*Reactor, func(unsafe.Pointer, uint64)) bool) {
+	t.Helper()
 	var inside, overlaps atomic.Int32
 	var n, onCaller atomic.Int64
 	var wg sync.WaitGroup
@@ -180,18 +188,19 @@ func TestPostRunManyGoroutinesOneAtATime(t *testing.T) {
 				inside.Add(-1)
 			}
 			for range each {
-				X.PostRun(r, cb, nil, 0)
+				if !start(r, cb) {
+					t.Error("refused on an open reactor")
+					return
+				}
 			}
 		}()
 	}
 	wg.Wait()
-	done := make(chan struct{})
-	r.xPost(func(unsafe.Pointer, uint64) { close(done) }, nil, 0)
-	<-done
+	onLoop(r, func() {}) // what the callers left to the loop has run
 	if o := overlaps.Load(); o != 0 {
 		t.Fatalf("%d callbacks overlapped or ran off the loop word", o)
 	}
-	if got := n.Load(); got != goroutines*each {
+	if got := n.Load(); got != int64(goroutines*each) {
 		t.Fatalf("%d callbacks ran, want %d", got, goroutines*each)
 	}
 	t.Logf("%d of %d tasks ran on their callers", onCaller.Load(), goroutines*each)

@@ -4,7 +4,6 @@ package reactor
 
 import (
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -257,44 +256,10 @@ func TestRunParkedManyGoroutinesOneAtATime(t *testing.T) {
 	if forcePolling {
 		t.Skip("the Polling fallback never parks: nothing to run in its place")
 	}
-	r := startLoop(t, Options{CPU: -1})
-	const goroutines, each = 8, 300
-	var inside, overlaps atomic.Int32
-	var n, onCaller atomic.Int64
-	var wg sync.WaitGroup
-	for range goroutines {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			me := goid.Current()
-			cb := func(unsafe.Pointer, uint64) {
-				if inside.Add(1) != 1 || !r.IsSameThread() || !r.IsLoopGoroutine() {
-					overlaps.Add(1)
-				}
-				if goid.Current() == me {
-					onCaller.Add(1)
-				}
-				n.Add(1)
-				inside.Add(-1)
-			}
-			for range each {
-				for !X.Parked(r) {
-					runtime.Gosched() // so that the starts meet a parked loop, the path under test
-				}
-				if !runParkedOrPost(r, cb) {
-					t.Error("refused on an open reactor")
-					return
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	onLoop(r, func() {})
-	if o := overlaps.Load(); o != 0 {
-		t.Fatalf("%d callbacks overlapped or ran off the loop word", o)
-	}
-	if got := n.Load(); got != goroutines*each {
-		t.Fatalf("%d callbacks ran, want %d", got, goroutines*each)
-	}
-	t.Logf("%d of %d tasks ran on their callers", onCaller.Load(), goroutines*each)
+	startersOneAtATime(t, startLoop(t, Options{CPU: -1}), 8, 300, func(r *Reactor, cb func(unsafe.Pointer, uint64)) bool {
+		for !X.Parked(r) {
+			runtime.Gosched() // so that the starts meet a parked loop, the path under test
+		}
+		return runParkedOrPost(r, cb)
+	})
 }
