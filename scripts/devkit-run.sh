@@ -19,7 +19,10 @@
 # CPUs, the load generator on the others (SERVER_CPUS='' shares every CPU,
 # as before); DURATION (default 500ms) and WARMUP (default 200ms) each
 # run's measured and unmeasured time, CHILD_WARMUP (default 500ms) each
-# server's unmeasured load before its first round; REQUESTS (default 20,000,000) its
+# server's unmeasured load before its first round; RB_N (default 4,000,000)
+# redis-benchmark's -n per test at 8 reactors (at 1,000,000 a test ends in
+# 0.25-0.5 s on 16 cores, and its own ramp-up caps the figure: session 24's
+# final run read 2.0 M SET/s for stepsd and gnet alike); REQUESTS (default 20,000,000) its
 # bound on a run's requests (loadbench's own 2,000,000 ends a fast server's
 # cell on many cores before DURATION). With the defaults, loadbench takes
 # about 6 cells x 2 servers x 5 rounds x 0.7s + 2 x 0.5s = 43s per reactor
@@ -50,6 +53,7 @@ rounds=${ROUNDS:-5}
 childwarmup=${CHILD_WARMUP:-500ms}
 servercpus=${SERVER_CPUS-half}
 requests=${REQUESTS:-20000000}
+rbn=${RB_N:-4000000}
 ab=${AB:-0}
 if [ "$ab" = base ]; then
 	lb=$kit/${LB:-loadbench-nopgo}
@@ -113,7 +117,7 @@ for n in $loops; do
 	rb=-redis-benchmark=false
 	if [ "$n" = 8 ]; then
 		servers=stepsd,gnet,net
-		rb="-rb-cells 16x50,16x256 -rb-tests set,get -rb-threads 8 -rb-n 1000000"
+		rb="-rb-cells 16x50,16x256 -rb-tests set,get -rb-threads 8 -rb-n $rbn"
 	fi
 	method="-rounds $rounds -child-warmup $childwarmup"
 	if [ "$ab" != 0 ]; then
