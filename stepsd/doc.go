@@ -21,7 +21,9 @@
 //
 // What clients send on connect gets the answer Redis gives: HELLO 2 its
 // map, HELLO 3 "-NOPROTO" (clients then go on in RESP2), CLIENT
-// SETNAME/SETINFO +OK, COMMAND and COMMAND DOCS an empty array, CONFIG GET
+// SETNAME/SETINFO +OK, COMMAND an empty array, COMMAND DOCS the docs of
+// the commands above in Redis 7's form (redis-cli's interactive help and
+// hints are built from them), CONFIG GET
 // save/appendonly the values of a server without persistence, SELECT 0
 // +OK, INFO a short server section. A request that fails is answered an
 // error with its FutoIn code: "-Timeout ..." (over

@@ -523,7 +523,10 @@ func (p *Parser) constReply(args [][]byte) (reply []byte, bad string) {
 		if argc >= 2 && asciiFold(args[1], cmdCount) {
 			return replyCommandCount, ""
 		}
-		return replyEmptyArray, "" // COMMAND, COMMAND DOCS, INFO: no command table to give
+		if argc >= 2 && asciiFold(args[1], cmdDocs) {
+			return p.commandDocs(args[2:]), ""
+		}
+		return replyEmptyArray, "" // COMMAND, COMMAND INFO: no command table to give
 	case asciiFold(name, cmdConfig):
 		if argc < 2 {
 			return nil, badArity
@@ -602,6 +605,98 @@ func (p *Parser) constReply(args [][]byte) (reply []byte, bad string) {
 	return nil, badUnknown
 }
 
+// commandDocs answers COMMAND DOCS [name ...]: the docs of stepsd's own
+// commands, all of them or those named (an unknown name is left out, as
+// Redis does), composed in p.reply.
+func (p *Parser) commandDocs(names [][]byte) []byte {
+	if len(names) == 0 {
+		return replyCommandDocs
+	}
+	n := 0
+	for _, a := range names {
+		for _, d := range commandDocTable {
+			if asciiFold(a, d.name) {
+				n++
+			}
+		}
+	}
+	r := appendArrayHeader(p.reply[:0], 2*n)
+	for _, a := range names {
+		for _, d := range commandDocTable {
+			if asciiFold(a, d.name) {
+				r = appendBulk(r, d.lower)
+				r = append(r, d.doc...)
+			}
+		}
+	}
+	p.reply = r
+	return r
+}
+
+// commandDoc is one command's entry in COMMAND DOCS: its name as asked
+// (upper case), as answered (lower case, as Redis names them), and its
+// doc, a RESP2 flat map (summary, since, group, arguments).
+type commandDoc struct{ name, lower, doc []byte }
+
+// docArg is one argument of a command's doc: name, type and, where it
+// has one, the flag "optional" or "multiple".
+type docArg struct{ name, typ, flag string }
+
+// newCommandDoc encodes a command's doc as Redis 7 answers COMMAND DOCS,
+// the form from which redis-cli builds its interactive help and the
+// hints it shows while a command is typed.
+func newCommandDoc(name, summary, group string, args ...docArg) commandDoc {
+	fields := 3
+	if len(args) > 0 {
+		fields++
+	}
+	d := appendArrayHeader(nil, 2*fields)
+	for _, kv := range [...][2]string{{"summary", summary}, {"since", "1.0.0"}, {"group", group}} {
+		d = appendBulk(d, []byte(kv[0]))
+		d = appendBulk(d, []byte(kv[1]))
+	}
+	if len(args) > 0 {
+		d = appendBulk(d, []byte("arguments"))
+		d = appendArrayHeader(d, len(args))
+		for _, a := range args {
+			n := 4
+			if a.flag != "" {
+				n += 2
+			}
+			d = appendArrayHeader(d, n)
+			d = appendBulk(appendBulk(d, []byte("name")), []byte(a.name))
+			d = appendBulk(appendBulk(d, []byte("type")), []byte(a.typ))
+			if a.flag != "" {
+				d = appendBulk(d, []byte("flags"))
+				d = appendArrayHeader(d, 1)
+				d = append(d, "+"+a.flag+"\r\n"...)
+			}
+		}
+	}
+	return commandDoc{[]byte(name), bytes.ToLower([]byte(name)), d}
+}
+
+// commandDocTable: the commands stepsd has, documented as stepsd runs
+// them (SET without Redis's options, SLEEP its own).
+var commandDocTable = [...]commandDoc{
+	newCommandDoc("GET", "Get the value of a key", "string", docArg{"key", "key", ""}),
+	newCommandDoc("SET", "Set the string value of a key (no options)", "string", docArg{"key", "key", ""}, docArg{"value", "string", ""}),
+	newCommandDoc("DEL", "Delete keys; replies how many existed", "generic", docArg{"key", "key", "multiple"}),
+	newCommandDoc("PING", "Ping the server", "connection", docArg{"message", "string", "optional"}),
+	newCommandDoc("ECHO", "Echo the given string", "connection", docArg{"message", "string", ""}),
+	newCommandDoc("SLEEP", "Reply +OK after the given milliseconds, 0 to 3600000 (stepsd's own; other requests go on)", "server", docArg{"milliseconds", "integer", ""}),
+	newCommandDoc("QUIT", "Close the connection", "connection"),
+}
+
+// replyCommandDocs is COMMAND DOCS's reply for every command.
+var replyCommandDocs = func() []byte {
+	r := appendArrayHeader(nil, 2*len(commandDocTable))
+	for _, d := range commandDocTable {
+		r = append(appendBulk(r, d.lower), d.doc...)
+	}
+	return r
+}()
+
 // asciiFold reports whether word is name (an ASCII word) in either ASCII
 // case.
 func asciiFold(word, name []byte) bool {
@@ -628,6 +723,7 @@ var (
 	cmdQuit    = []byte("QUIT")
 	cmdCommand = []byte("COMMAND")
 	cmdCount   = []byte("COUNT")
+	cmdDocs    = []byte("DOCS")
 	cmdConfig  = []byte("CONFIG")
 	cmdGetSub  = []byte("GET")
 	cmdHello   = []byte("HELLO")

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -129,7 +130,10 @@ func TestParseSetsFields(t *testing.T) {
 // their own get the answers Redis gives them.
 func TestConnectionCommands(t *testing.T) {
 	tests := []struct{ in, want string }{
-		{resp("COMMAND", "DOCS"), "*0\r\n"},
+		{resp("COMMAND", "DOCS"), string(replyCommandDocs)},
+		{resp("COMMAND", "DOCS", "nosuch"), "*0\r\n"},
+		{resp("COMMAND", "DOCS", "quit", "nosuch"), "*2\r\n$4\r\nquit\r\n*6\r\n$7\r\nsummary\r\n$20\r\nClose the connection\r\n" +
+			"$5\r\nsince\r\n$5\r\n1.0.0\r\n$5\r\ngroup\r\n$10\r\nconnection\r\n"},
 		{resp("COMMAND"), "*0\r\n"},
 		{resp("CONFIG", "GET", "save"), "*2\r\n$4\r\nsave\r\n$0\r\n\r\n"},
 		{resp("CONFIG", "GET", "appendonly"), "*2\r\n$10\r\nappendonly\r\n$2\r\nno\r\n"},
@@ -165,6 +169,16 @@ func TestConnectionCommands(t *testing.T) {
 		if string(got) != tt.want {
 			t.Errorf("%q: reply %q, want %q", tt.in, got, tt.want)
 		}
+	}
+	// COMMAND DOCS, all of them, names each command stepsd has, in lower
+	// case as Redis does, each once; redis-cli builds its help from it.
+	for _, name := range []string{"get", "set", "del", "ping", "echo", "sleep", "quit"} {
+		if k := bytes.Count(replyCommandDocs, []byte("\r\n$"+strconv.Itoa(len(name))+"\r\n"+name+"\r\n*")); k != 1 {
+			t.Errorf("COMMAND DOCS names %s %d times", name, k)
+		}
+	}
+	if !bytes.HasPrefix(replyCommandDocs, []byte("*14\r\n")) {
+		t.Errorf("COMMAND DOCS: %.20q, want 7 commands, each a name and a doc", replyCommandDocs)
 	}
 	req, _, _ := new(Parser).Parse([]byte(resp("HELLO", "2")))
 	if !bytes.Contains(req.Text, []byte("proto\r\n:2\r\n")) || req.Text[0] != '*' {

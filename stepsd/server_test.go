@@ -188,7 +188,8 @@ func TestCommands(t *testing.T) {
 		{"GET crlf", "v"},
 		{"SELECT 0", "OK"},
 		{"CONFIG GET save", "[save,]"},
-		{"COMMAND DOCS", "[]"},
+		{"COMMAND DOCS quit", "[quit,[summary,Close the connection,since,1.0.0,group,connection]]"},
+		{"COMMAND DOCS nosuch", "[]"},
 		{"HELLO 3", "-NOPROTO unsupported protocol version"},
 	}
 	for _, tt := range tests {

@@ -99,6 +99,19 @@ func TestGoRedisCommands(t *testing.T) {
 	if err := c.Ping(ctx).Err(); err != nil {
 		t.Fatal(err)
 	}
+	// COMMAND DOCS, which redis-cli asks for on connect to build its help,
+	// decodes as a client reads it: each command stepsd has, by name.
+	all, err := c.Do(ctx, "COMMAND", "DOCS").Slice()
+	if err != nil || len(all) != 14 {
+		t.Fatalf("COMMAND DOCS: %d items, %v; want 7 commands, each a name and a doc", len(all), err)
+	}
+	docs, err := c.Do(ctx, "COMMAND", "DOCS", "SLEEP").Slice()
+	if err != nil || len(docs) != 2 || docs[0] != "sleep" {
+		t.Fatalf("COMMAND DOCS SLEEP: %v, %v", docs, err)
+	}
+	if doc, ok := docs[1].([]any); !ok || len(doc) != 8 || doc[0] != "summary" {
+		t.Fatalf("COMMAND DOCS SLEEP's doc: %#v", docs[1])
+	}
 }
 
 func TestGoRedisPipeline(t *testing.T) {

@@ -14,7 +14,8 @@
 //
 // and what clients send on connect (HELLO 2, CLIENT SETNAME/SETINFO,
 // COMMAND, CONFIG GET save/appendonly, SELECT 0, INFO) gets the answer
-// Redis gives. A failure answers an error with a FutoIn code:
+// Redis gives; COMMAND DOCS documents the commands above, for redis-cli's
+// help. A failure answers an error with a FutoIn code:
 // "-Timeout ..." or "-DefenseRejected ..." (the Limiter is full); a
 // refused request answers "-ERR ..." as Redis does, and a protocol error
 // "-ERR Protocol error: ..." and closes the connection. SIGINT or SIGTERM
