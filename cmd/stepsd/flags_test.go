@@ -66,11 +66,13 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-// -h shows the real defaults, not zeros that stand for them.
+// -h shows the real defaults, not zeros that stand for them, below what
+// the server speaks and how to try it.
 func TestHelpShowsRealDefaults(t *testing.T) {
 	var b strings.Builder
 	_, _ = parseFlags([]string{"-h"}, &b)
-	for _, want := range []string{"(default 65536)", "(default 5s)", "-burst", "0: no queue"} {
+	for _, want := range []string{"(default 65536)", "(default 5s)", "-burst", "0: no queue",
+		"RESP2", "SLEEP ms", "redis-cli -p 7070 set a b", "redis-benchmark -p 7070 -t set,get,ping"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("-h lacks %q:\n%s", want, b.String())
 		}

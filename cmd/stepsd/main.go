@@ -55,6 +55,33 @@ type options struct {
 	adminPublic bool   // -admin-public: allow a non-loopback admin address
 }
 
+// usageHead is what -h prints above the flags: what the server speaks and
+// how to try it, as the package doc says at more length.
+const usageHead = `Usage: stepsd [flags]
+
+stepsd is a Redis-protocol (RESP2) key-value server: redis-cli,
+redis-benchmark, Redis client libraries and twemproxy drive it, and nc or
+telnet send inline commands. Commands:
+  SET key value      +OK
+  GET key            the value, or nil
+  DEL key [key ...]  :keys deleted
+  PING [text]        +PONG, or the text
+  ECHO text          the text
+  SLEEP ms           +OK after ms milliseconds (ours; other requests go on)
+  QUIT               +OK, and the connection closes
+Failures are errors with a FutoIn code (-Timeout, -DefenseRejected); a
+command Redis would refuse gets Redis's -ERR; a protocol error (lost
+framing, a request over -maxline/-maxbulk/-maxargs/-maxrequest) gets
+"-ERR Protocol error: ..." and closes the connection.
+Try, with the defaults:
+  redis-cli -p 7070 set a b
+  redis-benchmark -p 7070 -t set,get,ping -q
+(redis-benchmark without -t stops at its INCR test: stepsd keeps strings
+only.) SIGINT or SIGTERM stops it, letting requests in flight finish.
+
+Flags:
+`
+
 // parseFlags parses the command line. The defaults shown by -h are the
 // real ones (stepsd.DefaultConfig); a value given on the command line means
 // what the library says it means, and one the library would replace with a
@@ -65,6 +92,10 @@ func parseFlags(args []string, out io.Writer) (options, error) {
 	cfg := &o.cfg
 	fs := flag.NewFlagSet("stepsd", flag.ContinueOnError)
 	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprint(fs.Output(), usageHead)
+		fs.PrintDefaults()
+	}
 	fs.StringVar(&cfg.Addr, "addr", d.Addr, "listen address")
 	fs.IntVar(&cfg.Reactors, "reactors", d.Reactors, "reactors, one OS thread each (at least 1); default: one per CPU but one (a CPU left for the kernel, the runtime and clients; see stepsd.DefaultReactors)")
 	fs.BoolVar(&cfg.Pin, "pin", false, "pin reactor i to CPU i")
