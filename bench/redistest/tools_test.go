@@ -3,6 +3,7 @@
 package redistest
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -110,13 +112,15 @@ func TestRedisBenchmark(t *testing.T) {
 	}
 }
 
-// TestTwemproxy shards keys over two stepsd through twemproxy
+// TestTwemproxy shards keys over two stepsd processes (cmd/stepsd, built
+// for the test, as the README's recipe runs them) through twemproxy
 // (nutcracker), a go-redis client talking to the proxy; each key is found
 // on exactly one backend, asked directly, and both hold some.
 func TestTwemproxy(t *testing.T) {
 	nc := need(t, "nutcracker", "nutcracker")
-	a := startStepsd(t, stepsd.Config{Reactors: 1})
-	b := startStepsd(t, stepsd.Config{Reactors: 1})
+	bin := buildStepsd(t)
+	a := startStepsdProcess(t, bin, "-reactors", "1")
+	b := startStepsdProcess(t, bin, "-reactors", "1")
 	port := freePort(t)
 	dir := t.TempDir()
 	conf := filepath.Join(dir, "nutcracker.yml")
@@ -130,7 +134,7 @@ func TestTwemproxy(t *testing.T) {
   servers:
    - %s:1 a
    - %s:1 b
-`, port, a.Addr(), b.Addr())
+`, port, a, b)
 	if err := os.WriteFile(conf, []byte(yml), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -187,7 +191,7 @@ func TestTwemproxy(t *testing.T) {
 			t.Fatalf("GET key:%d through the proxy: %d, %v", i, v, err)
 		}
 	}
-	da, db := client(t, a.Addr().String(), nil), client(t, b.Addr().String(), nil)
+	da, db := client(t, a, nil), client(t, b, nil)
 	onA, onB := 0, 0
 	for i := 0; i < n; i++ {
 		k := fmt.Sprintf("key:%d", i)
@@ -205,11 +209,101 @@ func TestTwemproxy(t *testing.T) {
 	if onA == 0 || onB == 0 {
 		t.Errorf("keys on a: %d, on b: %d; want both to hold some", onA, onB)
 	}
-	t.Logf("%d keys through twemproxy: %d on one stepsd, %d on the other", n, onA, onB)
+	t.Logf("%d keys through twemproxy: %d on one stepsd process, %d on the other", n, onA, onB)
 	// Multi-key DEL is split by the proxy and summed.
 	if got, err := c.Del(ctx, "key:1", "key:2", "key:3", "none").Result(); err != nil || got != 3 {
 		t.Errorf("DEL through the proxy: %d, %v", got, err)
 	}
+}
+
+// buildStepsd builds cmd/stepsd into the test's temporary directory with
+// the go tool that runs the test (GOROOT's, which go test sets, else the
+// one on PATH).
+func buildStepsd(t *testing.T) string {
+	t.Helper()
+	goTool := "go"
+	if root := os.Getenv("GOROOT"); root != "" {
+		if g := filepath.Join(root, "bin", "go"); fileExists(g) {
+			goTool = g
+		}
+	}
+	bin := filepath.Join(t.TempDir(), "stepsd")
+	c, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(c, goTool, "build", "-o", bin, "github.com/asyncsteps/asyncsteps/cmd/stepsd").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build cmd/stepsd: %v\n%s", err, out)
+	}
+	return bin
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// startStepsdProcess runs the stepsd program bin on a free loopback port
+// (-addr 127.0.0.1:0, then args) and returns the address it logs that it
+// listens on. The test's cleanup stops it with SIGTERM, as a user's
+// Ctrl-C would, and fails the test if it does not exit cleanly.
+func startStepsdProcess(t *testing.T, bin string, args ...string) string {
+	t.Helper()
+	cmd := exec.Command(bin, append([]string{"-addr", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var logged strings.Builder // what it logged, shown if the test fails
+	addr := make(chan string, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			line := sc.Text()
+			logged.WriteString(line + "\n")
+			if _, rest, ok := strings.Cut(line, "stepsd: listening on "); ok {
+				a, _, _ := strings.Cut(rest, " ")
+				select {
+				case addr <- a:
+				default:
+				}
+			}
+		}
+	}()
+	exited := make(chan error, 1)
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case err := <-exited:
+			if err != nil {
+				t.Errorf("stepsd process: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			_ = cmd.Process.Kill()
+			<-exited
+			t.Errorf("stepsd process did not exit within 10s of SIGTERM")
+		}
+		if t.Failed() {
+			t.Logf("stepsd %s logged:\n%s", strings.Join(args, " "), logged.String())
+		}
+	})
+	go func() {
+		<-done // the pipe is read to its end before Wait closes it
+		exited <- cmd.Wait()
+	}()
+	select {
+	case a := <-addr:
+		return a
+	case <-done:
+		t.Fatalf("stepsd exited before it listened")
+	case <-time.After(30 * time.Second):
+		t.Fatalf("stepsd did not log its address within 30s")
+	}
+	return ""
 }
 
 // freePort returns a loopback port that was free a moment ago.
