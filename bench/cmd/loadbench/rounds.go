@@ -45,15 +45,20 @@ type roundResult struct {
 	// The server's threads over the measured time (threads.go), from
 	// /proc/<pid>/task: user and system CPU seconds, how many threads
 	// used any, the busiest one's share of the CPU and the CPU it was on
-	// at the end (-1 where not read). One reactor's cells keep one thread
-	// busy: a round slower than its cell's others shows here whether it
-	// moved, spread or spent more in the kernel.
-	UserSec  float64 `json:",omitempty"`
-	SysSec   float64 `json:",omitempty"`
-	Threads  int     `json:",omitempty"`
-	HotShare float64 `json:",omitempty"`
-	HotCPU   int
-	Error    string `json:",omitempty"`
+	// at the end (-1 where not read), and the threads' voluntary and
+	// involuntary context switches and migrations between CPUs (-1 where
+	// not read). One reactor's cells keep one thread busy: a round slower
+	// than its cell's others shows here whether it moved, spread, slept
+	// or spent more in the kernel.
+	UserSec       float64 `json:",omitempty"`
+	SysSec        float64 `json:",omitempty"`
+	Threads       int     `json:",omitempty"`
+	HotShare      float64 `json:",omitempty"`
+	HotCPU        int
+	VolSwitches   int64
+	InvolSwitches int64
+	Migrations    int64
+	Error         string `json:",omitempty"`
 
 	errCodes map[string]int64
 }
@@ -94,12 +99,14 @@ func runRound(rep *report, ch *child, c cell, p plan, round int) roundResult {
 		Round: round, Requests: res.Requests, Errors: res.Errors, errCodes: res.ErrCodes,
 		ElapsedSec: res.Elapsed.Seconds(), ReqPerSec: res.ReqPerSec,
 		P50us: us(res.P50), P99us: us(res.P99), P999us: us(res.P999),
-		RSSEndMiB: mib(rss), RSSPeakMiB: mib(hwm), HotCPU: -1,
+		RSSEndMiB: mib(rss), RSSPeakMiB: mib(hwm),
+		HotCPU: -1, VolSwitches: -1, InvolSwitches: -1, Migrations: -1,
 	}
 	if thErr0 == nil && thErr1 == nil && th0 != nil && th1 != nil {
 		ts := splitThreads(th0, th1)
 		r.UserSec, r.SysSec, r.Threads = ts.user.Seconds(), ts.sys.Seconds(), ts.threads
 		r.HotShare, r.HotCPU = ts.hotShare, ts.hotCPU
+		r.VolSwitches, r.InvolSwitches, r.Migrations = ts.vol, ts.invol, ts.migrations
 	}
 	if cpuErr0 == nil && cpuErr1 == nil && res.Requests > 0 {
 		r.CPUSec = (cpu1 - cpu0).Seconds()

@@ -19,10 +19,15 @@ import (
 // the kernel.
 
 // threadStat is one thread's CPU time so far and the CPU it last ran on,
-// from /proc/<pid>/task/<tid>/stat.
+// from /proc/<pid>/task/<tid>/stat, and its context switches and
+// migrations between CPUs so far, from .../sched (the scheduler's debug
+// file; where it is missing, the switches come from .../status and
+// migrations is -1).
 type threadStat struct {
-	user, sys time.Duration
-	cpu       int
+	user, sys  time.Duration
+	cpu        int
+	vol, invol int64
+	migrations int64
 }
 
 // threadStats reads every thread of process pid; a thread that ends while
@@ -46,6 +51,12 @@ func threadStats(pid int) (map[int]threadStat, error) {
 		st, err := parseThreadStat(b)
 		if err != nil {
 			return nil, fmt.Errorf("%s/%d/stat: %w", dir, tid, err)
+		}
+		st.migrations = -1
+		if b, err := os.ReadFile(dir + "/" + e.Name() + "/sched"); err == nil {
+			st.vol, st.invol, st.migrations = parseSchedCounts(b, "nr_voluntary_switches", "nr_involuntary_switches", "se.nr_migrations")
+		} else if b, err := os.ReadFile(dir + "/" + e.Name() + "/status"); err == nil {
+			st.vol, st.invol, _ = parseSchedCounts(b, "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches", "")
 		}
 		out[tid] = st
 	}
@@ -78,16 +89,47 @@ func parseThreadStat(b []byte) (threadStat, error) {
 	}, nil
 }
 
+// parseSchedCounts reads three counters of a "name: value" or
+// "name : value" file by name; a counter not found (or asked as "") is -1.
+func parseSchedCounts(b []byte, a, c, m string) (va, vc, vm int64) {
+	va, vc, vm = -1, -1, -1
+	for line := range strings.SplitSeq(string(b), "\n") {
+		name, val, ok := strings.Cut(line, ":")
+		if !ok {
+			continue
+		}
+		name = strings.TrimSpace(name)
+		n, err := strconv.ParseInt(strings.TrimSpace(val), 10, 64)
+		if err != nil {
+			continue
+		}
+		switch name {
+		case a:
+			va = n
+		case c:
+			vc = n
+		case m:
+			if m != "" {
+				vm = n
+			}
+		}
+	}
+	return va, vc, vm
+}
+
 // threadSplit is what the threads did between two readings a and b: the
 // user and system time of them all, how many used any CPU, and the busiest
 // one's share of the total and the CPU it was on at b (-1 when no thread
-// used any). A thread born after a counts from zero; one gone by b is not
-// counted (its time is in neither reading's sum of live threads).
+// used any), and the threads' voluntary and involuntary context switches
+// and migrations (-1 where a reading lacks them). A thread born after a
+// counts from zero; one gone by b is not counted (its time is in neither
+// reading's sum of live threads).
 type threadSplit struct {
-	user, sys time.Duration
-	threads   int
-	hotShare  float64
-	hotCPU    int
+	user, sys              time.Duration
+	threads                int
+	hotShare               float64
+	hotCPU                 int
+	vol, invol, migrations int64
 }
 
 func splitThreads(a, b map[int]threadStat) threadSplit {
@@ -95,7 +137,10 @@ func splitThreads(a, b map[int]threadStat) threadSplit {
 	var hot time.Duration
 	hotTID := 0
 	for tid, t1 := range b {
-		t0 := a[tid]
+		t0, seen := a[tid]
+		s.vol = addCount(s.vol, t1.vol, t0.vol, seen)
+		s.invol = addCount(s.invol, t1.invol, t0.invol, seen)
+		s.migrations = addCount(s.migrations, t1.migrations, t0.migrations, seen)
 		du, ds := t1.user-t0.user, t1.sys-t0.sys
 		if du+ds <= 0 {
 			continue
@@ -113,4 +158,17 @@ func splitThreads(a, b map[int]threadStat) threadSplit {
 		s.hotShare = float64(hot) / float64(total)
 	}
 	return s
+}
+
+// addCount adds a thread's counter from v0 (its first reading, or zero if
+// it was born since: seen false) to v1 to sum; -1 in sum or in a reading
+// makes the sum -1 (not read).
+func addCount(sum, v1, v0 int64, seen bool) int64 {
+	if !seen {
+		v0 = 0
+	}
+	if sum < 0 || v1 < 0 || v0 < 0 {
+		return -1
+	}
+	return sum + v1 - v0
 }

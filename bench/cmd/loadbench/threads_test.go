@@ -60,6 +60,36 @@ func TestSplitThreads(t *testing.T) {
 	}
 }
 
+func TestSplitThreadsCounters(t *testing.T) {
+	a := map[int]threadStat{
+		1: {vol: 10, invol: 1, migrations: 3},
+		2: {vol: 5, invol: 5, migrations: 0},
+	}
+	b := map[int]threadStat{
+		1: {vol: 110, invol: 4, migrations: 9}, // +100 +3 +6
+		3: {vol: 7, invol: 2, migrations: 1},   // born since: from zero
+	}
+	if s := splitThreads(a, b); s.vol != 107 || s.invol != 5 || s.migrations != 7 {
+		t.Fatalf("counters %d/%d/%d, want 107 voluntary, 5 involuntary, 7 migrations", s.vol, s.invol, s.migrations)
+	}
+	// A reading without migrations (no sched file): the sum is not read.
+	b[3] = threadStat{vol: 7, invol: 2, migrations: -1}
+	if s := splitThreads(a, b); s.migrations != -1 || s.vol != 107 {
+		t.Fatalf("migrations %d (want -1), voluntary %d (want 107)", s.migrations, s.vol)
+	}
+}
+
+func TestParseSchedCounts(t *testing.T) {
+	sched := "cat (28486, #threads: 1)\n-------\nse.sum_exec_runtime :   0.271485\nse.nr_migrations      :    12\nnr_switches : 40\nnr_voluntary_switches : 30\nnr_involuntary_switches :   10\n"
+	if v, i, m := parseSchedCounts([]byte(sched), "nr_voluntary_switches", "nr_involuntary_switches", "se.nr_migrations"); v != 30 || i != 10 || m != 12 {
+		t.Fatalf("sched: %d %d %d, want 30 10 12", v, i, m)
+	}
+	status := "Name:\tlb\nvoluntary_ctxt_switches:\t77\nnonvoluntary_ctxt_switches:\t3\n"
+	if v, i, m := parseSchedCounts([]byte(status), "voluntary_ctxt_switches", "nonvoluntary_ctxt_switches", ""); v != 77 || i != 3 || m != -1 {
+		t.Fatalf("status: %d %d %d, want 77 3 -1", v, i, m)
+	}
+}
+
 // TestThreadStatsSelf reads this process's threads while a goroutine
 // locked to its thread spins: within 10s some thread must show CPU time,
 // on a CPU that exists.
@@ -89,7 +119,7 @@ func TestThreadStatsSelf(t *testing.T) {
 			break
 		}
 	}
-	if s.threads < 1 || s.user+s.sys <= 0 || s.hotCPU < 0 || s.hotCPU >= runtime.NumCPU()*64 || s.hotShare <= 0 || s.hotShare > 1 {
+	if s.threads < 1 || s.user+s.sys <= 0 || s.hotCPU < 0 || s.hotShare <= 0 || s.hotShare > 1 || s.vol < 0 || s.invol < 0 {
 		t.Fatalf("a spinning thread's CPU time: %+v", s)
 	}
 }
