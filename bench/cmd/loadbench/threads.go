@@ -9,14 +9,15 @@ import (
 	"time"
 )
 
-// A server child's threads, round by round: where its CPU time went and
-// on which CPU its busiest thread ran. One reactor's cells keep one thread
-// busy; on a many-core machine the same cell's rounds differ by up to 20%
-// in CPU per request for stepsd and the gnet peer alike, in two clusters
+// A server child's threads, round by round: where its CPU time went, on
+// which CPU its busiest thread ran, how often they slept, were preempted
+// and moved. One reactor's cells keep one thread busy; on a many-core
+// machine the same cell's rounds differ by up to 20% in CPU per request,
+// for stepsd and the gnet peer alike, in two clusters
 // (profiles/notes/2026-11-28-srv5-round12.md). These figures, kept in
 // -json's rounds, tell whether a slow round ran its busiest thread on
-// another CPU, spread its work over more threads, or spent more of it in
-// the kernel.
+// another CPU, spread its work over more threads, slept or moved more,
+// or spent more of it in the kernel.
 
 // threadStat is one thread's CPU time so far and the CPU it last ran on,
 // from /proc/<pid>/task/<tid>/stat, and its context switches and
