@@ -42,7 +42,23 @@ type roundResult struct {
 	LoadBusy   float64
 	RSSEndMiB  float64
 	RSSPeakMiB float64
-	Error      string `json:",omitempty"`
+	// The server's threads over the measured time (threads.go), from
+	// /proc/<pid>/task: user and system CPU seconds, how many threads
+	// used any, the busiest one's share of the CPU and the CPU it was on
+	// at the end (-1 where not read), and the threads' voluntary and
+	// involuntary context switches and migrations between CPUs (-1 where
+	// not read). One reactor's cells keep one thread busy: a round slower
+	// than its cell's others shows here whether it moved, spread, slept
+	// or spent more in the kernel.
+	UserSec       float64 `json:",omitempty"`
+	SysSec        float64 `json:",omitempty"`
+	Threads       int     `json:",omitempty"`
+	HotShare      float64 `json:",omitempty"`
+	HotCPU        int
+	VolSwitches   int64
+	InvolSwitches int64
+	Migrations    int64
+	Error         string `json:",omitempty"`
 
 	errCodes map[string]int64
 }
@@ -61,17 +77,20 @@ func runRound(rep *report, ch *child, c cell, p plan, round int) roundResult {
 		rep.note("%s: VmHWM cannot be reset (%v): the cells' peaks are the child's peak so far", ch.server, err)
 	}
 	var cpu0, cpu1, self0, self1 time.Duration
-	var cpuErr0, cpuErr1 error
+	var cpuErr0, cpuErr1, thErr0, thErr1 error
+	var th0, th1 map[int]threadStat
 	self := os.Getpid()
 	res, err := netbench.RunLoad(netbench.LoadConfig{
 		Addr: ch.addr, Conns: c.conns, Pipeline: c.pipeline,
 		Requests: p.requests, Duration: p.duration, Warmup: p.warmup,
 		OnMeasure: func() {
 			cpu0, cpuErr0 = ch.cpu()
+			th0, thErr0 = threadStats(ch.cmd.Process.Pid)
 			self0, _ = procCPU(self)
 		},
 		OnStop: func() {
 			cpu1, cpuErr1 = ch.cpu()
+			th1, thErr1 = threadStats(ch.cmd.Process.Pid)
 			self1, _ = procCPU(self)
 		},
 	})
@@ -81,6 +100,13 @@ func runRound(rep *report, ch *child, c cell, p plan, round int) roundResult {
 		ElapsedSec: res.Elapsed.Seconds(), ReqPerSec: res.ReqPerSec,
 		P50us: us(res.P50), P99us: us(res.P99), P999us: us(res.P999),
 		RSSEndMiB: mib(rss), RSSPeakMiB: mib(hwm),
+		HotCPU: -1, VolSwitches: -1, InvolSwitches: -1, Migrations: -1,
+	}
+	if thErr0 == nil && thErr1 == nil && th0 != nil && th1 != nil {
+		ts := splitThreads(th0, th1)
+		r.UserSec, r.SysSec, r.Threads = ts.user.Seconds(), ts.sys.Seconds(), ts.threads
+		r.HotShare, r.HotCPU = ts.hotShare, ts.hotCPU
+		r.VolSwitches, r.InvolSwitches, r.Migrations = ts.vol, ts.invol, ts.migrations
 	}
 	if cpuErr0 == nil && cpuErr1 == nil && res.Requests > 0 {
 		r.CPUSec = (cpu1 - cpu0).Seconds()
