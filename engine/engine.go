@@ -255,7 +255,7 @@ func engineOf(r *reactor.Reactor) *engine {
 	if e, ok := reactor.X.Ext(r, extKey).(*engine); ok {
 		return e
 	}
-	return reactor.X.ExtOrInit(r, extKey, func() reactor.Ext {
+	e := reactor.X.ExtOrInit(r, extKey, func() reactor.Ext {
 		e := &engine{r: r, ar: arena.New(), pending: reactor.X.PendingFlag(r)} // arena: the engine's own frames and Stack memory
 		return reactor.Ext{
 			Value:   e,
@@ -265,6 +265,11 @@ func engineOf(r *reactor.Reactor) *engine {
 			Pending: e.pending,
 		}
 	}).(*engine)
+	// Group.Next's hint before a start here (reactor/warm.go): New's
+	// first locked instruction (the shared pool's lock) and Promise's
+	// (the slab pointer beside it).
+	reactor.X.SetWarm(r, unsafe.Pointer(&e.rootMu), unsafe.Pointer(&e.promises))
+	return e
 }
 
 // closeAll ends every flow still running when the reactor shuts down: each

@@ -5,6 +5,7 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/internal/goid"
 )
@@ -17,6 +18,9 @@ type Group struct {
 	wg      sync.WaitGroup
 	errs    []error
 	started atomic.Bool // Start's: a second Start panics
+	// warm holds each reactor's warm set, side by side (warm.go): read
+	// by Next on a group of warmFrom reactors or more.
+	warm []warmSet
 }
 
 // NewGroup makes n reactors (n <= 0: one per CPU). With opts.Pin, reactor
@@ -45,6 +49,11 @@ func NewGroup(n int, opts Options) (*Group, error) {
 			return nil, err
 		}
 		g.rs = append(g.rs, r)
+	}
+	g.warm = make([]warmSet, n)
+	for i, r := range g.rs {
+		g.warm[i][0].Store((*byte)(unsafe.Pointer(&r.ext))) // the attachment and the loop word
+		r.warm = &g.warm[i]
 	}
 	return g, nil
 }
@@ -76,8 +85,17 @@ func (g *Group) Close() error {
 }
 
 // Next picks a reactor round-robin. Safe from any goroutine.
+//
+// On a group of warmFrom reactors or more it also asks for a few lines of
+// the reactor after the one it returns (warm.go): a goroutine that starts
+// one flow per Next (a fan-out) finds them arrived at its next start.
 func (g *Group) Next() *Reactor {
-	return g.rs[(g.next.Add(1)-1)%uint64(len(g.rs))]
+	n := uint64(len(g.rs))
+	i := (g.next.Add(1) - 1) % n
+	if n >= warmFrom {
+		g.warmNext(i)
+	}
+	return g.rs[i]
 }
 
 // Current returns the reactor whose loop is the calling goroutine, or nil.

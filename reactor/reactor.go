@@ -101,6 +101,11 @@ type Reactor struct {
 	// (Options.PanicHandler or SetPanicHandler); never nil.
 	panicHandler func(v any)
 
+	// warm is this reactor's entry in its group's Group.warm (warm.go):
+	// what Group.Next asks for before a goroutine starts a flow here. Set
+	// by NewGroup before the group is returned; nil outside a group.
+	warm *warmSet
+
 	// inbox is the ring other goroutines post through, kept in place so
 	// that the idle look reads its two positions without a pointer to
 	// follow (the EmptyIteration row). Last, so that the loop's other
