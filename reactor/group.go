@@ -5,7 +5,6 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
-	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/internal/goid"
 )
@@ -18,8 +17,8 @@ type Group struct {
 	wg      sync.WaitGroup
 	errs    []error
 	started atomic.Bool // Start's: a second Start panics
-	// warm holds each reactor's warm set, side by side (warm.go): read
-	// by Next on a group of warmFrom reactors or more.
+	// warm holds each reactor's warm set, side by side (warm.go), on a
+	// group of warmFrom reactors or more; empty on a smaller one.
 	warm []warmSet
 }
 
@@ -50,11 +49,7 @@ func NewGroup(n int, opts Options) (*Group, error) {
 		}
 		g.rs = append(g.rs, r)
 	}
-	g.warm = make([]warmSet, n)
-	for i, r := range g.rs {
-		g.warm[i][0].Store((*byte)(unsafe.Pointer(&r.ext))) // the attachment and the loop word
-		r.warm = &g.warm[i]
-	}
+	g.makeWarm()
 	return g, nil
 }
 
@@ -85,17 +80,8 @@ func (g *Group) Close() error {
 }
 
 // Next picks a reactor round-robin. Safe from any goroutine.
-//
-// On a group of warmFrom reactors or more it also asks for a few lines of
-// the reactor after the one it returns (warm.go): a goroutine that starts
-// one flow per Next (a fan-out) finds them arrived at its next start.
 func (g *Group) Next() *Reactor {
-	n := uint64(len(g.rs))
-	i := (g.next.Add(1) - 1) % n
-	if n >= warmFrom {
-		g.warmNext(i)
-	}
-	return g.rs[i]
+	return g.rs[(g.next.Add(1)-1)%uint64(len(g.rs))]
 }
 
 // Current returns the reactor whose loop is the calling goroutine, or nil.

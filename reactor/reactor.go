@@ -101,17 +101,18 @@ type Reactor struct {
 	// (Options.PanicHandler or SetPanicHandler); never nil.
 	panicHandler func(v any)
 
-	// warm is this reactor's entry in its group's Group.warm (warm.go):
-	// what Group.Next asks for before a goroutine starts a flow here. Set
-	// by NewGroup before the group is returned; nil outside a group.
-	warm *warmSet
-
 	// inbox is the ring other goroutines post through, kept in place so
 	// that the idle look reads its two positions without a pointer to
 	// follow (the EmptyIteration row). Last, so that the loop's other
 	// fields keep the offsets and cache lines they had beside a pointer;
 	// the ring's own padding keeps its producers' line apart from them.
 	inbox ring.MPSC[task]
+
+	// warm and warmAfter are this reactor's entry in its group's warm
+	// sets and the next reactor's (warm.go), set by NewGroup before the
+	// group is returned; nil outside a group of warmFrom or more. Read
+	// when a layer attaches (X.SetWarm), so kept off the loop's lines.
+	warm, warmAfter *warmSet
 }
 
 // printPanic is the panic handler of a reactor given none.

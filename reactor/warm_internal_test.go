@@ -8,10 +8,12 @@ import (
 	"unsafe"
 )
 
-// TestGroupWarmSets: NewGroup gives each reactor its entry of the group's
-// warm sets, holding its attachment line; SetWarm fills the attachment
-// slot and the layer's two lines; a reactor outside a group has no set
-// and SetWarm leaves it so.
+// TestGroupWarmSets: NewGroup gives each reactor of a group of warmFrom
+// or more its entry of the group's warm sets, holding its attachment
+// line, and its successor's (round robin); SetWarm fills the attachment
+// slot and the layer's two lines and returns the successor's hint; a
+// reactor of a smaller group, or outside any group, has no set, and
+// SetWarm leaves it so and returns the zero hint.
 func TestGroupWarmSets(t *testing.T) {
 	g, err := NewGroup(5, Options{CPU: -1})
 	if err != nil {
@@ -19,9 +21,10 @@ func TestGroupWarmSets(t *testing.T) {
 	}
 	defer func() { _ = g.Close() }()
 	key := xNewExtKey("warm test")
-	for i, r := range g.Reactors() {
-		if r.warm != &g.warm[i] {
-			t.Fatalf("reactor %d: warm set %p, want the group's entry %p", i, r.warm, &g.warm[i])
+	rs := g.Reactors()
+	for i, r := range rs {
+		if r.warm != &g.warm[i] || r.warmAfter != &g.warm[(i+1)%len(rs)] {
+			t.Fatalf("reactor %d: warm sets %p and %p, want the group's entries %p and %p", i, r.warm, r.warmAfter, &g.warm[i], &g.warm[(i+1)%len(rs)])
 		}
 		if got := unsafe.Pointer(r.warm[0].Load()); got != unsafe.Pointer(&r.ext) {
 			t.Fatalf("reactor %d: first warm line %p, want its attachment %p", i, got, &r.ext)
@@ -33,7 +36,10 @@ func TestGroupWarmSets(t *testing.T) {
 		}
 		a, b := new(int64), new(int64)
 		X.ExtOrInit(r, key, func() Ext { return Ext{Value: a} })
-		X.SetWarm(r, unsafe.Pointer(a), unsafe.Pointer(b))
+		if h := X.SetWarm(r, unsafe.Pointer(a), unsafe.Pointer(b)); h.s != r.warmAfter {
+			t.Fatalf("reactor %d: SetWarm's hint %p, want the next reactor's set %p", i, h.s, r.warmAfter)
+		}
+		X.Warm(WarmHint{r.warm}) // a hint: no fault, nothing changed (checked below)
 		want := [4]unsafe.Pointer{unsafe.Pointer(&r.ext), unsafe.Pointer(r.ext.Load()), unsafe.Pointer(a), unsafe.Pointer(b)}
 		for k := range want {
 			if got := unsafe.Pointer(r.warm[k].Load()); got != want[k] || got == nil {
@@ -41,12 +47,29 @@ func TestGroupWarmSets(t *testing.T) {
 			}
 		}
 	}
+	small, err := NewGroup(warmFrom-1, Options{CPU: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = small.Close() }()
+	if len(small.warm) != 0 {
+		t.Fatalf("a group of %d reactors has %d warm sets, want none", warmFrom-1, len(small.warm))
+	}
+	for i, r := range small.Reactors() {
+		h := X.SetWarm(r, unsafe.Pointer(new(int64)), nil)
+		X.Warm(h)
+		if r.warm != nil || r.warmAfter != nil || h.s != nil {
+			t.Fatalf("reactor %d of a small group has a warm set", i)
+		}
+	}
 	lone, err := New(Options{CPU: -1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer func() { _ = lone.Close() }()
-	X.SetWarm(lone, unsafe.Pointer(new(int64)), nil) // no set: nothing to do, no panic
+	if h := X.SetWarm(lone, unsafe.Pointer(new(int64)), nil); h.s != nil { // no set: nothing to do, no panic
+		t.Fatal("SetWarm on a reactor outside any group returned a hint")
+	}
 	if lone.warm != nil {
 		t.Fatal("a reactor outside any group has a warm set")
 	}
@@ -54,9 +77,10 @@ func TestGroupWarmSets(t *testing.T) {
 
 // TestGroupNextRoundRobinWhileWarming: on groups below and above
 // warmFrom, Next hands out every reactor equally from many goroutines
-// while SetWarm runs beside them (a layer attaching while a fan-out has
-// started: -race checks the set's loads and stores), and one goroutine's
-// consecutive calls follow the group's order.
+// that ask for each next reactor's hint while SetWarm runs beside them (a
+// layer attaching while a fan-out has started: -race checks the set's
+// loads and stores), and one goroutine's consecutive calls follow the
+// group's order.
 func TestGroupNextRoundRobinWhileWarming(t *testing.T) {
 	for _, n := range []int{1, 2, warmFrom - 1, warmFrom, 16} {
 		g, err := NewGroup(n, Options{CPU: -1})
@@ -85,7 +109,9 @@ func TestGroupNextRoundRobinWhileWarming(t *testing.T) {
 				defer wg.Done()
 				local := make([]int, n)
 				for j := 0; j < calls*n; j++ {
-					local[index[g.Next()]]++
+					r := g.Next()
+					X.Warm(WarmHint{r.warmAfter})
+					local[index[r]]++
 				}
 				mu.Lock()
 				for i, k := range local {
