@@ -23,8 +23,10 @@ import (
 // measured worse: the hints themselves stalled on the line-fill buffers.
 
 // warmFrom is the group size from which a group's reactors get warm sets:
-// below it a round's lines stay in L1 (the 16-core table: FanOut per flow
-// 308 ns at 2 reactors and at 8, 359 at 16).
+// below it a round is two or three flows and their lines stay in L1, and
+// New and Release pay one test for the zero hint (the 16-core table grew
+// between 8 and 16 reactors: FanOut per flow 308 ns at 2 and at 8, 359 at
+// 16; 4 is where the hint is cheap beside a round's misses).
 const warmFrom = 4
 
 // warmSet is the four addresses X.Warm asks for: the reactor's
