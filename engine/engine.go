@@ -68,19 +68,12 @@ type engine struct {
 
 	rootLocal rootRing // roots released on the loop, for New on the loop: no lock
 
-	// warm is the hint for the next reactor of the group (reactor.X.Warm,
-	// reactor/warm.go), asked for by New and Release off the loop: a
-	// goroutine going round the group finds that reactor's first lines
-	// arrived. Beside rootMu, on the line both take anyway; set once,
-	// when the engine attaches (engineOf).
-	warm reactor.WarmHint
+	bridge unsafe.Pointer // a bridge's per-reactor state (BridgeData)
 
 	rootMu    spinLock // guards rootFree, rootsLive and build's list: New and Release run on any goroutine
 	rootFree  rootList
 	rootsLive int
 	build     buildPool // frames for roots built off the loop (buildpool.go)
-
-	bridge unsafe.Pointer // a bridge's per-reactor state (BridgeData)
 
 	trim trimState // idle pools give memory back (trim.go)
 
@@ -262,7 +255,7 @@ func engineOf(r *reactor.Reactor) *engine {
 	if e, ok := reactor.X.Ext(r, extKey).(*engine); ok {
 		return e
 	}
-	e := reactor.X.ExtOrInit(r, extKey, func() reactor.Ext {
+	return reactor.X.ExtOrInit(r, extKey, func() reactor.Ext {
 		e := &engine{r: r, ar: arena.New(), pending: reactor.X.PendingFlag(r)} // arena: the engine's own frames and Stack memory
 		return reactor.Ext{
 			Value:   e,
@@ -272,15 +265,6 @@ func engineOf(r *reactor.Reactor) *engine {
 			Pending: e.pending,
 		}
 	}).(*engine)
-	// The hint that the previous reactor's starts ask for before a start
-	// here (reactor/warm.go): New's first locked instruction (the shared
-	// pool's lock) and Promise's (the slab pointer). Every goroutine
-	// that attaches writes the same values.
-	h := reactor.X.SetWarm(r, unsafe.Pointer(&e.rootMu), unsafe.Pointer(&e.promises))
-	e.rootMu.Lock()
-	e.warm = h
-	e.rootMu.Unlock()
-	return e
 }
 
 // closeAll ends every flow still running when the reactor shuts down: each

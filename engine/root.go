@@ -452,9 +452,7 @@ func New(r *reactor.Reactor) *Steps {
 	if e.rootFree.n > prefetchDepth { // so rt != nil: pop leaves nil only to a pool of rootQuarantine or fewer
 		e.rootFree.prefetchNext()
 	}
-	h := e.warm
 	e.rootMu.Unlock()
-	reactor.X.Warm(h) // the next reactor of a large group (reactor/warm.go)
 	if rt == nil {
 		rt = &root{}
 		rt.Steps.e = e
@@ -1442,9 +1440,7 @@ func (as *Steps) Release() {
 	e.rootMu.Lock()
 	e.rootFree.push(rt)
 	e.rootsLive--
-	h := e.warm
 	e.rootMu.Unlock()
-	reactor.X.Warm(h) // the next reactor of a large group (reactor/warm.go)
 }
 
 // releaseNotRoot is Release of anything but a root: a foreign object's, or

@@ -17,9 +17,6 @@ type Group struct {
 	wg      sync.WaitGroup
 	errs    []error
 	started atomic.Bool // Start's: a second Start panics
-	// warm holds each reactor's warm set, side by side (warm.go), on a
-	// group of warmFrom reactors or more; empty on a smaller one.
-	warm []warmSet
 }
 
 // NewGroup makes n reactors (n <= 0: one per CPU). With opts.Pin, reactor
@@ -49,7 +46,6 @@ func NewGroup(n int, opts Options) (*Group, error) {
 		}
 		g.rs = append(g.rs, r)
 	}
-	g.makeWarm()
 	return g, nil
 }
 

@@ -107,12 +107,6 @@ type Reactor struct {
 	// fields keep the offsets and cache lines they had beside a pointer;
 	// the ring's own padding keeps its producers' line apart from them.
 	inbox ring.MPSC[task]
-
-	// warm and warmAfter are this reactor's entry in its group's warm
-	// sets and the next reactor's (warm.go), set by NewGroup before the
-	// group is returned; nil outside a group of warmFrom or more. Read
-	// when a layer attaches (X.SetWarm), so kept off the loop's lines.
-	warm, warmAfter *warmSet
 }
 
 // printPanic is the panic handler of a reactor given none.
