@@ -506,6 +506,9 @@ func (p *Parser) command(req *Request) {
 	case asciiFold(name, cmdQuit):
 		req.Op = OpQuit
 	default:
+		if dataCommand(req) {
+			return
+		}
 		req.Op = OpConst
 		req.Text, req.Bad = p.constReply(args)
 	}
@@ -614,7 +617,7 @@ func (p *Parser) commandDocs(names [][]byte) []byte {
 	}
 	n := 0
 	for _, a := range names {
-		for _, d := range commandDocTable {
+		for _, d := range allCommandDocs {
 			if asciiFold(a, d.name) {
 				n++
 			}
@@ -622,7 +625,7 @@ func (p *Parser) commandDocs(names [][]byte) []byte {
 	}
 	r := appendArrayHeader(p.reply[:0], 2*n)
 	for _, a := range names {
-		for _, d := range commandDocTable {
+		for _, d := range allCommandDocs {
 			if asciiFold(a, d.name) {
 				r = appendBulk(r, d.lower)
 				r = append(r, d.doc...)
@@ -688,10 +691,20 @@ var commandDocTable = [...]commandDoc{
 	newCommandDoc("QUIT", "Close the connection", "connection"),
 }
 
+// allCommandDocs: stepsd's own commands' docs, then the value types'
+// (dataCmds).
+var allCommandDocs = func() []commandDoc {
+	docs := append([]commandDoc(nil), commandDocTable[:]...)
+	for i := range dataCmds {
+		docs = append(docs, dataCmds[i].doc)
+	}
+	return docs
+}()
+
 // replyCommandDocs is COMMAND DOCS's reply for every command.
 var replyCommandDocs = func() []byte {
-	r := appendArrayHeader(nil, 2*len(commandDocTable))
-	for _, d := range commandDocTable {
+	r := appendArrayHeader(nil, 2*len(allCommandDocs))
+	for _, d := range allCommandDocs {
 		r = append(appendBulk(r, d.lower), d.doc...)
 	}
 	return r
@@ -751,7 +764,7 @@ var (
 	replyOK           = ReplyOK
 	replyNil          = ReplyNil
 	replyEmptyArray   = []byte("*0\r\n")
-	replyCommandCount = []byte(":9\r\n")
+	replyCommandCount = appendInt(nil, ':', int64(len(allCommandDocs)))
 	// replyHello is HELLO's map (a flat array in RESP2), as Redis 7's.
 	replyHello = []byte("*14\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$5\r\n7.0.0\r\n" +
 		"$5\r\nproto\r\n:2\r\n$2\r\nid\r\n:1\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n" +
@@ -760,7 +773,8 @@ var (
 )
 
 // AppendReply appends the success reply to req to dst. value is GET's
-// value; n is how many keys GET found (0 or 1) or DEL deleted.
+// value; n is how many keys GET found (0 or 1) or DEL deleted. For a value
+// type's command (Op.Typed), value is its whole reply, already encoded.
 func AppendReply(dst []byte, req *Request, value []byte, n int) []byte {
 	return appendReply(dst, req.Op, req.Text, value, n)
 }
@@ -782,6 +796,9 @@ func appendReply(dst []byte, op Op, text, value []byte, n int) []byte {
 		return append(dst, '+', 'P', 'O', 'N', 'G', '\r', '\n') // ReplyPong
 	case OpConst:
 		return append(dst, text...)
+	}
+	if op >= opFirstData {
+		return append(dst, value...) // a value type command's: composed when it applied (types.go)
 	}
 	return appendOK(dst)
 }

@@ -21,7 +21,7 @@ type request struct {
 	at  int64  // arrival, on the reactor's coarse clock (Metrics.Commands)
 	bad string // parse error: answered InvalidRequest
 	key []byte // the key (DEL's first; a refused command's name)
-	val []byte // SET's value, ECHO's text, OpConst's reply; DEL's other keys, each after its uvarint length
+	val []byte // SET's value, ECHO's text, OpConst's reply; DEL's other keys, a value type command's words after its key: each after its uvarint length
 	// borrowed: key and val (but a DEL's val) are the read's bytes, valid
 	// until OnData returns; own copies them into ownKey and ownVal, the
 	// buffers the request keeps from run to run.
@@ -29,7 +29,7 @@ type request struct {
 	ownKey, ownVal []byte
 	held           int // len(key)+len(val) when it started, counted in cn.held
 	ms             int64
-	res            []byte // GET's value
+	res            []byte // GET's value; a value type command's reply, encoded
 	n              int    // GET: keys found (0 or 1); DEL: keys deleted
 
 	errCode, errInfo string
@@ -142,7 +142,7 @@ func (rq *request) own() {
 	rq.borrowed = false
 	rq.ownKey = append(rq.ownKey[:0], rq.key...)
 	rq.key = rq.ownKey
-	if rq.op != OpDel {
+	if rq.op != OpDel && rq.op < opFirstData { // theirs are encoded in ownVal already (cn.start)
 		rq.ownVal = append(rq.ownVal[:0], rq.val...)
 		rq.val = rq.ownVal
 	}
@@ -150,7 +150,13 @@ func (rq *request) own() {
 
 // keyed reports whether rq is a command on a key.
 func (rq *request) keyed() bool {
-	return rq.bad == "" && (rq.op == OpSet || rq.op == OpGet || rq.op == OpDel)
+	return rq.bad == "" && keyedOp(rq.op)
+}
+
+// keyedOp reports whether op is a command on keys: SET, GET, DEL, or a
+// value type's (datacmd.go).
+func keyedOp(op Op) bool {
+	return op == OpSet || op == OpGet || op == OpDel || op >= opFirstData
 }
 
 func sleepDone(rq *request, _ uint64) {

@@ -33,11 +33,18 @@ type store struct {
 
 // stripe is one lock and the keys that hash to it. The padding keeps two
 // stripes' locks off one cache line.
+//
+// A key is in at most one of its two maps: m holds the strings, t the
+// other types (types.go). Two maps rather than a type in each entry keep
+// SET's and GET's path as it was: a GET that finds its key in m and a SET
+// of a key in m never look at t; only a miss does (a GET of a key of
+// another type answers WRONGTYPE; a SET of one replaces it).
 type stripe struct {
 	mu   sync.Mutex
 	m    map[string]*entry
-	mark uint8    // its index + 1: a loop's mark while it holds mu (lock)
-	_    [47]byte // to 64 bytes
+	t    map[string]any // *list, *set, *hash, *zset or *stream
+	mark uint8          // its index + 1: a loop's mark while it holds mu (lock)
+	_    [39]byte       // to 64 bytes
 }
 
 // entry is a stored value; updated in place, so a SET of an existing key
@@ -48,6 +55,7 @@ func newStore() *store {
 	s := new(store)
 	for i := range s.stripes {
 		s.stripes[i].m = make(map[string]*entry)
+		s.stripes[i].t = make(map[string]any)
 		s.stripes[i].mark = uint8(i + 1)
 	}
 	return s
@@ -126,7 +134,11 @@ const hashMul = 0x9e3779b97f4a7c15
 // of several keys takes each key's lock in turn). held is the loop's mark
 // (stripe.lock).
 func (s *store) apply(rq *request, held *uint8) {
-	if rq.op == OpDel {
+	if rq.op >= OpDel {
+		if rq.op != OpDel {
+			s.applyData(rq, held) // a value type's command (types.go)
+			return
+		}
 		rq.n = 0
 		if s.del(rq.key, held) {
 			rq.n++
@@ -150,12 +162,14 @@ func (s *store) apply(rq *request, held *uint8) {
 		if ok {
 			rq.n = 1
 			rq.res = append(rq.res[:0], e.v...)
+		} else if len(st.t) != 0 && st.holdsOther(rq.key) {
+			rq.fail(errCodeWrongType, errWrongType)
 		}
 	case OpSet:
 		if e, ok := st.m[string(rq.key)]; ok {
 			e.v = append(e.v[:0], rq.val...)
 		} else {
-			st.m[string(rq.key)] = &entry{v: append([]byte(nil), rq.val...)}
+			st.setNew(rq.key, rq.val)
 		}
 	}
 	st.unlock(held)
@@ -180,6 +194,9 @@ func (sh *shard) applyTo(p *Request, out []byte) []byte {
 	if p.Op == OpGet {
 		if e, ok := st.m[string(p.Key)]; ok {
 			out = appendBulk(out, e.v)
+		} else if len(st.t) != 0 && st.holdsOther(p.Key) {
+			out = AppendError(out, errCodeWrongType, errWrongType)
+			sh.cmds[OpGet].failed++ // the direct run counts it ended
 		} else {
 			out = appendNil(out)
 		}
@@ -187,7 +204,7 @@ func (sh *shard) applyTo(p *Request, out []byte) []byte {
 		if e, ok := st.m[string(p.Key)]; ok {
 			e.v = append(e.v[:0], p.Value...)
 		} else {
-			st.m[string(p.Key)] = &entry{v: append([]byte(nil), p.Value...)}
+			st.setNew(p.Key, p.Value)
 		}
 		out = appendOK(out) // as AppendReply's: the same code as the peers'
 	}
@@ -203,7 +220,26 @@ func (s *store) del(key []byte, held *uint8) bool {
 	_, ok := st.m[string(key)]
 	if ok {
 		delete(st.m, string(key))
+	} else if _, ok = st.t[string(key)]; ok {
+		delete(st.t, string(key))
 	}
 	st.unlock(held)
+	return ok
+}
+
+// setNew stores a copy of val as the string key, which m does not hold:
+// it replaces a value of another type the key may have, as Redis's SET.
+// st's lock is held.
+func (st *stripe) setNew(key, val []byte) {
+	if len(st.t) != 0 {
+		delete(st.t, string(key))
+	}
+	st.m[string(key)] = &entry{v: append([]byte(nil), val...)}
+}
+
+// holdsOther reports whether key holds a value of a type other than
+// string. st's lock is held.
+func (st *stripe) holdsOther(key []byte) bool {
+	_, ok := st.t[string(key)]
 	return ok
 }
