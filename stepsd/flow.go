@@ -289,7 +289,7 @@ func runStepOf(fl *flow) engine.ExecFunc {
 			switch {
 			case rq.bad != "":
 				rq.answerError(engine.InvalidRequest, rq.bad)
-			case keyedOp(rq.op):
+			case rq.op-OpEcho > opFirstData-1-OpEcho: // keyedOp, written out: this closure's body, compiled apart from runStepOf, which is inlined, did not inline the call
 				// Its turn, by runnable's keyedGone: every earlier key
 				// command has gone, the earlier ones of this run in
 				// order. The cursor may still be at a request before

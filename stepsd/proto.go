@@ -1,6 +1,9 @@
 package stepsd
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // This file is the protocol: RESP2, Redis's serialization protocol, as a
 // Redis server speaks it. Parser frames and parses requests, AppendReply
@@ -52,7 +55,7 @@ type Request struct {
 	Op    Op
 	Key   []byte   // SET, GET; DEL's first key
 	Value []byte   // SET
-	Text  []byte   // ECHO, PING text; OpConst: the reply
+	Text  []byte   // ECHO, PING text; OpConst: the reply; a value type's command (Op.Typed): its words after the key, each after its uvarint length, in the Parser's scratch
 	Ms    int64    // SLEEP
 	Args  [][]byte // every word, the command's first
 	// Bad, when not empty, is why the request is refused with a "-ERR"
@@ -78,6 +81,7 @@ type Parser struct {
 	args    [][]byte
 	scratch []byte // inline words in quotes
 	reply   []byte // composed replies (CONFIG GET)
+	words   []byte // a value type command's words after its key, encoded (Request.Text)
 }
 
 // The protocol errors: the framing is lost, the connection must close
@@ -506,12 +510,31 @@ func (p *Parser) command(req *Request) {
 	case asciiFold(name, cmdQuit):
 		req.Op = OpQuit
 	default:
-		if dataCommand(req) {
-			return
-		}
-		req.Op = OpConst
-		req.Text, req.Bad = p.constReply(args)
+		p.commandOther(req)
 	}
+}
+
+// commandOther is command for the commands after QUIT: a value type's
+// (datacmd.go), or a connection command (OpConst). A function of its own,
+// not inlined, so that command, which SET, GET, PING and ECHO run, is as
+// it was before the value types.
+//
+//go:noinline
+func (p *Parser) commandOther(req *Request) {
+	if args := req.Args; dataCommand(req) {
+		if req.Bad == "" && len(args) > 2 {
+			w := p.words[:0]
+			for _, a := range args[2:] {
+				w = binary.AppendUvarint(w, uint64(len(a)))
+				w = append(w, a...)
+			}
+			p.words = w
+			req.Text = w
+		}
+		return
+	}
+	req.Op = OpConst
+	req.Text, req.Bad = p.constReply(req.Args)
 }
 
 // constReply answers the commands a client sends about the connection or
@@ -773,8 +796,9 @@ var (
 )
 
 // AppendReply appends the success reply to req to dst. value is GET's
-// value; n is how many keys GET found (0 or 1) or DEL deleted. For a value
-// type's command (Op.Typed), value is its whole reply, already encoded.
+// value; n is how many keys GET found (0 or 1) or DEL deleted. A value
+// type's command (Op.Typed) is not answered here: its reply depends on
+// the store it applies to (stepsd's, types.go).
 func AppendReply(dst []byte, req *Request, value []byte, n int) []byte {
 	return appendReply(dst, req.Op, req.Text, value, n)
 }
@@ -796,9 +820,6 @@ func appendReply(dst []byte, op Op, text, value []byte, n int) []byte {
 		return append(dst, '+', 'P', 'O', 'N', 'G', '\r', '\n') // ReplyPong
 	case OpConst:
 		return append(dst, text...)
-	}
-	if op >= opFirstData {
-		return append(dst, value...) // a value type command's: composed when it applied (types.go)
 	}
 	return appendOK(dst)
 }

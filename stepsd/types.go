@@ -67,10 +67,15 @@ func (w words) count() int {
 	return n
 }
 
-// applyData runs a value type's command: MSET and MGET key by key, the
-// others under their key's lock. held is the loop's mark (stripe.lock).
-func (s *store) applyData(rq *request, held *uint8) {
+// applyData runs a value type's command, called by apply with the lock
+// of rq's key's stripe, st, held, which it gives back: the others but
+// MSET and MGET run under it; those two give it back at once and take
+// each key's lock in turn. held is the loop's mark (stripe.lock).
+func (s *store) applyData(st *stripe, rq *request, held *uint8) {
 	r := rq.res[:0]
+	if rq.op == OpMSet || rq.op == OpMGet {
+		st.unlock(held)
+	}
 	switch rq.op {
 	case OpMSet:
 		w := words(rq.val)
@@ -107,12 +112,16 @@ func (s *store) applyData(rq *request, held *uint8) {
 			}
 		}
 	default:
-		st := s.stripeOf(rq.key)
-		st.lock(held)
 		r = st.apply1(rq, r)
 		st.unlock(held)
 	}
+	// The reply is composed: from now on the request is answered as a
+	// connection command is, its reply as its text (appendReply's
+	// OpConst), so that appendReply has no case of its own for the value
+	// types. Its counters stay its command's (rq.cmd); it was applied
+	// (dispatched), so nothing asks its op again.
 	rq.res = r
+	rq.op, rq.val = OpConst, r
 }
 
 // lookup returns key's value when it is a T; wrong is true when the key
