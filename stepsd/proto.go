@@ -77,11 +77,16 @@ func (r *Request) Name() []byte {
 // and scratch grow to the largest request seen, within Limits). Its zero
 // value uses DefaultLimits.
 type Parser struct {
-	Limits  Limits
-	args    [][]byte
-	scratch []byte // inline words in quotes
-	reply   []byte // composed replies (CONFIG GET)
-	words   []byte // a value type command's words after its key, encoded (Request.Text)
+	Limits Limits
+	// StringsOnly refuses the value types' commands (Op.Typed: INCR,
+	// MSET, the lists', sets', hashes', sorted sets' and streams'
+	// commands, TYPE) as unknown ("-ERR unknown command"), as a server
+	// that keeps strings only answers them: the benchmark's peers.
+	StringsOnly bool
+	args        [][]byte
+	scratch     []byte // inline words in quotes
+	reply       []byte // composed replies (CONFIG GET)
+	words       []byte // a value type command's words after its key, encoded (Request.Text)
 }
 
 // The protocol errors: the framing is lost, the connection must close
@@ -521,7 +526,7 @@ func (p *Parser) command(req *Request) {
 //
 //go:noinline
 func (p *Parser) commandOther(req *Request) {
-	if args := req.Args; dataCommand(req) {
+	if args := req.Args; !p.StringsOnly && dataCommand(req) {
 		if req.Bad == "" && len(args) > 2 {
 			w := p.words[:0]
 			for _, a := range args[2:] {
