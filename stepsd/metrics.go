@@ -130,7 +130,7 @@ type cmdCounts struct {
 
 // CommandMetrics counts the requests of one command on one reactor.
 type CommandMetrics struct {
-	Command string // SET, GET, DEL, ECHO, SLEEP, PING, CONNECTION (commands answered with a fixed reply), QUIT, INVALID (refused)
+	Command string // SET, GET, DEL, ECHO, SLEEP, PING, CONNECTION (commands answered with a fixed reply), QUIT, INVALID (refused), or a value type's command (INCR, LPUSH, ZADD...)
 	// Started counts the requests read; Succeeded those answered with a
 	// reply, Failed those answered with an error (-Timeout,
 	// -DefenseRejected, -ERR ...), Canceled those whose connection went
