@@ -905,20 +905,23 @@ func appendBulk(dst, b []byte) []byte {
 
 func appendArrayHeader(dst []byte, n int) []byte { return appendInt(dst, '*', int64(n)) }
 
-// appendInt appends "<c><v>\r\n".
+// appendInt appends "<c><v>\r\n". The digits come from v's magnitude as
+// a uint64, which the most negative int64 has too (its negation is
+// itself, whose uint64 is its magnitude): INCRBY's replies reach it.
 func appendInt(dst []byte, c byte, v int64) []byte {
 	dst = append(dst, c)
+	u := uint64(v)
 	if v < 0 {
 		dst = append(dst, '-')
-		v = -v
+		u = uint64(-v)
 	}
 	var d [20]byte
 	i := len(d)
 	for {
 		i--
-		d[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
+		d[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
 			break
 		}
 	}
