@@ -194,12 +194,12 @@ soak:
 	STEPSD_SOAK=$(SOAKTIME) $(GO) test -count=1 -run '^TestSoak$$' -v -timeout 0 ./stepsd
 
 # run: the example server, stepsd, on 127.0.0.1:7070 (flags: make run ARGS='-reactors 2');
-# then `redis-cli -p 7070 set a b`, `redis-benchmark -p 7070 -t set,get,ping -q`
-# (stepsd has SET, GET, DEL and no INCR or lists: redis-benchmark without
-# -t stops at its INCR test, "ERR unknown command 'INCR'"). Stop it with
-# Ctrl-C (SIGINT): requests in flight finish first.
+# then `redis-cli -p 7070 set a b`, or `redis-benchmark -p 7070 -q`: its
+# whole default suite (INCR, lists, sets, hashes, sorted sets, MSET; stepsd
+# has Redis's value types). Stop it with Ctrl-C (SIGINT): requests in
+# flight finish first.
 run:
-	@echo "make run: stepsd (go run ./cmd/stepsd $(ARGS)); try redis-cli -p 7070 set a b, redis-benchmark -p 7070 -t set,get,ping -q; Ctrl-C stops it"
+	@echo "make run: stepsd (go run ./cmd/stepsd $(ARGS)); try redis-cli -p 7070 set a b, redis-benchmark -p 7070 -q; Ctrl-C stops it"
 	$(GO) run ./cmd/stepsd $(ARGS)
 
 # profile: CPU, heap, allocation, mutex and block profiles of ours in every

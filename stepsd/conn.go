@@ -438,7 +438,10 @@ func (cn *conn) maybeClose() {
 // (own). An inline request's words may be in the parser's scratch and a
 // connection command's reply is composed in the parser (both reused by
 // the next Parse): those are copied at once. A DEL's further keys are
-// encoded into the request's own buffer.
+// encoded into the request's own buffer. A value type command's words after
+// its key are in its Text, encoded by the parser: copied at once, as a
+// connection command's reply (OpConst and the value types' ops are the
+// ops from OpConst up but QUIT, which has neither).
 func (cn *conn) start(req *Request, framed bool, fl *flow, now int64) *request {
 	rq := cn.sh.newRequest()
 	rq.cn = cn
@@ -470,7 +473,7 @@ func (cn *conn) start(req *Request, framed bool, fl *flow, now int64) *request {
 			rq.val = req.Text
 		}
 	}
-	if !framed || req.Op == OpConst {
+	if !framed || req.Op >= OpConst {
 		rq.own()
 	}
 	rq.held = len(rq.key) + len(rq.val)

@@ -19,10 +19,33 @@
 //	SLEEP ms           → +OK after ms milliseconds (ours; 0 to 3600000)
 //	QUIT               → +OK, then the connection closes
 //
+// and Redis's value types, each with its commands and Redis's replies and
+// errors ("-WRONGTYPE ..." on a key of another type, "-ERR value is not
+// an integer or out of range", ...):
+//
+//	strings       INCR, DECR, INCRBY, DECRBY (64-bit), MSET, MGET
+//	lists         LPUSH, RPUSH, LPOP, RPOP [count], LRANGE, LLEN (a deque)
+//	sets          SADD, SREM, SPOP [count], SCARD, SISMEMBER, SMEMBERS
+//	hashes        HSET, HGET, HDEL, HLEN, HGETALL
+//	sorted sets   ZADD, ZPOPMIN [count], ZCARD, ZSCORE, ZRANGE [WITHSCORES]
+//	streams       XADD key *|id field value ..., XLEN (no groups)
+//	any key       TYPE; DEL deletes a key of any type
+//
+// An emptied list, set, hash or sorted set is deleted, as in Redis, and a
+// SET or MSET replaces a key of any type. A command on several keys (MSET,
+// MGET, DEL) applies key by key, each under its key's lock: not atomic
+// across keys, as Redis's are. So redis-benchmark's whole default suite
+// runs (TestRedisBenchmarkDefaultSuite, in the bench module). The value
+// types stay off SET's, GET's, PING's and ECHO's path: those are parsed
+// and applied first, the others after; a string's map is apart from the
+// other types' (the store's two maps), so only a GET that misses and a
+// SET of a new key look at the other (profiles/notes,
+// 2026-11-28-types-round12.md, has the cost by callgrind).
+//
 // What clients send on connect gets the answer Redis gives: HELLO 2 its
 // map, HELLO 3 "-NOPROTO" (clients then go on in RESP2), CLIENT
 // SETNAME/SETINFO +OK, COMMAND an empty array, COMMAND DOCS the docs of
-// the commands above in Redis 7's form (redis-cli's interactive help and
+// the commands above in Redis 7's form (COMMAND COUNT their number) (redis-cli's interactive help and
 // hints are built from them), CONFIG GET
 // save/appendonly the values of a server without persistence, SELECT 0
 // +OK, INFO a short server section. A request that fails is answered an

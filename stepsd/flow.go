@@ -237,10 +237,10 @@ func (fl *flow) runnable() (k int, end *request) {
 	keyed := -1 // keyedGone, asked at the first key command
 	for rq := fl.next; ; rq = rq.next {
 		if rq.bad == "" {
-			switch rq.op {
-			case OpSleep:
+			switch {
+			case rq.op == OpSleep:
 				return k, end
-			case OpSet, OpGet, OpDel:
+			case keyedOp(rq.op):
 				if keyed < 0 {
 					keyed = 0
 					if rq.cn.keyedGone(fl.next) {
@@ -289,7 +289,7 @@ func runStepOf(fl *flow) engine.ExecFunc {
 			switch {
 			case rq.bad != "":
 				rq.answerError(engine.InvalidRequest, rq.bad)
-			case rq.op == OpSet || rq.op == OpGet || rq.op == OpDel:
+			case rq.op-OpEcho > opFirstData-1-OpEcho: // keyedOp, written out: this closure's body, compiled apart from runStepOf, which is inlined, did not inline the call
 				// Its turn, by runnable's keyedGone: every earlier key
 				// command has gone, the earlier ones of this run in
 				// order. The cursor may still be at a request before

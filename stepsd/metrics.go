@@ -15,16 +15,22 @@ import (
 // its command, so a CPU profile of the server splits by command (go tool
 // pprof -tagfocus=flow=GET). Interned once: naming a flow is a table read.
 var (
-	opNames = [...]*engine.Name{
-		OpSet:   engine.NewName("SET"),
-		OpGet:   engine.NewName("GET"),
-		OpDel:   engine.NewName("DEL"),
-		OpEcho:  engine.NewName("ECHO"),
-		OpSleep: engine.NewName("SLEEP"),
-		OpPing:  engine.NewName("PING"),
-		OpConst: engine.NewName("CONNECTION"),
-		OpQuit:  engine.NewName("QUIT"),
-	}
+	opNames = func() [opEnd]*engine.Name {
+		n := [opEnd]*engine.Name{
+			OpSet:   engine.NewName("SET"),
+			OpGet:   engine.NewName("GET"),
+			OpDel:   engine.NewName("DEL"),
+			OpEcho:  engine.NewName("ECHO"),
+			OpSleep: engine.NewName("SLEEP"),
+			OpPing:  engine.NewName("PING"),
+			OpConst: engine.NewName("CONNECTION"),
+			OpQuit:  engine.NewName("QUIT"),
+		}
+		for op := opFirstData; op < opEnd; op++ { // the value types' commands (datacmd.go)
+			n[op] = engine.NewName(dataOpName(op))
+		}
+		return n
+	}()
 	invalidName = engine.NewName("INVALID")
 )
 
@@ -89,11 +95,13 @@ func (s *Server) Metrics(ctx context.Context) Metrics {
 // after their command or PIPELINE; stepsd counts its requests itself, by
 // command, on each reactor's loop (shard.cmds), with no atomic.
 
-// cmdInvalid is the counters' index of a refused request; numCmds their
-// count.
+// cmdInvalid is the counters' index of a refused request, the one number
+// below the value types' commands that is no Op (opNames has no name for
+// it): below 32, for the bit set of a direct run's commands. numCmds is
+// the counters' count.
 const (
-	cmdInvalid = len(opNames)
-	numCmds    = cmdInvalid + 1
+	cmdInvalid = int(opFirstData) - 1
+	numCmds    = int(opEnd)
 )
 
 // cmdNames names each counter index, as flowName names flows.
@@ -101,7 +109,7 @@ var cmdNames = func() (n [numCmds]*engine.Name) {
 	for i := range opNames {
 		n[i] = flowName(Op(i), "")
 	}
-	n[cmdInvalid] = invalidName
+	n[cmdInvalid] = invalidName // flowName's for it too: opNames has none
 	return n
 }()
 
@@ -122,7 +130,7 @@ type cmdCounts struct {
 
 // CommandMetrics counts the requests of one command on one reactor.
 type CommandMetrics struct {
-	Command string // SET, GET, DEL, ECHO, SLEEP, PING, CONNECTION (commands answered with a fixed reply), QUIT, INVALID (refused)
+	Command string // SET, GET, DEL, ECHO, SLEEP, PING, CONNECTION (commands answered with a fixed reply), QUIT, INVALID (refused), or a value type's command (INCR, LPUSH, ZADD...)
 	// Started counts the requests read; Succeeded those answered with a
 	// reply, Failed those answered with an error (-Timeout,
 	// -DefenseRejected, -ERR ...), Canceled those whose connection went

@@ -1,6 +1,9 @@
 package stepsd
 
-import "bytes"
+import (
+	"bytes"
+	"encoding/binary"
+)
 
 // This file is the protocol: RESP2, Redis's serialization protocol, as a
 // Redis server speaks it. Parser frames and parses requests, AppendReply
@@ -52,7 +55,7 @@ type Request struct {
 	Op    Op
 	Key   []byte   // SET, GET; DEL's first key
 	Value []byte   // SET
-	Text  []byte   // ECHO, PING text; OpConst: the reply
+	Text  []byte   // ECHO, PING text; OpConst: the reply; a value type's command (Op.Typed): its words after the key, each after its uvarint length, in the Parser's scratch
 	Ms    int64    // SLEEP
 	Args  [][]byte // every word, the command's first
 	// Bad, when not empty, is why the request is refused with a "-ERR"
@@ -74,10 +77,16 @@ func (r *Request) Name() []byte {
 // and scratch grow to the largest request seen, within Limits). Its zero
 // value uses DefaultLimits.
 type Parser struct {
-	Limits  Limits
-	args    [][]byte
-	scratch []byte // inline words in quotes
-	reply   []byte // composed replies (CONFIG GET)
+	Limits Limits
+	// StringsOnly refuses the value types' commands (Op.Typed: INCR,
+	// MSET, the lists', sets', hashes', sorted sets' and streams'
+	// commands, TYPE) as unknown ("-ERR unknown command"), as a server
+	// that keeps strings only answers them: the benchmark's peers.
+	StringsOnly bool
+	args        [][]byte
+	scratch     []byte // inline words in quotes
+	reply       []byte // composed replies (CONFIG GET)
+	words       []byte // a value type command's words after its key, encoded (Request.Text)
 }
 
 // The protocol errors: the framing is lost, the connection must close
@@ -506,9 +515,31 @@ func (p *Parser) command(req *Request) {
 	case asciiFold(name, cmdQuit):
 		req.Op = OpQuit
 	default:
-		req.Op = OpConst
-		req.Text, req.Bad = p.constReply(args)
+		p.commandOther(req)
 	}
+}
+
+// commandOther is command for the commands after QUIT: a value type's
+// (datacmd.go), or a connection command (OpConst). A function of its own,
+// not inlined, so that command, which SET, GET, PING and ECHO run, is as
+// it was before the value types.
+//
+//go:noinline
+func (p *Parser) commandOther(req *Request) {
+	if args := req.Args; !p.StringsOnly && dataCommand(req) {
+		if req.Bad == "" && len(args) > 2 {
+			w := p.words[:0]
+			for _, a := range args[2:] {
+				w = binary.AppendUvarint(w, uint64(len(a)))
+				w = append(w, a...)
+			}
+			p.words = w
+			req.Text = w
+		}
+		return
+	}
+	req.Op = OpConst
+	req.Text, req.Bad = p.constReply(req.Args)
 }
 
 // constReply answers the commands a client sends about the connection or
@@ -614,7 +645,7 @@ func (p *Parser) commandDocs(names [][]byte) []byte {
 	}
 	n := 0
 	for _, a := range names {
-		for _, d := range commandDocTable {
+		for _, d := range allCommandDocs {
 			if asciiFold(a, d.name) {
 				n++
 			}
@@ -622,7 +653,7 @@ func (p *Parser) commandDocs(names [][]byte) []byte {
 	}
 	r := appendArrayHeader(p.reply[:0], 2*n)
 	for _, a := range names {
-		for _, d := range commandDocTable {
+		for _, d := range allCommandDocs {
 			if asciiFold(a, d.name) {
 				r = appendBulk(r, d.lower)
 				r = append(r, d.doc...)
@@ -688,10 +719,20 @@ var commandDocTable = [...]commandDoc{
 	newCommandDoc("QUIT", "Close the connection", "connection"),
 }
 
+// allCommandDocs: stepsd's own commands' docs, then the value types'
+// (dataCmds).
+var allCommandDocs = func() []commandDoc {
+	docs := append([]commandDoc(nil), commandDocTable[:]...)
+	for i := range dataCmds {
+		docs = append(docs, dataCmds[i].doc)
+	}
+	return docs
+}()
+
 // replyCommandDocs is COMMAND DOCS's reply for every command.
 var replyCommandDocs = func() []byte {
-	r := appendArrayHeader(nil, 2*len(commandDocTable))
-	for _, d := range commandDocTable {
+	r := appendArrayHeader(nil, 2*len(allCommandDocs))
+	for _, d := range allCommandDocs {
 		r = append(appendBulk(r, d.lower), d.doc...)
 	}
 	return r
@@ -751,7 +792,7 @@ var (
 	replyOK           = ReplyOK
 	replyNil          = ReplyNil
 	replyEmptyArray   = []byte("*0\r\n")
-	replyCommandCount = []byte(":9\r\n")
+	replyCommandCount = appendInt(nil, ':', int64(len(allCommandDocs)))
 	// replyHello is HELLO's map (a flat array in RESP2), as Redis 7's.
 	replyHello = []byte("*14\r\n$6\r\nserver\r\n$5\r\nredis\r\n$7\r\nversion\r\n$5\r\n7.0.0\r\n" +
 		"$5\r\nproto\r\n:2\r\n$2\r\nid\r\n:1\r\n$4\r\nmode\r\n$10\r\nstandalone\r\n" +
@@ -760,7 +801,9 @@ var (
 )
 
 // AppendReply appends the success reply to req to dst. value is GET's
-// value; n is how many keys GET found (0 or 1) or DEL deleted.
+// value; n is how many keys GET found (0 or 1) or DEL deleted. A value
+// type's command (Op.Typed) is not answered here: its reply depends on
+// the store it applies to (stepsd's, types.go).
 func AppendReply(dst []byte, req *Request, value []byte, n int) []byte {
 	return appendReply(dst, req.Op, req.Text, value, n)
 }
@@ -862,20 +905,23 @@ func appendBulk(dst, b []byte) []byte {
 
 func appendArrayHeader(dst []byte, n int) []byte { return appendInt(dst, '*', int64(n)) }
 
-// appendInt appends "<c><v>\r\n".
+// appendInt appends "<c><v>\r\n". The digits come from v's magnitude as
+// a uint64, which the most negative int64 has too (its negation is
+// itself, whose uint64 is its magnitude): INCRBY's replies reach it.
 func appendInt(dst []byte, c byte, v int64) []byte {
 	dst = append(dst, c)
+	u := uint64(v)
 	if v < 0 {
 		dst = append(dst, '-')
-		v = -v
+		u = uint64(-v)
 	}
 	var d [20]byte
 	i := len(d)
 	for {
 		i--
-		d[i] = byte('0' + v%10)
-		v /= 10
-		if v == 0 {
+		d[i] = byte('0' + u%10)
+		u /= 10
+		if u == 0 {
 			break
 		}
 	}

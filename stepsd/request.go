@@ -21,7 +21,7 @@ type request struct {
 	at  int64  // arrival, on the reactor's coarse clock (Metrics.Commands)
 	bad string // parse error: answered InvalidRequest
 	key []byte // the key (DEL's first; a refused command's name)
-	val []byte // SET's value, ECHO's text, OpConst's reply; DEL's other keys, each after its uvarint length
+	val []byte // SET's value, ECHO's text, OpConst's reply, a value type command's words after its key (Request.Text); DEL's other keys, each after its uvarint length
 	// borrowed: key and val (but a DEL's val) are the read's bytes, valid
 	// until OnData returns; own copies them into ownKey and ownVal, the
 	// buffers the request keeps from run to run.
@@ -29,7 +29,7 @@ type request struct {
 	ownKey, ownVal []byte
 	held           int // len(key)+len(val) when it started, counted in cn.held
 	ms             int64
-	res            []byte // GET's value
+	res            []byte // GET's value; a value type command's reply, encoded (then val)
 	n              int    // GET: keys found (0 or 1); DEL: keys deleted
 
 	errCode, errInfo string
@@ -150,7 +150,16 @@ func (rq *request) own() {
 
 // keyed reports whether rq is a command on a key.
 func (rq *request) keyed() bool {
-	return rq.bad == "" && (rq.op == OpSet || rq.op == OpGet || rq.op == OpDel)
+	return rq.bad == "" && keyedOp(rq.op)
+}
+
+// keyedOp reports whether op is a command on keys: SET, GET, DEL, or a
+// value type's (datacmd.go). It tests that op is not one of the commands
+// numbered from OpEcho to opFirstData-1, which are not on keys: one
+// subtraction and one compare, as the test of SET, GET or DEL before the
+// value types was (OpNone passes too, but is never a request's).
+func keyedOp(op Op) bool {
+	return op-OpEcho > opFirstData-1-OpEcho
 }
 
 func sleepDone(rq *request, _ uint64) {

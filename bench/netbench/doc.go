@@ -20,7 +20,12 @@
 //
 // The protocol is stepsd's: RESP2, SET, GET, DEL, PING, ECHO, SLEEP ms
 // (+OK after ms milliseconds, without holding up other connections), QUIT
-// and the connect-time commands; see package stepsd.
+// and the connect-time commands; see package stepsd. stepsd's other value
+// types (INCR, MSET, lists, sets, hashes, sorted sets, streams) are not
+// the peers': their parser refuses those commands as unknown
+// (stepsd.Parser.StringsOnly). The comparisons use SET, GET, PING and
+// ECHO, which every server has, so that the peers' store stays what a
+// plain Go server would write for them.
 //
 // It is a package of its own, not part of package bench, because gnet's
 // package initializes a global goroutine pool (ants) whose clock goroutine

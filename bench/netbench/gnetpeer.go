@@ -162,7 +162,7 @@ func listenerAddr(eng gnet.Engine) (string, error) {
 
 // OnOpen gives the connection its state.
 func (s *gnetServer) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
-	c.SetContext(&gnetConn{out: make([]byte, 0, 4096), parser: stepsd.Parser{Limits: limits}})
+	c.SetContext(&gnetConn{out: make([]byte, 0, 4096), parser: stepsd.Parser{Limits: limits, StringsOnly: true}})
 	return nil, gnet.None
 }
 

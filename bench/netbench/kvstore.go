@@ -8,7 +8,8 @@ import (
 
 // This file holds what the RESP peers (gnetpeer.go, netpeer.go) share
 // beside stepsd's parser and reply formatting: the key-value store and the
-// protocol limits. It is what a plain Go server would write, a map behind
+// protocol limits. The store keeps strings only: stepsd's other value
+// types are not the peers' (doc.go). It is what a plain Go server would write, a map behind
 // a mutex, sharded by key hash so that two event loops (or many connection
 // goroutines) rarely wait for the same lock.
 

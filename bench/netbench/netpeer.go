@@ -119,7 +119,7 @@ func (s *netServer) serve(c net.Conn) {
 		s.mu.Unlock()
 		c.Close()
 	}()
-	p := stepsd.Parser{Limits: limits}
+	p := stepsd.Parser{Limits: limits, StringsOnly: true}
 	buf := make([]byte, 0, netReadBuffer)
 	w := bufio.NewWriterSize(c, netWriteBuffer)
 	for {

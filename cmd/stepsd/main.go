@@ -12,6 +12,18 @@
 //	SLEEP ms           → +OK, after ms milliseconds (ours)
 //	QUIT               → +OK, and the connection closes
 //
+// the value types, as Redis has them, with Redis's replies and errors
+// (WRONGTYPE on a key of another type; an emptied list, set, hash or
+// sorted set is deleted):
+//
+//	strings       INCR DECR INCRBY DECRBY MSET MGET
+//	lists         LPUSH RPUSH LPOP RPOP [count] LRANGE LLEN
+//	sets          SADD SREM SPOP [count] SCARD SISMEMBER SMEMBERS
+//	hashes        HSET HGET HDEL HLEN HGETALL
+//	sorted sets   ZADD ZPOPMIN [count] ZCARD ZSCORE ZRANGE [WITHSCORES]
+//	streams       XADD key *|id field value ... XLEN
+//	any key       TYPE, DEL
+//
 // and what clients send on connect (HELLO 2, CLIENT SETNAME/SETINFO,
 // COMMAND, CONFIG GET save/appendonly, SELECT 0, INFO) gets the answer
 // Redis gives; COMMAND DOCS documents the commands above, for redis-cli's
@@ -69,15 +81,22 @@ telnet send inline commands. Commands:
   ECHO text          the text
   SLEEP ms           +OK after ms milliseconds (ours; other requests go on)
   QUIT               +OK, and the connection closes
+and Redis's value types, with Redis's replies and errors (WRONGTYPE):
+  strings      INCR DECR INCRBY DECRBY MSET MGET
+  lists        LPUSH RPUSH LPOP RPOP [count] LRANGE LLEN
+  sets         SADD SREM SPOP [count] SCARD SISMEMBER SMEMBERS
+  hashes       HSET HGET HDEL HLEN HGETALL
+  sorted sets  ZADD ZPOPMIN [count] ZCARD ZSCORE ZRANGE [WITHSCORES]
+  streams      XADD key *|id field value ... XLEN
+  any key      TYPE, DEL
 Failures are errors with a FutoIn code (-Timeout, -DefenseRejected); a
 command Redis would refuse gets Redis's -ERR; a protocol error (lost
 framing, a request over -maxline/-maxbulk/-maxargs/-maxrequest) gets
 "-ERR Protocol error: ..." and closes the connection.
 Try, with the defaults:
   redis-cli -p 7070 set a b
-  redis-benchmark -p 7070 -t set,get,ping -q
-(redis-benchmark without -t stops at its INCR test: stepsd keeps strings
-only.) SIGINT or SIGTERM stops it, letting requests in flight finish.
+  redis-benchmark -p 7070 -q     (its whole default suite)
+SIGINT or SIGTERM stops it, letting requests in flight finish.
 
 Flags:
 `
