@@ -51,31 +51,3 @@ func (rt *root) endRunOnLoop() {
 	rt.argsClear = false
 	*(*uint64)(unsafe.Pointer(&rt.run)) = rt.run.Load() &^ (runActive | runCancel)
 }
-
-// beginRunOnLoop is Execute's start of a run on the loop: it marks the
-// run word active with the next generation and reports true, or false
-// when the root runs already. A load and a plain store, where off the
-// loop Execute's CompareAndSwap is a locked instruction (~3 ns of Simple's
-// ~80 on the 2-vCPU VM; profiles/notes/2026-11-28-q24-round12.md).
-//
-// Why no CompareAndSwap is needed here. While a root does not run, the
-// only writers of its run word are its holder's Execute and a Batch's
-// start of it (Cancel and Ref.Cancel change an active word only, and the
-// end's store is the loop's own, before this): the holder is the one
-// goroutine that builds and executes the root (CONTRACT.md, "Threads"),
-// and here that is this call, on the loop. Two goroutines executing one
-// root at once (two holders, a misuse) are not arbitrated here as they
-// are off the loop: both may mark the same generation, and the start the
-// other one posts finds the run started (startRoot) or, once the flow has
-// ended, starts that generation again on whatever the root holds then
-// (nothing built: it ends at once, a second end for an OnEnd). Ordering is
-// as endRunOnLoop's and setLease's: the store is whole, after the stores
-// before it (TSO), and no reader pairs it with a later load.
-func (rt *root) beginRunOnLoop() bool {
-	v := rt.run.Load()
-	if v&runActive != 0 {
-		return false
-	}
-	*(*uint64)(unsafe.Pointer(&rt.run)) = (v>>runGenShift+1)<<runGenShift | runActive
-	return true
-}

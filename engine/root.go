@@ -93,9 +93,8 @@ type root struct {
 	// before the posted cancelRoot arrives (RunReady); execGen bumped by
 	// each Execute, so a Cancel or a start aimed at an earlier run is
 	// ignored. One word: one locked instruction to start a run, one to end
-	// it (on amd64 none for an Execute on the loop, beginRunOnLoop, nor for
-	// advanceFast's plain end, endRunOnLoop), one load for RunReady to
-	// check.
+	// it (none for advanceFast's plain end on amd64: endRunOnLoop), one
+	// load for RunReady to check.
 	run atomic.Uint64
 	// more holds what few roots use (a Promise, OnEnd, a name, a context,
 	// a trace task, a misuse while building), allocated the first time one
@@ -625,15 +624,23 @@ func (as *Steps) Execute() {
 	if rt.isReleased() {
 		return
 	}
-	if e := rt.e; e.r.IsSameThread() {
-		if !rt.beginRunOnLoop() {
+	var g uint64
+	for {
+		v := rt.run.Load()
+		if v&runActive != 0 {
 			return // already executing: the spec allows one execute per run
 		}
+		g = v>>runGenShift + 1
+		if rt.run.CompareAndSwap(v, g<<runGenShift|runActive) {
+			break
+		}
+	}
+	if e := rt.e; e.r.IsSameThread() {
 		// On the loop: start it from the ready queue, behind the flows
 		// already there, without a reactor task. prepareStart's short
 		// start, in this frame (its call and frame were ~12 instructions
 		// of Simple). A Cancel from another goroutine may have marked the
-		// run since beginRunOnLoop: the slow start honours it.
+		// run since the CompareAndSwap: the slow start honours it.
 		fl := rt.Steps.fl
 		if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
 			rt.Steps.qlast == nil || e.build.want.Load() || rt.run.Load()&runCancel != 0 {
@@ -719,17 +726,6 @@ func (as *Steps) Execute() {
 	// has a step to run and no extension (no OnEnd, Promise, context or
 	// misuse to end it with), whatever a Cancel since the CompareAndSwap
 	// makes of it.
-	var g uint64
-	for {
-		v := rt.run.Load()
-		if v&runActive != 0 {
-			return // already executing: the spec allows one execute per run
-		}
-		g = v>>runGenShift + 1
-		if rt.run.CompareAndSwap(v, g<<runGenShift|runActive) {
-			break
-		}
-	}
 	var ok bool
 	if r := rt.e.r; reactor.X.Parked(r) {
 		if reactor.X.RunParked(r, startRootNow, unsafe.Pointer(rt), g) {
