@@ -731,8 +731,8 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 		fl.cur = &rt.Steps
 		fl.action = actNone
 		rt.Steps.setStatus(stIdle)
-		e.m.succeeded++   // flowEnded's first case
-		rt.endRunOnLoop() // a plain store: lease_plain.go
+		e.m.succeeded++ // flowEnded's first case
+		rt.endRun()
 		if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
 			rt.release()
 		}

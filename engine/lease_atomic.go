@@ -7,7 +7,3 @@ package engine
 // need not see a whole word without it, or the race detector, which sees
 // only sync/atomic).
 func (rt *root) setLease(v uint64) { rt.lease.Store(v) }
-
-// endRunOnLoop is endRun (lease_plain.go's plain store is amd64's, and
-// the race detector sees only sync/atomic).
-func (rt *root) endRunOnLoop() { rt.endRun() }

@@ -26,28 +26,3 @@ import "unsafe"
 // (TestLeaseWordLayout). Under the race detector the store is atomic
 // (lease_atomic.go), so the detector sees the hand-off.
 func (rt *root) setLease(v uint64) { *(*uint64)(unsafe.Pointer(&rt.lease)) = v }
-
-// endRunOnLoop is endRun for advanceFast's plain end of a run, on the
-// loop: the run word's store is a plain MOV, where atomic's Store is an
-// XCHG, a locked instruction (~3 ns of Simple's ~80 on the 2-vCPU VM,
-// whose instruction count does not show it).
-//
-// Which order it needs. The loop is the run word's only writer while the
-// run is active but for a Cancel's CompareAndSwap, which only adds
-// runCancel: a Cancel that lands between the load and the store is
-// overwritten, and the store clears the bit anyway (cancelRoot then
-// finds the run over). Execute's and a Batch's CompareAndSwap start a run
-// only from an inactive word, which this store is the first to write.
-// Every other reader tests the word and needs it whole (an aligned
-// 8-byte MOV) and after the flow's own stores (amd64 keeps stores in
-// order, TSO; the compiler moves no store past a later atomic
-// operation). The one store-then-load handshake on the word is
-// releaseAfterRun's with the end (the holder stores releaseAtEnd, then
-// loads running; the end stores running, then loads releaseAtEnd), which
-// a plain store on one side breaks (a store may pass a later load): so
-// a holder off the loop also posts releaseWhenEnded, which looks again
-// on the loop, after this store in the loop's own order.
-func (rt *root) endRunOnLoop() {
-	rt.argsClear = false
-	*(*uint64)(unsafe.Pointer(&rt.run)) = rt.run.Load() &^ (runActive | runCancel)
-}

@@ -93,8 +93,7 @@ type root struct {
 	// before the posted cancelRoot arrives (RunReady); execGen bumped by
 	// each Execute, so a Cancel or a start aimed at an earlier run is
 	// ignored. One word: one locked instruction to start a run, one to end
-	// it (none for advanceFast's plain end on amd64: endRunOnLoop), one
-	// load for RunReady to check.
+	// it, one load for RunReady to check.
 	run atomic.Uint64
 	// more holds what few roots use (a Promise, OnEnd, a name, a context,
 	// a trace task, a misuse while building), allocated the first time one
@@ -119,9 +118,7 @@ type root struct {
 	lease atomic.Uint64
 	// releaseAtEnd: Release was called while the flow ran. The owner sets
 	// it then rechecks running; finishRoot clears running then checks it;
-	// whoever Swaps it back to false releases, so exactly one does. An
-	// owner off the loop also posts releaseWhenEnded, the loop's own look
-	// (advanceFast's plain end stores running without a fence).
+	// whoever Swaps it back to false releases, so exactly one does.
 	releaseAtEnd atomic.Bool
 
 	built, created int32 // frames taken/allocated while building, handed to the loop's counters at start
@@ -1481,36 +1478,9 @@ func (rt *root) releaseAfterRun(cancel bool) {
 		if cancel {
 			rt.Steps.Cancel()
 		}
-		if !rt.e.r.IsSameThread() {
-			// Off the loop, the look again is not enough: advanceFast's
-			// plain end stores running with a plain MOV (endRunOnLoop),
-			// which may pass its later load of the flag, as this
-			// goroutine's load of running may pass its store of the
-			// flag, so both could miss. The loop looks again too, in
-			// its own order after any end. Once the reactor is closed
-			// the post fails, and a plain end in the loop's last turn
-			// may then leave the root out of its closed reactor's pool
-			// (no flow is lost: it has ended; only the count of live
-			// roots stays one up).
-			reactor.X.Post(rt.e.r, releaseWhenEnded, unsafe.Pointer(rt), rt.lease.Load())
-		}
 		if rt.running() || !rt.releaseAtEnd.Swap(false) {
-			return // finishRoot, or releaseWhenEnded, releases it
+			return // finishRoot releases it
 		}
-	}
-	rt.release()
-}
-
-// releaseWhenEnded is releaseAfterRun's look on the loop: a run whose end
-// has come and whose flag nobody took (the end's plain store passed its
-// load of the flag, and the holder's load of running passed its store of
-// the flag) is released here. lease is the root's when the holder asked:
-// a root released since (by the end, or by the holder's own look) and
-// handed out again is not this one's to release.
-func releaseWhenEnded(arg unsafe.Pointer, lease uint64) {
-	rt := (*root)(arg)
-	if rt.lease.Load() != lease || rt.running() || !rt.releaseAtEnd.Swap(false) {
-		return
 	}
 	rt.release()
 }
