@@ -66,6 +66,9 @@ func TestExecuteFromAGoroutineWatchesADescriptor(t *testing.T) {
 			}
 		}, nil)
 		root.Add(func(as *engine.Steps) { done <- as.Arg(0).Int() })
+		// The loop spins a while after the callback that woke it: on a
+		// loaded machine every one of 20 calls could find it awake.
+		startParked(r)
 		p1 := root.Promise()
 		if _, err := unix.Write(p[1], []byte{byte(i)}); err != nil {
 			t.Fatal(err)
