@@ -216,6 +216,42 @@ var typesCases = []typesCase{
 	c("none", "type", "H"),
 	c("none", "type", "X"),
 	c("(nil)", "get", "Z"),
+	// Found by review (side by side with redis-server 7.0.15).
+	// Scores are strtod's: no Go underscores, hex without an exponent,
+	// an underflow to zero refused, -0 answered as 0.
+	c("-ERR value is not a valid float", "zadd", "zs", "1_0", "a"),
+	c("-ERR value is not a valid float", "zadd", "zs", "1e-400", "a"),
+	c("-ERR value is not a valid float", "zadd", "zs", "-0x1p-1080", "a"),
+	c(":4", "zadd", "zs", "0x10", "a", "0X1A", "b", "0x1p4", "c", "1e-320", "d"),
+	c(":2", "zadd", "zs", "-0", "e", "-0.0e0", "f"),
+	c("[e,0,f,0,d,9.9998886718268301e-321,a,16,c,16,b,26]", "zrange", "zs", "0", "-1", "withscores"),
+	c("0", "zscore", "zs", "e"),
+	// WITHSCORES may repeat; SPOP's and ZPOPMIN's extra arguments are a
+	// syntax error (LPOP's are an arity error).
+	c("[e,0]", "zrange", "zs", "0", "0", "withscores", "WITHSCORES"),
+	c("-ERR syntax error", "zrange", "zs", "0", "0", "withscores", "foo"),
+	c("-ERR syntax error", "zpopmin", "zs", "1", "2"),
+	c("-ERR syntax error", "spop", "zs", "1", "2"),
+	// XADD: the ID is checked before the key's type, 0-0 only when
+	// given with its sequence, IDs as strtoull reads them, and a stream
+	// at the last ID says so.
+	c("OK", "set", "xs", "v"),
+	c("-ERR Invalid stream ID specified as stream command argument", "xadd", "xs", "abc", "f", "v"),
+	c("-ERR The ID specified in XADD must be greater than 0-0", "xadd", "xs", "0-0", "f", "v"),
+	c("-ERR The ID specified in XADD must be greater than 0-0", "xadd", "xs", "0", "f", "v"),
+	c("-WRONGTYPE Operation against a key holding the wrong kind of value", "xadd", "xs", "1-*", "f", "v"),
+	c("5-0", "xadd", "xn", "+5", "f", "v"),
+	c("6-0", "xadd", "xn", " 6", "f", "v"),
+	c("7-1", "xadd", "xn", "7- 1", "f", "v"),
+	c("8-2", "xadd", "xn", "008-+2", "f", "v"),
+	c("-ERR Invalid stream ID specified as stream command argument", "xadd", "xn", "9--1", "f", "v"),
+	c("-ERR Invalid stream ID specified as stream command argument", "xadd", "xn", "9-0x1", "f", "v"),
+	c("-ERR Invalid stream ID specified as stream command argument", "xadd", "xn", "18446744073709551616", "f", "v"),
+	c("-ERR The ID specified in XADD is equal or smaller than the target stream top item", "xadd", "xn", "0-*", "f", "v"),
+	c("18446744073709551615-18446744073709551615", "xadd", "xn", "18446744073709551615-18446744073709551615", "f", "v"),
+	c("-ERR The stream has exhausted the last possible ID, unable to add more items", "xadd", "xn", "*", "f", "v"),
+	c("-ERR The stream has exhausted the last possible ID, unable to add more items", "xadd", "xn", "1-1", "f", "v"),
+	c(":5", "xlen", "xn"),
 }
 
 func TestTypes(t *testing.T) {
@@ -405,7 +441,9 @@ func TestTypesRandomAsRedis(t *testing.T) {
 	key := func() string { return pick("k1", "k2", "k3", "k4") }
 	member := func() string { return pick("a", "b", "c", "d", "", "e f") }
 	num := func() string { return pick("0", "1", "-1", "2", "5", "-3", "100", "x", "9223372036854775807") }
-	score := func() string { return pick("1", "2.5", "-1", "0.1", "inf", "-inf", "1e3", "3") }
+	score := func() string {
+		return pick("1", "2.5", "-1", "0.1", "inf", "-inf", "1e3", "3", "-0", "0x10", "1_0", "1e-400", "+1e3", " 1")
+	}
 	gens := []func() []string{
 		func() []string { return []string{"set", key(), num()} },
 		func() []string { return []string{"get", key()} },
@@ -438,8 +476,10 @@ func TestTypesRandomAsRedis(t *testing.T) {
 		func() []string { return []string{"zscore", key(), member()} },
 		func() []string { return []string{"zrange", key(), num(), num(), "withscores"} },
 		func() []string { return []string{"zrange", key(), num(), num()} },
+		func() []string { return []string{"zrange", key(), num(), num(), "withscores", "WITHSCORES"} },
+		func() []string { return []string{pick("zpopmin", "spop", "lpop"), key(), "1", "2"} },
 		func() []string {
-			return []string{"xadd", key(), pick("1-1", "2-0", "2-*", "3", "0-1", "5-5"), member(), num()}
+			return []string{"xadd", key(), pick("1-1", "2-0", "2-*", "3", "0-1", "5-5", "0-*", "0", "+4"), member(), num()}
 		},
 		func() []string { return []string{"xlen", key()} },
 	}
