@@ -121,8 +121,16 @@ func (s *store) applyData(st *stripe, rq *request, held *uint8) {
 	// OpConst), so that appendReply has no case of its own for the value
 	// types. Its counters stay its command's (rq.cmd); it was applied
 	// (dispatched), so nothing asks its op again.
-	rq.res = r
 	rq.op, rq.val = OpConst, r
+	// The request keeps the reply's buffer for its next ones (pooled,
+	// LIFO: one in steady use is never trimmed) only when it is no
+	// larger than GET's at most, MaxBulk: an LRANGE of a long list or an
+	// MGET of a large value many times over composes a reply without
+	// bound, which goes with val when the request is recycled. Else res
+	// keeps the buffer it had (r's own when r did not grow).
+	if cap(r) <= rq.sh.s.cfg.MaxBulk {
+		rq.res = r
+	}
 }
 
 // lookup returns key's value when it is a T; wrong is true when the key

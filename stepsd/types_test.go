@@ -506,3 +506,38 @@ func TestTypesRandomAsRedis(t *testing.T) {
 		}
 	}
 }
+
+// TestTypesBigReplyNotKept: a value type's reply can be far larger than
+// any GET's (LRANGE of a long list, MGET of a key many times over); the
+// pooled request that composed one must not keep its buffer for the
+// requests it serves next (the pool is LIFO: a request in steady use is
+// never trimmed), only one of at most MaxBulk, as GET's.
+func TestTypesBigReplyNotKept(t *testing.T) {
+	s := start(t, Config{Reactors: 1, MaxBulk: 1 << 10})
+	sh := s.shards[0]
+	c := dial(t, s)
+	elem := strings.Repeat("e", 1000)
+	push := []string{"RPUSH", "biglist"}
+	for range 100 {
+		push = append(push, elem)
+	}
+	c.sendRaw(resp(push...))
+	c.expect(":100")
+	for range 3 { // once direct after a read, then from the pool
+		c.sendRaw(resp("LRANGE", "biglist", "0", "-1") + resp("PING"))
+		got, err := renderReply(c.br, false)
+		if err != nil || strings.Count(got, ",") != 99 {
+			t.Fatalf("LRANGE: %d elements, %v", strings.Count(got, ",")+1, err)
+		}
+		c.expect("PONG")
+	}
+	big := 0
+	onLoop(sh, func() {
+		for rq := sh.free; rq != nil; rq = rq.next {
+			big = max(big, cap(rq.res))
+		}
+	})
+	if big > 2<<10 {
+		t.Errorf("a pooled request keeps a reply buffer of %d bytes after a 100 kB LRANGE (MaxBulk 1 kB)", big)
+	}
+}
