@@ -631,7 +631,7 @@ func parseScore(b []byte) (float64, bool) {
 	mant := strings.TrimLeft(s, "+-")
 	hex := len(mant) > 2 && mant[0] == '0' && (mant[1] == 'x' || mant[1] == 'X')
 	if hex {
-		if strings.IndexAny(mant, "pP") < 0 {
+		if !strings.ContainsAny(mant, "pP") {
 			s += "p0" // strtod's exponent is optional
 			mant = mant[2:]
 		} else {
