@@ -107,7 +107,7 @@ var dataCmds = [...]dataCmd{
 	newDataCmd("LLEN", OpLLen, 2, 2, shapeAny, "Get the length of a list", "list", docArg{"key", "key", ""}),
 	newDataCmd("SADD", OpSAdd, 3, 0, shapeAny, "Add members to a set", "set", docArg{"key", "key", ""}, docArg{"member", "string", "multiple"}),
 	newDataCmd("SREM", OpSRem, 3, 0, shapeAny, "Remove members from a set", "set", docArg{"key", "key", ""}, docArg{"member", "string", "multiple"}),
-	newDataCmd("SPOP", OpSPop, 2, 3, shapeAny, "Remove and return random members of a set", "set", docArg{"key", "key", ""}, docArg{"count", "integer", "optional"}),
+	newDataCmd("SPOP", OpSPop, 2, 0, shapeAny, "Remove and return random members of a set", "set", docArg{"key", "key", ""}, docArg{"count", "integer", "optional"}),
 	newDataCmd("SCARD", OpSCard, 2, 2, shapeAny, "Get the number of members in a set", "set", docArg{"key", "key", ""}),
 	newDataCmd("SISMEMBER", OpSIsMember, 3, 3, shapeAny, "Determine if a value is a member of a set", "set", docArg{"key", "key", ""}, docArg{"member", "string", ""}),
 	newDataCmd("SMEMBERS", OpSMembers, 2, 2, shapeAny, "Get all the members of a set", "set", docArg{"key", "key", ""}),
@@ -117,10 +117,10 @@ var dataCmds = [...]dataCmd{
 	newDataCmd("HLEN", OpHLen, 2, 2, shapeAny, "Get the number of fields in a hash", "hash", docArg{"key", "key", ""}),
 	newDataCmd("HGETALL", OpHGetAll, 2, 2, shapeAny, "Get all the fields and values of a hash", "hash", docArg{"key", "key", ""}),
 	newDataCmd("ZADD", OpZAdd, 4, 0, shapeZAdd, "Add members to a sorted set, or update their scores (no options)", "sorted-set", docArg{"key", "key", ""}, docArg{"score", "double", "multiple"}, docArg{"member", "string", "multiple"}),
-	newDataCmd("ZPOPMIN", OpZPopMin, 2, 3, shapeAny, "Remove and return the members with the lowest scores", "sorted-set", docArg{"key", "key", ""}, docArg{"count", "integer", "optional"}),
+	newDataCmd("ZPOPMIN", OpZPopMin, 2, 0, shapeAny, "Remove and return the members with the lowest scores", "sorted-set", docArg{"key", "key", ""}, docArg{"count", "integer", "optional"}),
 	newDataCmd("ZCARD", OpZCard, 2, 2, shapeAny, "Get the number of members in a sorted set", "sorted-set", docArg{"key", "key", ""}),
 	newDataCmd("ZSCORE", OpZScore, 3, 3, shapeAny, "Get the score of a member of a sorted set", "sorted-set", docArg{"key", "key", ""}, docArg{"member", "string", ""}),
-	newDataCmd("ZRANGE", OpZRange, 4, 5, shapeAny, "Get members of a sorted set by index, lowest score first", "sorted-set", docArg{"key", "key", ""}, docArg{"start", "integer", ""}, docArg{"stop", "integer", ""}, docArg{"withscores", "pure-token", "optional"}),
+	newDataCmd("ZRANGE", OpZRange, 4, 0, shapeAny, "Get members of a sorted set by index, lowest score first", "sorted-set", docArg{"key", "key", ""}, docArg{"start", "integer", ""}, docArg{"stop", "integer", ""}, docArg{"withscores", "pure-token", "optional"}),
 	newDataCmd("XADD", OpXAdd, 5, 0, shapeXAdd, "Append an entry to a stream (no options)", "stream", docArg{"key", "key", ""}, docArg{"id", "string", ""}, docArg{"field", "string", "multiple"}, docArg{"value", "string", "multiple"}),
 	newDataCmd("XLEN", OpXLen, 2, 2, shapeAny, "Get the number of entries in a stream", "stream", docArg{"key", "key", ""}),
 }
@@ -163,9 +163,22 @@ func dataCommand(req *Request) bool {
 				return true
 			}
 		}
-		if d.op == OpZRange && argc == 5 && !asciiFold(args[4], cmdWithScores) {
-			req.Bad = badSyntax
-			return true
+		switch d.op {
+		case OpSPop, OpZPopMin:
+			// More than a count: Redis's syntax error (LPOP's and
+			// RPOP's is an arity error, their max).
+			if argc > 3 {
+				req.Bad = badSyntax
+				return true
+			}
+		case OpZRange:
+			// Its options: WITHSCORES, which may repeat, as Redis's.
+			for _, a := range args[4:] {
+				if !asciiFold(a, cmdWithScores) {
+					req.Bad = badSyntax
+					return true
+				}
+			}
 		}
 		req.Key = args[1]
 		return true

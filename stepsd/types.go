@@ -36,6 +36,7 @@ const (
 	errStreamID      = "Invalid stream ID specified as stream command argument"
 	errStreamSmaller = "The ID specified in XADD is equal or smaller than the target stream top item"
 	errStreamZero    = "The ID specified in XADD must be greater than 0-0"
+	errStreamFull    = "The stream has exhausted the last possible ID, unable to add more items"
 )
 
 // fail records rq's error reply, code and info ("-code info"), counted
@@ -120,8 +121,16 @@ func (s *store) applyData(st *stripe, rq *request, held *uint8) {
 	// OpConst), so that appendReply has no case of its own for the value
 	// types. Its counters stay its command's (rq.cmd); it was applied
 	// (dispatched), so nothing asks its op again.
-	rq.res = r
 	rq.op, rq.val = OpConst, r
+	// The request keeps the reply's buffer for its next ones (pooled,
+	// LIFO: one in steady use is never trimmed) only when it is no
+	// larger than GET's at most, MaxBulk: an LRANGE of a long list or an
+	// MGET of a large value many times over composes a reply without
+	// bound, which goes with val when the request is recycled. Else res
+	// keeps the buffer it had (r's own when r did not grow).
+	if cap(r) <= rq.sh.s.cfg.MaxBulk {
+		rq.res = r
+	}
 }
 
 // lookup returns key's value when it is a T; wrong is true when the key
@@ -293,6 +302,14 @@ func (st *stripe) add(rq *request, r []byte, w words) []byte {
 		}
 		return appendInt(r, ':', int64(n))
 	case OpXAdd:
+		// As Redis's xaddCommand: the ID's syntax and an explicit 0-0
+		// before the key's type, a stream at the last ID before the
+		// ID's order.
+		arg := w.next()
+		if code := checkStreamID(arg); code != "" {
+			rq.fail("ERR", code)
+			return r
+		}
 		x, wrong := lookup[*stream](st, key)
 		if wrong {
 			break
@@ -301,7 +318,11 @@ func (st *stripe) add(rq *request, r []byte, w words) []byte {
 		if x != nil {
 			last = x.last
 		}
-		id, code := nextStreamID(w.next(), last)
+		if last == (streamID{math.MaxUint64, math.MaxUint64}) {
+			rq.fail("ERR", errStreamFull)
+			return r
+		}
+		id, code := nextStreamID(arg, last)
 		if code != "" {
 			rq.fail("ERR", code)
 			return r
@@ -596,18 +617,41 @@ func parseInt64(b []byte) (int64, bool) {
 	return v, err == nil
 }
 
-// parseScore parses a sorted set's score as Redis: a float, or inf, +inf,
-// -inf; not NaN.
+// parseScore parses a sorted set's score as Redis (string2d: C's
+// strtod, the whole word): a float, hexadecimal ones included, or inf,
+// infinity, with a sign or not; not NaN, not a value out of range either
+// way (an underflow to zero included). Go's syntax differs from strtod's
+// twice: it takes underscores between digits, and a hexadecimal float
+// only with its p exponent.
 func parseScore(b []byte) (float64, bool) {
-	if len(b) == 0 || isSpace(b[0]) || isSpace(b[len(b)-1]) {
+	if len(b) == 0 || isCSpace(b[0]) || bytes.IndexByte(b, '_') >= 0 {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(string(b), 64)
+	s := string(b)
+	mant := strings.TrimLeft(s, "+-")
+	hex := len(mant) > 2 && mant[0] == '0' && (mant[1] == 'x' || mant[1] == 'X')
+	if hex {
+		if !strings.ContainsAny(mant, "pP") {
+			s += "p0" // strtod's exponent is optional
+			mant = mant[2:]
+		} else {
+			mant = mant[2:strings.IndexAny(mant, "pP")]
+		}
+	} else if e := strings.IndexAny(mant, "eE"); e >= 0 {
+		mant = mant[:e]
+	}
+	f, err := strconv.ParseFloat(s, 64)
 	if err != nil || math.IsNaN(f) {
 		return 0, false
 	}
+	if f == 0 && strings.TrimLeft(mant, "0.") != "" {
+		return 0, false // a nonzero mantissa underflowed: strtod's ERANGE
+	}
 	return f, true
 }
+
+// isCSpace is C's isspace.
+func isCSpace(c byte) bool { return c == '\n' || isSpace(c) }
 
 // appendScore appends a score as Redis 7.0 replies it: "inf", "-inf", or
 // printf's %.17g.
@@ -778,6 +822,9 @@ func (z *zset) add(sc float64, m []byte) bool {
 	} else {
 		name = string(m)
 	}
+	if sc == 0 {
+		sc = 0 // not -0: Redis answers a score of -0 as 0
+	}
 	z.score[name] = sc
 	z.items = slices.Insert(z.items, z.search(sc, name), zitem{sc, name})
 	return !ok
@@ -816,8 +863,74 @@ func (id streamID) appendTo(b []byte) []byte {
 	return strconv.AppendUint(b, id.seq, 10)
 }
 
-// nextStreamID is XADD's ID for arg ("*", "ms", "ms-seq" or "ms-*") after
-// last, or the error's text.
+// checkStreamID returns the error's text of an XADD ID that is not one
+// ("*", "ms", "ms-seq" or "ms-*"), or that is 0-0 with its sequence
+// given ("0" or "0-0", not "0-*"), as Redis's xaddCommand checks them
+// before it looks its key up; else "".
+func checkStreamID(arg []byte) string {
+	if len(arg) == 1 && arg[0] == '*' {
+		return ""
+	}
+	msPart, seqPart, hasSeq := bytes.Cut(arg, []byte("-"))
+	ms, ok := parseULL(msPart)
+	if !ok {
+		return errStreamID
+	}
+	if hasSeq && len(seqPart) == 1 && seqPart[0] == '*' {
+		return ""
+	}
+	var seq uint64
+	if hasSeq {
+		if seq, ok = parseULL(seqPart); !ok {
+			return errStreamID
+		}
+	}
+	if ms == 0 && seq == 0 {
+		return errStreamZero
+	}
+	return ""
+}
+
+// parseULL parses a stream ID's part as Redis's string2ull: string2ll's
+// strict integer when it is one (not negative), else C's strtoull of the
+// whole word (leading spaces, a sign, digits, no overflow; a minus sign
+// negates modulo 2^64, as strtoull's does).
+func parseULL(b []byte) (uint64, bool) {
+	if v, ok := parseInt64(b); ok {
+		return uint64(v), v >= 0
+	}
+	i := 0
+	for i < len(b) && isCSpace(b[i]) {
+		i++
+	}
+	neg := false
+	if i < len(b) && (b[i] == '+' || b[i] == '-') {
+		neg = b[i] == '-'
+		i++
+	}
+	if i == len(b) {
+		return 0, false
+	}
+	var v uint64
+	for ; i < len(b); i++ {
+		c := b[i]
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		d := uint64(c - '0')
+		if v > (math.MaxUint64-d)/10 {
+			return 0, false // ERANGE
+		}
+		v = v*10 + d
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+// nextStreamID is XADD's ID for arg, which checkStreamID passed, after
+// last, which is not the last possible ID, or the error's text.
 func nextStreamID(arg []byte, last streamID) (streamID, string) {
 	if len(arg) == 1 && arg[0] == '*' {
 		ms := uint64(time.Now().UnixMilli())
@@ -833,10 +946,7 @@ func nextStreamID(arg []byte, last streamID) (streamID, string) {
 		return streamID{last.ms, last.seq + 1}, ""
 	}
 	msPart, seqPart, hasSeq := bytes.Cut(arg, []byte("-"))
-	ms, err := strconv.ParseUint(string(msPart), 10, 64)
-	if err != nil {
-		return streamID{}, errStreamID
-	}
+	ms, _ := parseULL(msPart)
 	id := streamID{ms: ms}
 	switch {
 	case hasSeq && len(seqPart) == 1 && seqPart[0] == '*':
@@ -847,13 +957,10 @@ func nextStreamID(arg []byte, last streamID) (streamID, string) {
 			id.seq = last.seq + 1
 		}
 	case hasSeq:
-		if id.seq, err = strconv.ParseUint(string(seqPart), 10, 64); err != nil {
-			return streamID{}, errStreamID
-		}
+		id.seq, _ = parseULL(seqPart)
 	}
-	if id == (streamID{}) {
-		return streamID{}, errStreamZero
-	}
+	// 0-0 here is "0-*" after a last ID of another millisecond (an
+	// explicit 0-0 is checkStreamID's): smaller, as Redis says.
 	if !last.less(id) {
 		return streamID{}, errStreamSmaller
 	}

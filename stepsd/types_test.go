@@ -216,6 +216,42 @@ var typesCases = []typesCase{
 	c("none", "type", "H"),
 	c("none", "type", "X"),
 	c("(nil)", "get", "Z"),
+	// Found by review (side by side with redis-server 7.0.15).
+	// Scores are strtod's: no Go underscores, hex without an exponent,
+	// an underflow to zero refused, -0 answered as 0.
+	c("-ERR value is not a valid float", "zadd", "zs", "1_0", "a"),
+	c("-ERR value is not a valid float", "zadd", "zs", "1e-400", "a"),
+	c("-ERR value is not a valid float", "zadd", "zs", "-0x1p-1080", "a"),
+	c(":4", "zadd", "zs", "0x10", "a", "0X1A", "b", "0x1p4", "c", "1e-320", "d"),
+	c(":2", "zadd", "zs", "-0", "e", "-0.0e0", "f"),
+	c("[e,0,f,0,d,9.9998886718268301e-321,a,16,c,16,b,26]", "zrange", "zs", "0", "-1", "withscores"),
+	c("0", "zscore", "zs", "e"),
+	// WITHSCORES may repeat; SPOP's and ZPOPMIN's extra arguments are a
+	// syntax error (LPOP's are an arity error).
+	c("[e,0]", "zrange", "zs", "0", "0", "withscores", "WITHSCORES"),
+	c("-ERR syntax error", "zrange", "zs", "0", "0", "withscores", "foo"),
+	c("-ERR syntax error", "zpopmin", "zs", "1", "2"),
+	c("-ERR syntax error", "spop", "zs", "1", "2"),
+	// XADD: the ID is checked before the key's type, 0-0 only when
+	// given with its sequence, IDs as strtoull reads them, and a stream
+	// at the last ID says so.
+	c("OK", "set", "xs", "v"),
+	c("-ERR Invalid stream ID specified as stream command argument", "xadd", "xs", "abc", "f", "v"),
+	c("-ERR The ID specified in XADD must be greater than 0-0", "xadd", "xs", "0-0", "f", "v"),
+	c("-ERR The ID specified in XADD must be greater than 0-0", "xadd", "xs", "0", "f", "v"),
+	c("-WRONGTYPE Operation against a key holding the wrong kind of value", "xadd", "xs", "1-*", "f", "v"),
+	c("5-0", "xadd", "xn", "+5", "f", "v"),
+	c("6-0", "xadd", "xn", " 6", "f", "v"),
+	c("7-1", "xadd", "xn", "7- 1", "f", "v"),
+	c("8-2", "xadd", "xn", "008-+2", "f", "v"),
+	c("-ERR Invalid stream ID specified as stream command argument", "xadd", "xn", "9--1", "f", "v"),
+	c("-ERR Invalid stream ID specified as stream command argument", "xadd", "xn", "9-0x1", "f", "v"),
+	c("-ERR Invalid stream ID specified as stream command argument", "xadd", "xn", "18446744073709551616", "f", "v"),
+	c("-ERR The ID specified in XADD is equal or smaller than the target stream top item", "xadd", "xn", "0-*", "f", "v"),
+	c("18446744073709551615-18446744073709551615", "xadd", "xn", "18446744073709551615-18446744073709551615", "f", "v"),
+	c("-ERR The stream has exhausted the last possible ID, unable to add more items", "xadd", "xn", "*", "f", "v"),
+	c("-ERR The stream has exhausted the last possible ID, unable to add more items", "xadd", "xn", "1-1", "f", "v"),
+	c(":5", "xlen", "xn"),
 }
 
 func TestTypes(t *testing.T) {
@@ -348,6 +384,37 @@ func renderReply(br *bufio.Reader, sorted bool) (string, error) {
 	return line, fmt.Errorf("reply line %q", line)
 }
 
+// rawReply reads one reply and returns its bytes as they came.
+func rawReply(br *bufio.Reader) (string, error) {
+	line, err := br.ReadString('\n')
+	if err != nil || len(line) < 3 {
+		return line, fmt.Errorf("reply line %q: %v", line, err)
+	}
+	switch line[0] {
+	case '$':
+		n, err := strconv.Atoi(strings.TrimSpace(line[1:]))
+		if err != nil || n < 0 {
+			return line, err
+		}
+		b := make([]byte, n+2)
+		_, err = io.ReadFull(br, b)
+		return line + string(b), err
+	case '*':
+		n, err := strconv.Atoi(strings.TrimSpace(line[1:]))
+		if err != nil {
+			return line, err
+		}
+		for range max(n, 0) {
+			e, err := rawReply(br)
+			if err != nil {
+				return line, err
+			}
+			line += e
+		}
+	}
+	return line, nil
+}
+
 // startRedisServer runs a redis-server on a free loopback port for the
 // test's length, without persistence, and returns its address; it skips
 // the test where redis-server is not installed.
@@ -405,7 +472,9 @@ func TestTypesRandomAsRedis(t *testing.T) {
 	key := func() string { return pick("k1", "k2", "k3", "k4") }
 	member := func() string { return pick("a", "b", "c", "d", "", "e f") }
 	num := func() string { return pick("0", "1", "-1", "2", "5", "-3", "100", "x", "9223372036854775807") }
-	score := func() string { return pick("1", "2.5", "-1", "0.1", "inf", "-inf", "1e3", "3") }
+	score := func() string {
+		return pick("1", "2.5", "-1", "0.1", "inf", "-inf", "1e3", "3", "-0", "0x10", "1_0", "1e-400", "+1e3", " 1")
+	}
 	gens := []func() []string{
 		func() []string { return []string{"set", key(), num()} },
 		func() []string { return []string{"get", key()} },
@@ -438,8 +507,10 @@ func TestTypesRandomAsRedis(t *testing.T) {
 		func() []string { return []string{"zscore", key(), member()} },
 		func() []string { return []string{"zrange", key(), num(), num(), "withscores"} },
 		func() []string { return []string{"zrange", key(), num(), num()} },
+		func() []string { return []string{"zrange", key(), num(), num(), "withscores", "WITHSCORES"} },
+		func() []string { return []string{pick("zpopmin", "spop", "lpop"), key(), "1", "2"} },
 		func() []string {
-			return []string{"xadd", key(), pick("1-1", "2-0", "2-*", "3", "0-1", "5-5"), member(), num()}
+			return []string{"xadd", key(), pick("1-1", "2-0", "2-*", "3", "0-1", "5-5", "0-*", "0", "+4"), member(), num()}
 		},
 		func() []string { return []string{"xlen", key()} },
 	}
@@ -455,7 +526,15 @@ func TestTypesRandomAsRedis(t *testing.T) {
 				t.Fatal(err)
 			}
 			_ = side.c.SetReadDeadline(time.Now().Add(10 * time.Second))
-			r, err := renderReply(side.r, sorted)
+			// Byte for byte (a status reply is not a bulk string of
+			// the same text), but where the order is unspecified.
+			var r string
+			var err error
+			if sorted {
+				r, err = renderReply(side.r, true)
+			} else {
+				r, err = rawReply(side.r)
+			}
 			if err != nil {
 				t.Fatalf("command %d %q: %v", i, cmd, err)
 			}
@@ -464,5 +543,40 @@ func TestTypesRandomAsRedis(t *testing.T) {
 		if got[0] != got[1] {
 			t.Fatalf("command %d %q: stepsd %q, redis-server %q", i, cmd, got[0], got[1])
 		}
+	}
+}
+
+// TestTypesBigReplyNotKept: a value type's reply can be far larger than
+// any GET's (LRANGE of a long list, MGET of a key many times over); the
+// pooled request that composed one must not keep its buffer for the
+// requests it serves next (the pool is LIFO: a request in steady use is
+// never trimmed), only one of at most MaxBulk, as GET's.
+func TestTypesBigReplyNotKept(t *testing.T) {
+	s := start(t, Config{Reactors: 1, MaxBulk: 1 << 10})
+	sh := s.shards[0]
+	c := dial(t, s)
+	elem := strings.Repeat("e", 1000)
+	push := []string{"RPUSH", "biglist"}
+	for range 100 {
+		push = append(push, elem)
+	}
+	c.sendRaw(resp(push...))
+	c.expect(":100")
+	for range 3 { // once direct after a read, then from the pool
+		c.sendRaw(resp("LRANGE", "biglist", "0", "-1") + resp("PING"))
+		got, err := renderReply(c.br, false)
+		if err != nil || strings.Count(got, ",") != 99 {
+			t.Fatalf("LRANGE: %d elements, %v", strings.Count(got, ",")+1, err)
+		}
+		c.expect("PONG")
+	}
+	big := 0
+	onLoop(sh, func() {
+		for rq := sh.free; rq != nil; rq = rq.next {
+			big = max(big, cap(rq.res))
+		}
+	})
+	if big > 2<<10 {
+		t.Errorf("a pooled request keeps a reply buffer of %d bytes after a 100 kB LRANGE (MaxBulk 1 kB)", big)
 	}
 }
