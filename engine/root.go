@@ -354,15 +354,11 @@ func (l *rootList) pop() *root {
 	return rt
 }
 
-// prefetchDepth is the pool depth from which New prefetches: a pool that
-// holds more than its quarantine and a few more came from many roots
-// released together (a fan-out), whose lines a round has evicted; a
-// goroutine that starts one flow at a time and releases it keeps
-// rootQuarantine+1 roots there, in cache. Per pool, not per fan-out: a
-// fan-out of 1,000 flows over 16 reactors leaves ~70 roots in each pool
-// (it was 64, which switched the prefetch off for the FanOut row at 16
-// reactors while 8 kept it for half of each round).
-const prefetchDepth = 2 * rootQuarantine
+// prefetchDepth is the pool depth from which New prefetches: 64 pooled
+// roots with their flows and frames are ~60 KB, what a core's L1 and L2
+// keep of a goroutine's recent work; deeper pools come from fan-outs,
+// whose roots a round has evicted.
+const prefetchDepth = 64
 
 // New's depth test stands for its rt != nil test too.
 var _ [prefetchDepth - rootQuarantine]struct{}
