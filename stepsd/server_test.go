@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -95,51 +94,9 @@ func skipReply(br *bufio.Reader) (byte, error) {
 // readReply reads one RESP reply and renders it as one string: a simple
 // string as its text, an error as "-" and its text, a bulk string as its
 // bytes, nil as "(nil)", an integer as ":" and its digits, an array as
-// "[" its elements joined by "," "]".
-func readReply(br *bufio.Reader) (string, error) {
-	line, err := br.ReadString('\n')
-	if err != nil {
-		return line, err
-	}
-	if !strings.HasSuffix(line, "\r\n") || len(line) < 3 {
-		return line, fmt.Errorf("reply line %q", line)
-	}
-	line = line[:len(line)-2]
-	switch line[0] {
-	case '+':
-		return line[1:], nil
-	case '-', ':':
-		return line, nil
-	case '$':
-		n, err := strconv.Atoi(line[1:])
-		if err != nil {
-			return line, err
-		}
-		if n < 0 {
-			return "(nil)", nil
-		}
-		b := make([]byte, n+2)
-		if _, err := io.ReadFull(br, b); err != nil {
-			return "", err
-		}
-		return string(b[:n]), nil
-	case '*':
-		n, err := strconv.Atoi(line[1:])
-		if err != nil {
-			return line, err
-		}
-		var elems []string
-		for i := 0; i < n; i++ {
-			e, err := readReply(br)
-			if err != nil {
-				return "", err
-			}
-			elems = append(elems, e)
-		}
-		return "[" + strings.Join(elems, ",") + "]", nil
-	}
-	return line, fmt.Errorf("reply line %q", line)
-}
+// "[" its elements joined by "," "]", a nil array as "(nilarray)"
+// (renderReply, unsorted).
+func readReply(br *bufio.Reader) (string, error) { return renderReply(br, false) }
 
 func (c *client) expect(want ...string) {
 	c.t.Helper()

@@ -331,8 +331,8 @@ func inline(words ...string) string {
 	return b.String()
 }
 
-// renderReply reads one reply, rendered as readReply does, but a nil
-// array as "(nilarray)" and, when sorted, an array's elements sorted.
+// renderReply reads one reply and renders it as readReply says; when
+// sorted, an array's elements sorted.
 func renderReply(br *bufio.Reader, sorted bool) (string, error) {
 	line, err := br.ReadString('\n')
 	if err != nil {
