@@ -365,10 +365,8 @@ func (st *stripe) read(rq *request, r []byte, w words) []byte {
 	case OpLPop, OpRPop, OpLRange, OpLLen:
 		var start, stop int64
 		if rq.op == OpLRange {
-			var ok1, ok2 bool
-			start, ok1 = parseInt64(w.next())
-			stop, ok2 = parseInt64(w.next())
-			if !ok1 || !ok2 {
+			var ok bool
+			if start, stop, ok = parseRange(&w); !ok {
 				rq.fail("ERR", errNotInt)
 				return r
 			}
@@ -501,10 +499,8 @@ func (st *stripe) read(rq *request, r []byte, w words) []byte {
 	case OpZPopMin, OpZCard, OpZScore, OpZRange:
 		var start, stop int64
 		if rq.op == OpZRange {
-			var ok1, ok2 bool
-			start, ok1 = parseInt64(w.next())
-			stop, ok2 = parseInt64(w.next())
-			if !ok1 || !ok2 {
+			var ok bool
+			if start, stop, ok = parseRange(&w); !ok {
 				rq.fail("ERR", errNotInt)
 				return r
 			}
@@ -595,6 +591,13 @@ func b2i(b bool) int64 {
 		return 1
 	}
 	return 0
+}
+
+// parseRange reads LRANGE's and ZRANGE's start and stop, both integers.
+func parseRange(w *words) (start, stop int64, ok bool) {
+	start, ok1 := parseInt64(w.next())
+	stop, ok2 := parseInt64(w.next())
+	return start, stop, ok1 && ok2
 }
 
 // parseInt64 parses a 64-bit integer as Redis's string2ll: an optional
