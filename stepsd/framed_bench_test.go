@@ -3,8 +3,6 @@
 package stepsd
 
 import (
-	"bufio"
-	"net"
 	"strconv"
 	"testing"
 )
@@ -17,18 +15,7 @@ import (
 func BenchmarkPipelinedFramed(b *testing.B) {
 	for _, depth := range []int{1, 64} {
 		b.Run("reactors=1/depth="+strconv.Itoa(depth), func(b *testing.B) {
-			s, err := Start(Config{Addr: "127.0.0.1:0", Reactors: 1})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer s.Shutdown(0)
-			c, err := net.Dial("tcp", s.Addr().String())
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer c.Close()
-			br := bufio.NewReaderSize(c, 64<<10)
-			var batch []byte
+			var batch, prime []byte
 			for i := 0; i < depth; i++ {
 				k := strconv.Itoa(i / 4 % 100)
 				switch i % 4 {
@@ -44,33 +31,9 @@ func BenchmarkPipelinedFramed(b *testing.B) {
 			}
 			if depth == 1 {
 				batch = []byte(resp("GET", "key0"))
-				if _, err := c.Write([]byte(resp("SET", "key0", "value0"))); err != nil {
-					b.Fatal(err)
-				}
-				if _, err := skipReply(br); err != nil {
-					b.Fatal(err)
-				}
+				prime = []byte(resp("SET", "key0", "value0"))
 			}
-			run := func(n int) {
-				for done := 0; done < n; done += depth {
-					if _, err := c.Write(batch); err != nil {
-						b.Fatal(err)
-					}
-					for i := 0; i < depth; i++ {
-						kind, err := skipReply(br)
-						if err != nil {
-							b.Fatal(err)
-						}
-						if kind == '-' {
-							b.Fatal("error reply")
-						}
-					}
-				}
-			}
-			run(10 * depth)
-			b.ReportAllocs()
-			b.ResetTimer()
-			run(b.N)
+			benchBatches(b, 1, depth, batch, prime)
 		})
 	}
 }
