@@ -33,6 +33,7 @@ import (
 //	batch32     FanOut's flows as engine.Batch sets of 32 (no Promise), loops parked
 //	batch32w1   batch32 with reactor 0's loop awake
 //	exec        FanOut's shape with plain Execute (no Promise), loops parked
+//	execw1      exec with reactor 0's loop awake
 //	spinner     direct with a goroutine spinning on a word of its own
 //	            beside the caller: what a busy second CPU alone costs the
 //	            caller (a shared core, a hypervisor), without the hand-off
@@ -46,7 +47,8 @@ func BenchmarkFanOutHandOff(b *testing.B) {
 	b.Run("awakeAll", func(b *testing.B) { handOffPromises(b, spin, CPUs) })
 	b.Run("batch32", func(b *testing.B) { handOffBatches(b, 0, 0, 32) })
 	b.Run("batch32w1", func(b *testing.B) { handOffBatches(b, spin, 1, 32) })
-	b.Run("exec", handOffExec)
+	b.Run("exec", func(b *testing.B) { handOffExec(b, 0, 0) })
+	b.Run("execw1", func(b *testing.B) { handOffExec(b, spin, 1) })
 	b.Run("spinner", func(b *testing.B) {
 		var stop atomic.Bool
 		done := make(chan struct{})
@@ -137,14 +139,15 @@ func handOffBatches(b *testing.B, spin time.Duration, wake, k int) {
 
 // handOffExec is FanOut's round with plain Execute: each start a direct
 // turn on the caller in which the one-step flow ends; no Promise.
-func handOffExec(b *testing.B) {
-	g, err := StartGroup()
+func handOffExec(b *testing.B, spin time.Duration, wake int) {
+	g, err := StartGroupSpin(spin)
 	if err != nil {
 		b.Fatal(err)
 	}
 	defer closeGroup(b, "FanOutHandOff", g)
 	roots := make([]*engine.Steps, FanOutFlows)
 	handOffRounds(b, g, func(n int) {
+		wakeLoops(g, wake)
 		for i := range n {
 			roots[i] = engine.New(g.Next())
 			roots[i].Add(callStep)
