@@ -251,6 +251,14 @@ func (rt *root) endRunClear(fl *flow) {
 	rt.run.Store(rt.run.Load() &^ (runActive | runCancel))
 }
 
+// endRunEmptied is endRun for a run whose end emptied its kept flow of
+// values (endRunWaited): Release then reads nothing of the flow, as after
+// endRunClear.
+func (rt *root) endRunEmptied() {
+	rt.argsClear = true
+	rt.run.Store(rt.run.Load() &^ (runActive | runCancel))
+}
+
 // askCancel marks rt's run as canceled and reports the run's execGen, or
 // false when rt does not run. Any goroutine; the caller posts cancelRoot.
 func (rt *root) askCancel() (uint64, bool) {
@@ -1214,7 +1222,16 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 	state := promiseEnded
 	if p != nil {
 		if code == "" {
-			p.args = rt.Steps.fl.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
+			// Before detachFlow, on the loop; an end off the loop (closed
+			// reactor) is never a success. p is a fresh slot (never
+			// reused, zero: newPromise), so with narrow set (slots 1-3
+			// empty) slot 0 is the whole copy: 32 bytes written, not 128,
+			// and the Promise's last lines are not touched here.
+			if fl := rt.Steps.fl; fl.narrow {
+				p.args.v[0] = fl.args.v[0]
+			} else {
+				p.args = fl.args
+			}
 			if !e.trim.armed {
 				e.armTrim() // its tick lets go of the current Promise slab (trimTick)
 			}
@@ -1234,8 +1251,24 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 			}
 		}
 	}
+	// A success's values are the Promise's and the Batch's now: a kept
+	// flow that holds no owned values (a Promise's copy may point at
+	// those: detachFlow) is emptied here, on the loop, where its first
+	// line was just written, and argsClear tells Release so. A fan-out
+	// releases its roots a thousand flows later, its flows evicted, and
+	// Release's look at their values (the flow's first two lines) was
+	// 3 of its 5 simulated L1 misses a FanOut flow.
+	clean := false
+	if fl := rt.Steps.fl; code == "" && fl != nil && rt.keepFlow && !fl.owned {
+		fl.resetArgs()
+		clean = true
+	}
 	e.detachFlow(rt)
-	rt.endRun()
+	if clean {
+		rt.endRunEmptied()
+	} else {
+		rt.endRun()
+	}
 	if p != nil {
 		p.end(state)
 	}
