@@ -1104,8 +1104,15 @@ func (e *engine) finishRoot(rt *root, code string) {
 // the name alone (a server's request named after its command), counted for
 // the name, without finishRoot's general part; finishRoot for anything
 // else.
+//
+// A Promise's or a Batch's root (startsPlain, no OnEnd: the off-loop
+// call's flow, Call and FanOut) ends here too, as finishRoot's waited
+// success ends it: finishRoot's general part re-tested what advanceFast
+// had already found (queued, qlast, the extension's fields twice), about
+// 100 instructions a flow.
 func (e *engine) finishKeptExt(rt *root, fl *flow, x *rootExt) {
-	if !x.nameOnly() {
+	waited := x.promise != nil || x.batch != nil
+	if !x.startsPlain() || x.onEnd != nil {
 		e.finishRoot(rt, "")
 		return
 	}
@@ -1118,7 +1125,11 @@ func (e *engine) finishKeptExt(rt *root, fl *flow, x *rootExt) {
 	if x.name != nil {
 		e.namedSucceeded(x)
 	}
-	rt.endRun()
+	if waited {
+		rt.endRunWaited(x, "")
+	} else {
+		rt.endRun()
+	}
 	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
 		rt.release()
 	}
