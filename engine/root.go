@@ -69,7 +69,9 @@ type root struct {
 	// that only ever had those skips the extension's zeroing, and its
 	// two or three lines, at Release (FanOut: 1.8 D1 misses a flow).
 	// Written by the holder, or by the loop during a run (a trace task),
-	// as the extension itself.
+	// as the extension itself. Set too when the root frame is given a
+	// binding (xBind, the C ABI's), so that Release reads Steps.bin, on a
+	// line of its own, only for such a root (FanOut: 1 D1 miss a flow).
 	extKept bool
 	// spare holds frames this root's flows gave back (spareN of at most
 	// spareCap, below), so that building the root again off the loop
@@ -1436,11 +1438,11 @@ func (as *Steps) Release() {
 	if rt.Steps.qlast != nil {
 		rt.discardBuilt(&rt.Steps)
 	}
-	if rt.bin != nil {
-		bridge.release(rt.bin, rt.e.r.IsSameThread())
-		rt.bin = nil
-	}
 	if rt.extKept {
+		if rt.bin != nil {
+			bridge.release(rt.bin, rt.e.r.IsSameThread())
+			rt.bin = nil
+		}
 		if x := rt.more.Load(); x != nil {
 			*x = rootExt{} // no run: no context watch, no trace task
 		}
