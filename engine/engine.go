@@ -699,7 +699,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	// a tenth of a sequential step): nothing held, the root keeps the frame.
 	// Once the root's spare list is full, a loop iteration's sub-step stays
 	// with the iteration for its next iteration's Add (keep).
-	if rt := f.fl.root; rt.spareN < rt.spareCap && f.scope.Empty() && f.bin == nil {
+	if rt := f.fl.root; rt.spareN < rt.spareCap && (f.flags&fBare != 0 || f.scope.Empty() && f.bin == nil) {
 		e.toSpare(rt, f)
 	} else if f.flags&fBare != 0 && p.kind == kBody {
 		p.keep(f) // keepOrRelease's common case without its call: fBare is keepable
@@ -805,7 +805,10 @@ func (e *engine) keepOrRelease(p, f *Steps) {
 // binding, nothing queued or armed) and gives it to rt, whose spare list
 // has room: releasePlain's common case, inlined where a step ends.
 func (e *engine) toSpare(rt *root, f *Steps) {
-	f.fl, f.parent, f.fn, f.onerr, f.x, f.xfn = nil, nil, nil, nil, nil, nil
+	f.fl, f.parent, f.fn = nil, nil, nil
+	if f.flags&fBare == 0 { // fBare: they are nil, and the second line is not touched
+		f.onerr, f.x, f.xfn = nil, nil, nil
+	}
 	f.kind, f.flags, f.st = 0, 0, stFree
 	e.stats.FramesLive--
 	f.next = rt.spare
