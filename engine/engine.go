@@ -168,6 +168,12 @@ type flow struct {
 	// every write that may fill them (set with two or more values, a
 	// copy of a whole Args) clears it; args.reset keeps it true.
 	narrow bool
+	// holding: held (below) is not empty. The starts test it here, in the
+	// line they read anyway, not held's length in the flow's last line,
+	// which nothing else of a plain run touches (New prefetched that line
+	// for the test alone). Written wherever held is: Hold, Unhold, and the
+	// clears (attachFlow, detachFlow, releaseFlow).
+	holding bool
 
 	prevReady, nextReady *flow // in the ready queue; a flow that ends is unlinked (unlinkReady)
 	args                 Args  // what the last successful step gave the next one

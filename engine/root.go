@@ -406,16 +406,18 @@ func (l *rootList) prefetchNext() {
 		r2 := rootOf(n)
 		n2, n2spare = unsafe.Pointer(r2), unsafe.Pointer(&r2.spare)
 	}
-	var fl0, flRun, flArgs3, flEnd unsafe.Pointer
+	var fl0, flRun, flArgs3 unsafe.Pointer
 	if fl := n1.Steps.fl; fl != nil {
-		fl0, flEnd = unsafe.Pointer(fl), unsafe.Pointer(&fl.held)
+		// The first line, not held's (the last): the start tests
+		// holding there.
+		fl0 = unsafe.Pointer(fl)
 		// The start writes the run link (the flow's fourth line) and the
 		// step reads root and top (its third, with the last slot); the
 		// reset reads slot 0 alone when an empty success left the flow
 		// narrow (setArgs), so the second line is not asked for.
 		flRun, flArgs3 = unsafe.Pointer(&fl.nextRun), unsafe.Pointer(&fl.args.v[MaxArgs-1])
 	}
-	prefetch.Lines(n2, n2spare, fl0, flEnd)
+	prefetch.Lines(n2, n2spare, fl0, nil)
 	prefetch.Lines(unsafe.Pointer(n1.spare), flRun, flArgs3, nil)
 }
 
@@ -649,7 +651,7 @@ func (as *Steps) Execute() {
 		// of Simple). A Cancel from another goroutine may have marked the
 		// run since the CompareAndSwap: the slow start honours it.
 		fl := rt.Steps.fl
-		if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
+		if fl == nil || !rt.keepFlow || fl.owned || fl.holding || rt.created != 0 ||
 			rt.Steps.qlast == nil || e.build.want.Load() || rt.run.Load()&runCancel != 0 {
 			if e.prepareStartSlow(rt) {
 				e.runIfAlone(rt)
@@ -792,7 +794,7 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 // from Execute ~12.
 func (e *engine) prepareStart(rt *root) bool {
 	fl := rt.Steps.fl
-	if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
+	if fl == nil || !rt.keepFlow || fl.owned || fl.holding || rt.created != 0 ||
 		rt.Steps.qlast == nil || rt.more.Load() != nil || e.build.want.Load() ||
 		rt.run.Load()&runCancel != 0 {
 		return e.prepareStartSlow(rt)
@@ -817,7 +819,7 @@ func (e *engine) prepareStart(rt *root) bool {
 // prepareStartSlow is prepareStart for every other root.
 func (e *engine) prepareStartSlow(rt *root) bool {
 	if x := rt.more.Load(); x != nil && x.startsPlain() {
-		if fl := rt.Steps.fl; fl != nil && rt.keepFlow && !fl.owned && len(fl.held) == 0 &&
+		if fl := rt.Steps.fl; fl != nil && rt.keepFlow && !fl.owned && !fl.holding &&
 			rt.created == 0 && rt.Steps.qlast != nil && !e.build.want.Load() &&
 			rt.run.Load()&runCancel == 0 {
 			return e.startNamedKept(rt, fl, x, true)
@@ -969,7 +971,7 @@ func (e *engine) attachFlow(rt *root) *flow {
 		// Kept from the last run (detachFlow): pooled flows are clean.
 		fl.clearArgs()
 		clear(fl.held)
-		fl.held = fl.held[:0]
+		fl.held, fl.holding = fl.held[:0], false
 	}
 	fl.cur = &rt.Steps
 	return fl
@@ -992,7 +994,7 @@ func (e *engine) detachFlow(rt *root) {
 	rt.Steps.fl = nil
 	fl.clearArgs()
 	clear(fl.held)
-	fl.held = fl.held[:0]
+	fl.held, fl.holding = fl.held[:0], false
 	fl.root, fl.top, fl.cur = nil, nil, nil
 	fl.action = actNone
 	fl.nextBranch = e.freeRootFlows
