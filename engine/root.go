@@ -1273,15 +1273,13 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 	// releases its roots a thousand flows later, its flows evicted, and
 	// Release's look at their values (the flow's first two lines) was
 	// 3 of its 5 simulated L1 misses a FanOut flow.
-	clean := false
+	// Such a flow stays with its root (keepFlow): detachFlow would do
+	// nothing to it, and is not called.
 	if fl := rt.Steps.fl; code == "" && fl != nil && rt.keepFlow && !fl.owned {
 		fl.resetArgs()
-		clean = true
-	}
-	e.detachFlow(rt)
-	if clean {
 		rt.endRunEmptied()
 	} else {
+		e.detachFlow(rt)
 		rt.endRun()
 	}
 	if p != nil {
