@@ -23,6 +23,73 @@ type root struct {
 	// carry a nil fl, set when they are dequeued to run. (The root is
 	// kept small for the same reason: 288 bytes, one size class.)
 
+	// Padding, so that spare falls at 224 (below) with everything else a
+	// flow touches after it: the 62 bytes from spare to extKept then lie
+	// on one cache line when the 288-byte class places the root at offset
+	// 32 of a line, and on two at offset 0 (TestRootFlagsBesideLease).
+	_ [16]byte
+
+	// spare holds frames this root's flows gave back (spareN of at most
+	// spareCap, below), so that building the root again off the loop
+	// takes frames without a lock. Owned by the loop while running, by
+	// the holder otherwise. It sits at offset 224, before run, so that
+	// spare, run, more and the spare counts fill 32 bytes from a multiple
+	// of 32 (the embedded Steps is 128 bytes, the State 80, then 16 of
+	// padding).
+	spare *Steps
+
+	// run, more and spareN/spareCap are neighbours at a 32-byte boundary:
+	// RunReady reads the first two for every flow it runs (the cancel
+	// test, the label) and the step path the last for every step that
+	// ends, and a round over many parked flows has evicted the root, so
+	// they should cost one cache line, not two, wherever the 288-byte size
+	// class places the root (root_alloc_test.go checks the offsets).
+	//
+	// run is execGen<<runGenShift | runCancel | runActive: runActive
+	// between Execute and the end of the flow; runCancel from the moment a
+	// Cancel of this run is asked until the run ends, so that the loop
+	// applies no outcome already queued for the flow (a timeout, an
+	// External's result, a Sync hand-over) once the cancel is asked, even
+	// before the posted cancelRoot arrives (RunReady); execGen bumped by
+	// each Execute, so a Cancel or a start aimed at an earlier run is
+	// ignored. One word: one locked instruction to start a run, one to end
+	// it, one load for RunReady to check.
+	run atomic.Uint64
+	// more holds what few roots use (a Promise, OnEnd, a name, a context,
+	// a trace task, a misuse while building), allocated the first time one
+	// is set and kept by a pooled root: a plain root is one size class
+	// smaller without them. Written by the holder while the root is not
+	// running, or by the loop while it runs (a trace task), one writer at a
+	// time; atomic because FlowName and Context may read it from the
+	// holder while the loop adds the trace task.
+	more atomic.Pointer[rootExt]
+	// spareN, spareCap: the count of spare (below) and its bound, tested
+	// by the step path each time a step ends (advanceFast's toSpare).
+	spareN, spareCap int32
+
+	// lease is the root's lease count, shifted left by one, with
+	// leaseReleased from Release until New hands the root out again:
+	// Release bumps the count and sets the bit in one release-only store,
+	// New clears the bit. A Ref taken under an earlier lease (or while the
+	// root was released) is stale and does nothing, like External's
+	// generation. Atomic because a stale holder may ask (Valid, Cancel)
+	// from another goroutine while New runs. One word, so that a release
+	// is one store and a Ref's test one load.
+	lease atomic.Uint64
+	// releaseAtEnd: Release was called while the flow ran. The owner sets
+	// it then rechecks running; finishRoot clears running then checks it;
+	// whoever Swaps it back to false releases, so exactly one does.
+	releaseAtEnd atomic.Bool
+
+	built, created int32 // frames taken/allocated while building, handed to the loop's counters at start
+
+	// The flag bytes below sit after lease, releaseAtEnd and the build
+	// counts, on lease's line wherever the 288-byte class places the root,
+	// and on run's too at offset 32 of a line (their old place, after
+	// State, was then a line of its own): New, the run's end and Release
+	// each read or write them beside run or lease, and New's prefetch of
+	// the spare line brings them at offset 32 (TestRootFlagsBesideLease).
+
 	// keepFlow: the root came from the pool (its holders Release roots),
 	// so detachFlow leaves its flow attached: giving it back at every end
 	// and taking one at every start cost released roots 7-17 ns a run
@@ -73,58 +140,6 @@ type root struct {
 	// binding (xBind, the C ABI's), so that Release reads Steps.bin, on a
 	// line of its own, only for such a root (FanOut: 1 D1 miss a flow).
 	extKept bool
-	// spare holds frames this root's flows gave back (spareN of at most
-	// spareCap, below), so that building the root again off the loop
-	// takes frames without a lock. Owned by the loop while running, by
-	// the holder otherwise. It sits here, before run, so that run falls
-	// on a multiple of 32 (the embedded Steps is 128 bytes, the State 80).
-	spare *Steps
-
-	// run, more and spareN/spareCap are neighbours at a 32-byte boundary:
-	// RunReady reads the first two for every flow it runs (the cancel
-	// test, the label) and the step path the last for every step that
-	// ends, and a round over many parked flows has evicted the root, so
-	// they should cost one cache line, not two, wherever the 288-byte size
-	// class places the root (root_alloc_test.go checks the offsets).
-	//
-	// run is execGen<<runGenShift | runCancel | runActive: runActive
-	// between Execute and the end of the flow; runCancel from the moment a
-	// Cancel of this run is asked until the run ends, so that the loop
-	// applies no outcome already queued for the flow (a timeout, an
-	// External's result, a Sync hand-over) once the cancel is asked, even
-	// before the posted cancelRoot arrives (RunReady); execGen bumped by
-	// each Execute, so a Cancel or a start aimed at an earlier run is
-	// ignored. One word: one locked instruction to start a run, one to end
-	// it, one load for RunReady to check.
-	run atomic.Uint64
-	// more holds what few roots use (a Promise, OnEnd, a name, a context,
-	// a trace task, a misuse while building), allocated the first time one
-	// is set and kept by a pooled root: a plain root is one size class
-	// smaller without them. Written by the holder while the root is not
-	// running, or by the loop while it runs (a trace task), one writer at a
-	// time; atomic because FlowName and Context may read it from the
-	// holder while the loop adds the trace task.
-	more atomic.Pointer[rootExt]
-	// spareN, spareCap: the count of spare (below) and its bound, tested
-	// by the step path each time a step ends (advanceFast's toSpare).
-	spareN, spareCap int32
-
-	// lease is the root's lease count, shifted left by one, with
-	// leaseReleased from Release until New hands the root out again:
-	// Release bumps the count and sets the bit in one release-only store,
-	// New clears the bit. A Ref taken under an earlier lease (or while the
-	// root was released) is stale and does nothing, like External's
-	// generation. Atomic because a stale holder may ask (Valid, Cancel)
-	// from another goroutine while New runs. One word, so that a release
-	// is one store and a Ref's test one load.
-	lease atomic.Uint64
-	// releaseAtEnd: Release was called while the flow ran. The owner sets
-	// it then rechecks running; finishRoot clears running then checks it;
-	// whoever Swaps it back to false releases, so exactly one does.
-	releaseAtEnd atomic.Bool
-
-	built, created int32 // frames taken/allocated while building, handed to the loop's counters at start
-
 }
 
 // rootExt is the rarely used part of a root (root.more).
