@@ -118,6 +118,9 @@ func xBind(as *Steps, bin unsafe.Pointer) bool {
 	}
 	as.bin = bin
 	as.flags &^= fBare
+	if as.kind == kRoot {
+		rootOf(as).extKept = true // Release looks at the root's binding only then
+	}
 	return true
 }
 

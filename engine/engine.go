@@ -168,6 +168,12 @@ type flow struct {
 	// every write that may fill them (set with two or more values, a
 	// copy of a whole Args) clears it; args.reset keeps it true.
 	narrow bool
+	// holding: held (below) is not empty. The starts test it here, in the
+	// line they read anyway, not held's length in the flow's last line,
+	// which nothing else of a plain run touches (New prefetched that line
+	// for the test alone). Written wherever held is: Hold, Unhold, and the
+	// clears (attachFlow, detachFlow, releaseFlow).
+	holding bool
 
 	prevReady, nextReady *flow // in the ready queue; a flow that ends is unlinked (unlinkReady)
 	args                 Args  // what the last successful step gave the next one
@@ -699,7 +705,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 	// a tenth of a sequential step): nothing held, the root keeps the frame.
 	// Once the root's spare list is full, a loop iteration's sub-step stays
 	// with the iteration for its next iteration's Add (keep).
-	if rt := f.fl.root; rt.spareN < rt.spareCap && f.scope.Empty() && f.bin == nil {
+	if rt := f.fl.root; rt.spareN < rt.spareCap && (f.flags&fBare != 0 || f.scope.Empty() && f.bin == nil) {
 		e.toSpare(rt, f)
 	} else if f.flags&fBare != 0 && p.kind == kBody {
 		p.keep(f) // keepOrRelease's common case without its call: fBare is keepable
@@ -805,7 +811,10 @@ func (e *engine) keepOrRelease(p, f *Steps) {
 // binding, nothing queued or armed) and gives it to rt, whose spare list
 // has room: releasePlain's common case, inlined where a step ends.
 func (e *engine) toSpare(rt *root, f *Steps) {
-	f.fl, f.parent, f.fn, f.onerr, f.x, f.xfn = nil, nil, nil, nil, nil, nil
+	f.fl, f.parent, f.fn = nil, nil, nil
+	if f.flags&fBare == 0 { // fBare: they are nil, and the second line is not touched
+		f.onerr, f.x, f.xfn = nil, nil, nil
+	}
 	f.kind, f.flags, f.st = 0, 0, stFree
 	e.stats.FramesLive--
 	f.next = rt.spare

@@ -297,3 +297,55 @@ func TestParallelStartedTakesNoBranch(t *testing.T) {
 	}
 	root.Release()
 }
+
+// A root-level step Add takes from the root's spare frames is bare too
+// (a pooled root run again, off the loop or on it): one that takes Stack
+// memory, a cancel handler or a finally handler is not given back to the
+// spares with them. Each run's step takes the extra and ends; the next
+// run's step gets the same frame (spares are LIFO) and must find none of
+// it: the Stack memory back in the arena, no handler run twice.
+func TestBareRootStepExtrasEndWithIt(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		set  func(as *engine.Steps, ran *int)
+	}{
+		{"Stack", func(as *engine.Steps, _ *int) { engine.Stack[[4]int64](as)[0] = 1 }},
+		{"SetCancel", func(as *engine.Steps, ran *int) {
+			as.SetCancel(func(*engine.Steps) { *ran++ })
+			as.Success() // a cancel handler disables implicit success
+		}},
+		{"SetFinally", func(as *engine.Steps, ran *int) { as.SetFinally(func(*engine.Steps) { *ran++ }) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := reactor.NewManual()
+			root := engine.New(r)
+			ran, plain := 0, 0
+			for run := range 4 {
+				if run%2 == 0 {
+					root.Add(func(as *engine.Steps) { tt.set(as, &ran) })
+				} else {
+					root.Add(func(*engine.Steps) { plain++ })
+				}
+				p := root.Promise()
+				r.RunUntilIdle()
+				if _, err := p.Wait(); err != nil {
+					t.Fatalf("run %d: %v", run, err)
+				}
+				if n := engine.ArenaStats(r).ObjectsInUse; n != 0 {
+					t.Fatalf("run %d: arena objects in use %d after the root ended, want 0", run, n)
+				}
+			}
+			want := 0
+			if tt.name == "SetFinally" {
+				want = 2 // once per run that set it, on its success
+			}
+			if ran != want || plain != 2 {
+				t.Fatalf("handlers ran %d times (want %d), plain steps %d (want 2)", ran, want, plain)
+			}
+			if st := engine.StatsOf(r); st.FramesLive != 0 {
+				t.Fatalf("FramesLive %d after the root ended, want 0", st.FramesLive)
+			}
+			root.Release()
+		})
+	}
+}

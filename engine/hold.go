@@ -42,6 +42,7 @@ func (as *Steps) holds(key any) bool {
 func (as *Steps) Hold(key any) {
 	if as != nil && as.fl != nil {
 		as.fl.held = append(as.fl.held, key)
+		as.fl.holding = true
 	} else if as.isForeign() {
 		foreignMisuse(as, "Hold")
 	}
@@ -61,6 +62,7 @@ func (as *Steps) Unhold(key any) {
 			copy(h[i:], h[i+1:])
 			h[len(h)-1] = nil
 			as.fl.held = h[:len(h)-1]
+			as.fl.holding = len(h) > 1
 			return
 		}
 	}

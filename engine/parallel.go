@@ -23,7 +23,7 @@ func (e *engine) releaseFlow(fl *flow) {
 	fl.action = actNone
 	fl.clearArgs()
 	clear(fl.held)
-	fl.held = fl.held[:0]
+	fl.held, fl.holding = fl.held[:0], false
 	fl.nextBranch = e.freeFlows
 	e.freeFlows = fl
 	e.stats.FlowsLive--

@@ -23,59 +23,19 @@ type root struct {
 	// carry a nil fl, set when they are dequeued to run. (The root is
 	// kept small for the same reason: 288 bytes, one size class.)
 
-	// keepFlow: the root came from the pool (its holders Release roots),
-	// so detachFlow leaves its flow attached: giving it back at every end
-	// and taking one at every start cost released roots 7-17 ns a run
-	// (profiles/README.md). A root never released gives its flow back
-	// after its first run and keeps it from its second on (a holder that
-	// runs a root again reuses it as the pool does). Written by New before
-	// the root is handed out, and by prepareStartSlow on the loop.
-	keepFlow bool
+	// Padding, so that spare falls at 224 (below) with everything else a
+	// flow touches after it: the 62 bytes from spare to extKept then lie
+	// on one cache line when the 288-byte class places the root at offset
+	// 32 of a line, and on two at offset 0 (TestRootFlagsBesideLease).
+	_ [16]byte
 
-	// Loop-owned: started is set when the flow really starts. A Cancel
-	// that overtakes a start posted from another goroutine is honoured by
-	// that start (runCancel).
-	started bool
-	// stateUsed: the root's State was handed out (State, and so Get, Set,
-	// Clone, the C ABI's stateVariable) or written by the engine (an
-	// error, a cancel's panic, a closed reactor) at least once in the
-	// life of the memory. Until then the State is all zero and nobody
-	// holds a pointer to it, so New and Release skip its reset: most
-	// flows never touch their State, and the two resets were ~20
-	// instructions of Simple. Sticky: a *State handed out once may be
-	// written through at any later time (a holder keeps it across runs,
-	// or past Release), so a root that ever gave it out resets it at every
-	// New and Release, as every root did before. Set with a load first, so
-	// that a root that uses its State pays one load per use, not a locked
-	// store; atomic because the holder (State from any goroutine) and the
-	// loop (an error) may both set it.
-	stateUsed atomic.Bool
-	// argsClear: the run that ended last left its kept flow holding no
-	// values, none owned (endRunClear), so Release reads nothing of the
-	// flow. Written at every end (endRun, endRunClear) by whoever ends the
-	// run (the loop; Execute's caller when a closed reactor refuses the
-	// start), before the run word's store that orders it for the holder:
-	// Release reads it only after it saw the run ended, and the next write
-	// comes after the holder's next Execute, so a plain bool. A run that
-	// ends any other way than finishRoot's plain end leaves it false, which
-	// is always safe (Release then looks): TestArgsClearNeverStale.
-	argsClear bool
-	// extKept: more (below) may hold something a Release must clear: set
-	// by extra, which every setter of the extension but Promise and Batch
-	// calls (a name, a context, an OnEnd, DeferStart, a misuse, a trace
-	// task), cleared by Release with the extension. A Promise's and a
-	// Batch's fields are cleared by the run's end (endRunWaited; a
-	// Batch's index and link are written before each use), so a root
-	// that only ever had those skips the extension's zeroing, and its
-	// two or three lines, at Release (FanOut: 1.8 D1 misses a flow).
-	// Written by the holder, or by the loop during a run (a trace task),
-	// as the extension itself.
-	extKept bool
 	// spare holds frames this root's flows gave back (spareN of at most
 	// spareCap, below), so that building the root again off the loop
 	// takes frames without a lock. Owned by the loop while running, by
-	// the holder otherwise. It sits here, before run, so that run falls
-	// on a multiple of 32 (the embedded Steps is 128 bytes, the State 80).
+	// the holder otherwise. It sits at offset 224, before run, so that
+	// spare, run, more and the spare counts fill 32 bytes from a multiple
+	// of 32 (the embedded Steps is 128 bytes, the State 80, then 16 of
+	// padding).
 	spare *Steps
 
 	// run, more and spareN/spareCap are neighbours at a 32-byte boundary:
@@ -123,6 +83,63 @@ type root struct {
 
 	built, created int32 // frames taken/allocated while building, handed to the loop's counters at start
 
+	// The flag bytes below sit after lease, releaseAtEnd and the build
+	// counts, on lease's line wherever the 288-byte class places the root,
+	// and on run's too at offset 32 of a line (their old place, after
+	// State, was then a line of its own): New, the run's end and Release
+	// each read or write them beside run or lease, and New's prefetch of
+	// the spare line brings them at offset 32 (TestRootFlagsBesideLease).
+
+	// keepFlow: the root came from the pool (its holders Release roots),
+	// so detachFlow leaves its flow attached: giving it back at every end
+	// and taking one at every start cost released roots 7-17 ns a run
+	// (profiles/README.md). A root never released gives its flow back
+	// after its first run and keeps it from its second on (a holder that
+	// runs a root again reuses it as the pool does). Written by New before
+	// the root is handed out, and by prepareStartSlow on the loop.
+	keepFlow bool
+
+	// Loop-owned: started is set when the flow really starts. A Cancel
+	// that overtakes a start posted from another goroutine is honoured by
+	// that start (runCancel).
+	started bool
+	// stateUsed: the root's State was handed out (State, and so Get, Set,
+	// Clone, the C ABI's stateVariable) or written by the engine (an
+	// error, a cancel's panic, a closed reactor) at least once in the
+	// life of the memory. Until then the State is all zero and nobody
+	// holds a pointer to it, so New and Release skip its reset: most
+	// flows never touch their State, and the two resets were ~20
+	// instructions of Simple. Sticky: a *State handed out once may be
+	// written through at any later time (a holder keeps it across runs,
+	// or past Release), so a root that ever gave it out resets it at every
+	// New and Release, as every root did before. Set with a load first, so
+	// that a root that uses its State pays one load per use, not a locked
+	// store; atomic because the holder (State from any goroutine) and the
+	// loop (an error) may both set it.
+	stateUsed atomic.Bool
+	// argsClear: the run that ended last left its kept flow holding no
+	// values, none owned (endRunClear), so Release reads nothing of the
+	// flow. Written at every end (endRun, endRunClear) by whoever ends the
+	// run (the loop; Execute's caller when a closed reactor refuses the
+	// start), before the run word's store that orders it for the holder:
+	// Release reads it only after it saw the run ended, and the next write
+	// comes after the holder's next Execute, so a plain bool. A run that
+	// ends any other way than finishRoot's plain end leaves it false, which
+	// is always safe (Release then looks): TestArgsClearNeverStale.
+	argsClear bool
+	// extKept: more (below) may hold something a Release must clear: set
+	// by extra, which every setter of the extension but Promise and Batch
+	// calls (a name, a context, an OnEnd, DeferStart, a misuse, a trace
+	// task), cleared by Release with the extension. A Promise's and a
+	// Batch's fields are cleared by the run's end (endRunWaited; a
+	// Batch's index and link are written before each use), so a root
+	// that only ever had those skips the extension's zeroing, and its
+	// two or three lines, at Release (FanOut: 1.8 D1 misses a flow).
+	// Written by the holder, or by the loop during a run (a trace task),
+	// as the extension itself. Set too when the root frame is given a
+	// binding (xBind, the C ABI's), so that Release reads Steps.bin, on a
+	// line of its own, only for such a root (FanOut: 1 D1 miss a flow).
+	extKept bool
 }
 
 // rootExt is the rarely used part of a root (root.more).
@@ -248,6 +265,14 @@ func (rt *root) endRun() {
 // wrote, not its second.
 func (rt *root) endRunClear(fl *flow) {
 	rt.argsClear = !fl.owned && fl.args.v[0].meta == 0 && (fl.narrow || fl.args.empty())
+	rt.run.Store(rt.run.Load() &^ (runActive | runCancel))
+}
+
+// endRunEmptied is endRun for a run whose end emptied its kept flow of
+// values (endRunWaited): Release then reads nothing of the flow, as after
+// endRunClear.
+func (rt *root) endRunEmptied() {
+	rt.argsClear = true
 	rt.run.Store(rt.run.Load() &^ (runActive | runCancel))
 }
 
@@ -396,16 +421,18 @@ func (l *rootList) prefetchNext() {
 		r2 := rootOf(n)
 		n2, n2spare = unsafe.Pointer(r2), unsafe.Pointer(&r2.spare)
 	}
-	var fl0, flRun, flArgs3, flEnd unsafe.Pointer
+	var fl0, flRun, flArgs3 unsafe.Pointer
 	if fl := n1.Steps.fl; fl != nil {
-		fl0, flEnd = unsafe.Pointer(fl), unsafe.Pointer(&fl.held)
+		// The first line, not held's (the last): the start tests
+		// holding there.
+		fl0 = unsafe.Pointer(fl)
 		// The start writes the run link (the flow's fourth line) and the
 		// step reads root and top (its third, with the last slot); the
 		// reset reads slot 0 alone when an empty success left the flow
 		// narrow (setArgs), so the second line is not asked for.
 		flRun, flArgs3 = unsafe.Pointer(&fl.nextRun), unsafe.Pointer(&fl.args.v[MaxArgs-1])
 	}
-	prefetch.Lines(n2, n2spare, fl0, flEnd)
+	prefetch.Lines(n2, n2spare, fl0, nil)
 	prefetch.Lines(unsafe.Pointer(n1.spare), flRun, flArgs3, nil)
 }
 
@@ -639,7 +666,7 @@ func (as *Steps) Execute() {
 		// of Simple). A Cancel from another goroutine may have marked the
 		// run since the CompareAndSwap: the slow start honours it.
 		fl := rt.Steps.fl
-		if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
+		if fl == nil || !rt.keepFlow || fl.owned || fl.holding || rt.created != 0 ||
 			rt.Steps.qlast == nil || e.build.want.Load() || rt.run.Load()&runCancel != 0 {
 			if e.prepareStartSlow(rt) {
 				e.runIfAlone(rt)
@@ -782,7 +809,7 @@ func startRoot(arg unsafe.Pointer, g uint64) {
 // from Execute ~12.
 func (e *engine) prepareStart(rt *root) bool {
 	fl := rt.Steps.fl
-	if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
+	if fl == nil || !rt.keepFlow || fl.owned || fl.holding || rt.created != 0 ||
 		rt.Steps.qlast == nil || rt.more.Load() != nil || e.build.want.Load() ||
 		rt.run.Load()&runCancel != 0 {
 		return e.prepareStartSlow(rt)
@@ -807,7 +834,7 @@ func (e *engine) prepareStart(rt *root) bool {
 // prepareStartSlow is prepareStart for every other root.
 func (e *engine) prepareStartSlow(rt *root) bool {
 	if x := rt.more.Load(); x != nil && x.startsPlain() {
-		if fl := rt.Steps.fl; fl != nil && rt.keepFlow && !fl.owned && len(fl.held) == 0 &&
+		if fl := rt.Steps.fl; fl != nil && rt.keepFlow && !fl.owned && !fl.holding &&
 			rt.created == 0 && rt.Steps.qlast != nil && !e.build.want.Load() &&
 			rt.run.Load()&runCancel == 0 {
 			return e.startNamedKept(rt, fl, x, true)
@@ -959,7 +986,7 @@ func (e *engine) attachFlow(rt *root) *flow {
 		// Kept from the last run (detachFlow): pooled flows are clean.
 		fl.clearArgs()
 		clear(fl.held)
-		fl.held = fl.held[:0]
+		fl.held, fl.holding = fl.held[:0], false
 	}
 	fl.cur = &rt.Steps
 	return fl
@@ -982,7 +1009,7 @@ func (e *engine) detachFlow(rt *root) {
 	rt.Steps.fl = nil
 	fl.clearArgs()
 	clear(fl.held)
-	fl.held = fl.held[:0]
+	fl.held, fl.holding = fl.held[:0], false
 	fl.root, fl.top, fl.cur = nil, nil, nil
 	fl.action = actNone
 	fl.nextBranch = e.freeRootFlows
@@ -1096,8 +1123,15 @@ func (e *engine) finishRoot(rt *root, code string) {
 // the name alone (a server's request named after its command), counted for
 // the name, without finishRoot's general part; finishRoot for anything
 // else.
+//
+// A Promise's or a Batch's root (startsPlain, no OnEnd: the off-loop
+// call's flow, Call and FanOut) ends here too, as finishRoot's waited
+// success ends it: finishRoot's general part re-tested what advanceFast
+// had already found (queued, qlast, the extension's fields twice), about
+// 100 instructions a flow.
 func (e *engine) finishKeptExt(rt *root, fl *flow, x *rootExt) {
-	if !x.nameOnly() {
+	waited := x.promise != nil || x.batch != nil
+	if !x.startsPlain() || x.onEnd != nil {
 		e.finishRoot(rt, "")
 		return
 	}
@@ -1110,7 +1144,11 @@ func (e *engine) finishKeptExt(rt *root, fl *flow, x *rootExt) {
 	if x.name != nil {
 		e.namedSucceeded(x)
 	}
-	rt.endRun()
+	if waited {
+		rt.endRunWaited(x, "")
+	} else {
+		rt.endRun()
+	}
 	if rt.releaseAtEnd.Load() && rt.releaseAtEnd.Swap(false) {
 		rt.release()
 	}
@@ -1214,7 +1252,16 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 	state := promiseEnded
 	if p != nil {
 		if code == "" {
-			p.args = rt.Steps.fl.args // before detachFlow, on the loop; an end off the loop (closed reactor) is never a success
+			// Before detachFlow, on the loop; an end off the loop (closed
+			// reactor) is never a success. p is a fresh slot (never
+			// reused, zero: newPromise), so with narrow set (slots 1-3
+			// empty) slot 0 is the whole copy: 32 bytes written, not 128,
+			// and the Promise's last lines are not touched here.
+			if fl := rt.Steps.fl; fl.narrow {
+				p.args.v[0] = fl.args.v[0]
+			} else {
+				p.args = fl.args
+			}
 			if !e.trim.armed {
 				e.armTrim() // its tick lets go of the current Promise slab (trimTick)
 			}
@@ -1234,8 +1281,22 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 			}
 		}
 	}
-	e.detachFlow(rt)
-	rt.endRun()
+	// A success's values are the Promise's and the Batch's now: a kept
+	// flow that holds no owned values (a Promise's copy may point at
+	// those: detachFlow) is emptied here, on the loop, where its first
+	// line was just written, and argsClear tells Release so. A fan-out
+	// releases its roots a thousand flows later, its flows evicted, and
+	// Release's look at their values (the flow's first two lines) was
+	// 3 of its 5 simulated L1 misses a FanOut flow.
+	// Such a flow stays with its root (keepFlow): detachFlow would do
+	// nothing to it, and is not called.
+	if fl := rt.Steps.fl; code == "" && fl != nil && rt.keepFlow && !fl.owned {
+		fl.resetArgs()
+		rt.endRunEmptied()
+	} else {
+		e.detachFlow(rt)
+		rt.endRun()
+	}
 	if p != nil {
 		p.end(state)
 	}
@@ -1392,11 +1453,11 @@ func (as *Steps) Release() {
 	if rt.Steps.qlast != nil {
 		rt.discardBuilt(&rt.Steps)
 	}
-	if rt.bin != nil {
-		bridge.release(rt.bin, rt.e.r.IsSameThread())
-		rt.bin = nil
-	}
 	if rt.extKept {
+		if rt.bin != nil {
+			bridge.release(rt.bin, rt.e.r.IsSameThread())
+			rt.bin = nil
+		}
 		if x := rt.more.Load(); x != nil {
 			*x = rootExt{} // no run: no context watch, no trace task
 		}

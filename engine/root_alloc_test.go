@@ -167,3 +167,37 @@ func TestRootHotFieldsOneLine(t *testing.T) {
 		t.Errorf("root.run..spareCap span [%d, %d): want it within 32 bytes from a multiple of 32 (one cache line)", lo, hi)
 	}
 }
+
+// New off the loop (keepFlow, stateUsed, lease), Add (built), the start
+// (started, created, built), the run's end (started, argsClear,
+// releaseAtEnd) and Release (run, lease, extKept, stateUsed, argsClear)
+// touch the root's flag bytes beside lease, and a fan-out meets each root
+// cold: the flags, the build counts, releaseAtEnd and lease must share one
+// cache line wherever the 288-byte size class places the root (at offset 0
+// or 32 of a line), and at offset 32 that line must be run's and spare's
+// too.
+func TestRootFlagsBesideLease(t *testing.T) {
+	var rt root
+	fields := map[string]uintptr{
+		"lease":        unsafe.Offsetof(rt.lease),
+		"releaseAtEnd": unsafe.Offsetof(rt.releaseAtEnd),
+		"keepFlow":     unsafe.Offsetof(rt.keepFlow),
+		"started":      unsafe.Offsetof(rt.started),
+		"stateUsed":    unsafe.Offsetof(rt.stateUsed),
+		"argsClear":    unsafe.Offsetof(rt.argsClear),
+		"extKept":      unsafe.Offsetof(rt.extKept),
+		"built":        unsafe.Offsetof(rt.built),
+		"created":      unsafe.Offsetof(rt.created),
+	}
+	for _, base := range []uintptr{0, 32} {
+		line := (base + unsafe.Offsetof(rt.lease)) / 64
+		for name, off := range fields {
+			if (base+off)/64 != line {
+				t.Errorf("root placed at offset %d of a line: %s (byte %d) is not on lease's line", base, name, off)
+			}
+		}
+		if base == 32 && ((base+unsafe.Offsetof(rt.run))/64 != line || (base+unsafe.Offsetof(rt.spare))/64 != line) {
+			t.Errorf("root placed at offset 32 of a line: run or spare is not on lease's line")
+		}
+	}
+}

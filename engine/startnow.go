@@ -31,7 +31,7 @@ func startRootNow(arg unsafe.Pointer, g uint64) {
 	}
 	e := rt.e
 	fl := rt.Steps.fl
-	if fl == nil || !rt.keepFlow || fl.owned || len(fl.held) != 0 || rt.created != 0 ||
+	if fl == nil || !rt.keepFlow || fl.owned || fl.holding || rt.created != 0 ||
 		rt.Steps.qlast == nil || e.build.want.Load() || rt.run.Load()&runCancel != 0 ||
 		e.readyHead != nil || e.running || e.cur != nil {
 		e.prepareStart(rt)

@@ -331,6 +331,12 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 		return as.addSlow(f, nil)
 	}
 	rt.markBuilt(c, kStep, as)
+	// fBare: a spare frame's second line is empty (toSpare, reset, fresh
+	// chunks) and this step is given its fn alone, as Add's running-step
+	// path gives one: the step's end (advanceFast, toSpare) then reads and
+	// writes its first line only (FanOut: the frame, a spare released a
+	// thousand flows earlier, missed once more on its second).
+	c.flags = fBuilt | fBare
 	c.fn = f
 	as.enqueue(c)
 	return as
