@@ -96,7 +96,9 @@ func (q *MPSC[T]) TryPushPos(v T) (pos uint64, ok bool) {
 			return 0, false // Close: the CAS below fails too if it comes in between
 		}
 		// Signed differences: by the time deqCache or deq is loaded, the
-		// consumer may already be past a stale pos.
+		// consumer may already be past a stale pos. A diverted queue's
+		// pos carries divertBit, so it reads as a lap and more ahead of
+		// deq: full, as Divert says, with no test of its own.
 		if int64(pos-q.deqCache.Load()) >= lap {
 			// Full by the cached bound; only the consumer's own index can
 			// say whether it really is.
@@ -130,8 +132,31 @@ const closedBit = 1 << 63
 // Close, without a counter of producers in flight on the push path. Safe
 // from any goroutine; closing again returns the same count.
 func (q *MPSC[T]) Close() uint64 {
-	return q.enq.Or(closedBit) &^ closedBit
+	return q.enq.Or(closedBit) &^ (closedBit | divertBit)
 }
+
+// divertBit, set in enq by Divert and cleared by Undivert, makes every
+// TryPushPos fail as on a full queue (the position it loads is 2^62 ahead
+// of deq, past any lap) and Idle report false. Positions are below 2^62
+// (at 10^9 pushes a second, 146 years of them), so the bit never meets a
+// position's own; Len, Empty and Close's count leave it out.
+const divertBit = 1 << 62
+
+// Divert makes every later TryPush and TryPushPos fail as on a full queue,
+// and Idle report false, until Undivert. It is for an owner that sends
+// producers to a list of its own for a while (a reactor's overflow list
+// while it is in use) and whose consumer looks at the queue alone to know
+// whether it may skip its pass: that one look then covers the list too.
+// Items already pushed stay and can be popped; Len, Empty, Consumed and
+// Close's count are unchanged by it. A producer that claimed its position
+// before Divert publishes it as usual. Safe from any goroutine; diverting
+// a diverted queue, or undiverting one that is not, changes nothing.
+func (q *MPSC[T]) Divert() { q.enq.Or(divertBit) }
+
+// Undivert ends Divert: pushes succeed again while there is room, and Idle
+// reports whether the queue is empty and not closed. Safe from any
+// goroutine.
+func (q *MPSC[T]) Undivert() { q.enq.And(^uint64(divertBit)) }
 
 // TryPop removes and returns the oldest item. It reports false when the
 // item at the next position has not been published yet, which includes an
@@ -191,7 +216,7 @@ func (q *MPSC[T]) Consumed() uint64 {
 // in [0, Cap()].
 func (q *MPSC[T]) Len() int {
 	deq := q.deq.Load() // before enq: see invariant 6 in the package doc.
-	enq := q.enq.Load() &^ closedBit
+	enq := q.enq.Load() &^ (closedBit | divertBit)
 	n := enq - deq
 	if n > q.mask+1 {
 		n = q.mask + 1
@@ -204,13 +229,14 @@ func (q *MPSC[T]) Len() int {
 // never below deq, so equal means nothing was pushed and not popped.
 func (q *MPSC[T]) Empty() bool {
 	deq := q.deq.Load() // before enq: see invariant 6 in the package doc.
-	return q.enq.Load()&^closedBit == deq
+	return q.enq.Load()&^(closedBit|divertBit) == deq
 }
 
-// Idle reports whether q is empty and not closed: Empty without the
-// closed bit's clearing, for a consumer's look that only needs to know
-// whether it may skip its pass (a closed queue reads as not idle, so the
-// consumer takes its full pass, which finds Close).
+// Idle reports whether q is empty, not closed and not diverted: Empty
+// without the clearing of those two bits, for a consumer's look that only
+// needs to know whether it may skip its pass (a closed queue reads as not
+// idle, so the consumer takes its full pass, which finds Close; a diverted
+// one too, so that it looks at whatever the owner diverted producers to).
 func (q *MPSC[T]) Idle() bool {
 	deq := q.deq.Load() // before enq, as in Empty
 	return q.enq.Load() == deq
