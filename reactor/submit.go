@@ -104,8 +104,10 @@ func (r *Reactor) push(t task) (uint64, bool) {
 // so whoever sees active sees it. A diverted ring is never Idle, so the
 // loop's idle look (iterate's head, RunUntilIdle's loops) reads the ring
 // alone and still never skips a pass while a task waits here: one load
-// and test fewer per look (the EmptyIteration and Turn rows). Readers
-// that test Empty (which leaves the divert out) still test active.
+// and test fewer per look (the EmptyIteration and Turn rows). A diverted
+// ring reads as full (Empty false too): the readers that test Empty test
+// active beside it, so they answer as before, and the full pass's
+// drainInbox finds the ring's own tasks, or none, before drainOverflow.
 type overflowList struct {
 	mu     sync.Mutex
 	tasks  []task

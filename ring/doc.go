@@ -103,8 +103,9 @@
 //     that observes Consumed() > p (an atomic load of deq) observes the
 //     consumer's work on position p as done.
 //  6. enq and deq only grow and deq <= enq at every instant (enq's
-//     position: Close and Divert set bits 63 and 62 of the word, which
-//     every reader but TryPushPos and Idle masks off). Len loads deq
+//     position: Close sets bit 63 of the word, which readers mask off
+//     but for TryPushPos and Idle; Divert sets bit 62, which no reader
+//     masks but Close's count, so that the queue reads as full). Len loads deq
 //     before enq, so the difference it computes is never negative; it is
 //     clamped to C because the two loads are not a single snapshot. A
 //     producer compares its possibly stale p with deq using a signed

@@ -135,22 +135,24 @@ func (q *MPSC[T]) Close() uint64 {
 	return q.enq.Or(closedBit) &^ (closedBit | divertBit)
 }
 
-// divertBit, set in enq by Divert and cleared by Undivert, makes every
-// TryPushPos fail as on a full queue (the position it loads is 2^62 ahead
-// of deq, past any lap) and Idle report false. Positions are below 2^62
-// (at 10^9 pushes a second, 146 years of them), so the bit never meets a
-// position's own; Len, Empty and Close's count leave it out.
+// divertBit, set in enq by Divert and cleared by Undivert, makes the queue
+// read as full: the position every reader loads is 2^62 ahead of deq,
+// past any lap, so TryPushPos fails, Len clamps to the capacity, and Empty
+// and Idle report false, each with no test of its own. Positions are
+// below 2^62 (at 10^9 pushes a second, 146 years of them), so the bit
+// never meets a position's own; Close's count leaves it out.
 const divertBit = 1 << 62
 
-// Divert makes every later TryPush and TryPushPos fail as on a full queue,
-// and Idle report false, until Undivert. It is for an owner that sends
-// producers to a list of its own for a while (a reactor's overflow list
-// while it is in use) and whose consumer looks at the queue alone to know
-// whether it may skip its pass: that one look then covers the list too.
-// Items already pushed stay and can be popped; Len, Empty, Consumed and
-// Close's count are unchanged by it. A producer that claimed its position
-// before Divert publishes it as usual. Safe from any goroutine; diverting
-// a diverted queue, or undiverting one that is not, changes nothing.
+// Divert makes the queue read as full until Undivert: every later TryPush
+// and TryPushPos fails, Len reports Cap, Empty and Idle report false.
+// Items already pushed stay and pop as usual (TryPop, TryPopBatch and
+// Consumed read only the consumer's side); a producer that claimed its
+// position before Divert publishes it as usual. It is for an owner that
+// sends producers to a list of its own for a while (a reactor's overflow
+// list while it is in use) and whose consumer looks at the queue alone to
+// know whether it may skip its pass: that one look then covers the list
+// too, at no cost to the look. Safe from any goroutine; diverting a
+// diverted queue, or undiverting one that is not, changes nothing.
 func (q *MPSC[T]) Divert() { q.enq.Or(divertBit) }
 
 // Undivert ends Divert: pushes succeed again while there is room, and Idle
@@ -213,10 +215,10 @@ func (q *MPSC[T]) Consumed() uint64 {
 // Len returns the number of items pushed and not yet popped, counting
 // pushes that have claimed a position but not yet published it. Under
 // concurrent use it is a snapshot that may already be stale; it is always
-// in [0, Cap()].
+// in [0, Cap()]. A diverted queue reads as full: Cap.
 func (q *MPSC[T]) Len() int {
 	deq := q.deq.Load() // before enq: see invariant 6 in the package doc.
-	enq := q.enq.Load() &^ (closedBit | divertBit)
+	enq := q.enq.Load() &^ closedBit
 	n := enq - deq
 	if n > q.mask+1 {
 		n = q.mask + 1
@@ -226,17 +228,19 @@ func (q *MPSC[T]) Len() int {
 
 // Empty reports whether Len would be 0, with the same two loads and no
 // clamp: the consumer's per-iteration check. Read in that order, enq is
-// never below deq, so equal means nothing was pushed and not popped.
+// never below deq, so equal means nothing was pushed and not popped. A
+// diverted queue reads as full: false.
 func (q *MPSC[T]) Empty() bool {
 	deq := q.deq.Load() // before enq: see invariant 6 in the package doc.
-	return q.enq.Load()&^(closedBit|divertBit) == deq
+	return q.enq.Load()&^closedBit == deq
 }
 
 // Idle reports whether q is empty, not closed and not diverted: Empty
-// without the clearing of those two bits, for a consumer's look that only
+// without the closed bit's clearing, for a consumer's look that only
 // needs to know whether it may skip its pass (a closed queue reads as not
 // idle, so the consumer takes its full pass, which finds Close; a diverted
-// one too, so that it looks at whatever the owner diverted producers to).
+// one reads as full, so that the pass looks at whatever the owner diverted
+// producers to).
 func (q *MPSC[T]) Idle() bool {
 	deq := q.deq.Load() // before enq, as in Empty
 	return q.enq.Load() == deq

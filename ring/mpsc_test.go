@@ -449,9 +449,10 @@ func TestMPSCIdleAndInit(t *testing.T) {
 	}
 }
 
-// Divert makes pushes fail as on a full queue and Idle report false, and
-// leaves Empty, Len, the positions and Close's count as they were; items
-// pushed before it stay and pop; Undivert ends it, and each is idempotent.
+// Divert makes the queue read as full (pushes fail, Len is Cap, Empty and
+// Idle false) and leaves the positions, popping and Close's count as they
+// were; items pushed before it stay and pop; Undivert ends it, and each
+// is idempotent.
 func TestMPSCDivert(t *testing.T) {
 	q := NewMPSC[int](4)
 	steps := []struct {
@@ -461,16 +462,17 @@ func TestMPSCDivert(t *testing.T) {
 		n           int
 	}{
 		{"push 1", func() bool { p, ok := q.TryPushPos(1); return ok && p == 0 }, false, false, 1},
-		{"divert", func() bool { q.Divert(); return true }, false, false, 1},
-		{"push while diverted fails", func() bool { return !q.TryPush(2) }, false, false, 1},
-		{"pop the item pushed before", func() bool { v, ok := q.TryPop(); return ok && v == 1 }, true, false, 0},
-		{"divert again", func() bool { q.Divert(); return !q.TryPush(3) }, true, false, 0},
+		{"divert", func() bool { q.Divert(); return true }, false, false, 4},
+		{"push while diverted fails", func() bool { return !q.TryPush(2) }, false, false, 4},
+		{"pop the item pushed before", func() bool { v, ok := q.TryPop(); return ok && v == 1 && q.Consumed() == 1 }, false, false, 4},
+		{"pop on the diverted, emptied queue finds nothing", func() bool { _, ok := q.TryPop(); return !ok }, false, false, 4},
+		{"divert again", func() bool { q.Divert(); return !q.TryPush(3) }, false, false, 4},
 		{"undivert", func() bool { q.Undivert(); return true }, true, true, 0},
 		{"undivert again", func() bool { q.Undivert(); return true }, true, true, 0},
 		{"push after undivert takes the next position", func() bool { p, ok := q.TryPushPos(4); return ok && p == 1 }, false, false, 1},
-		{"diverted and closed: the count leaves the bit out", func() bool { q.Divert(); return q.Close() == 2 }, false, false, 1},
-		{"closed pop", func() bool { v, ok := q.TryPop(); return ok && v == 4 && q.Consumed() == 2 }, true, false, 0},
-		{"undivert a closed queue: still not idle, pushes still fail", func() bool { q.Undivert(); return !q.TryPush(5) && q.Close() == 2 }, true, false, 0},
+		{"diverted and closed: the count leaves the bit out", func() bool { q.Divert(); return q.Close() == 2 }, false, false, 4},
+		{"pop while closed and diverted", func() bool { v, ok := q.TryPop(); return ok && v == 4 && q.Consumed() == 2 }, false, false, 4},
+		{"undivert a closed queue: empty, not idle, pushes still fail", func() bool { q.Undivert(); return !q.TryPush(5) && q.Close() == 2 }, true, false, 0},
 	}
 	for _, s := range steps {
 		if !s.do() {
