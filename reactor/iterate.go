@@ -27,7 +27,8 @@ func (r *Reactor) iterate() bool {
 	// deadline lookup (the cost of the EmptyIteration and Turn rows):
 	// the local queue (once: where it was empty before, it still is),
 	// the wheel and the engine's pending flag in one word (workWord), the
-	// ring and the overflow list, which other goroutines fill. Written out
+	// ring, which other goroutines fill, and with it the overflow list
+	// (a ring diverted to the list is not Idle: overflowList). Written out
 	// rather than a call of a helper: the call itself was a third of what
 	// the shortcut cost that iteration. A task posted after this look is
 	// found by the next iteration, or, on a real reactor, by the sleep
@@ -41,7 +42,7 @@ func (r *Reactor) iterate() bool {
 			return r.iterateFull()
 		}
 	}
-	if !r.work.any() && r.inbox.Idle() && !r.overflow.active.Load() {
+	if !r.work.any() && r.inbox.Idle() {
 		return false
 	}
 	return r.iterateFull()

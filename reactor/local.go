@@ -279,7 +279,8 @@ func (r *Reactor) localValid(h Handle) bool {
 //
 // All three are loop-owned (touched only by whoever holds loopG), so plain
 // accesses suffice; the ring and the overflow list, which other goroutines
-// fill, keep their own atomic looks.
+// fill, keep their atomic look: the ring's words, which also say whether
+// the overflow list is in use (a diverted ring is not Idle: overflowList).
 type workWord struct {
 	_       [0]uint32 // the word's alignment: any reads the flags as one uint32
 	timers  bool

@@ -145,7 +145,7 @@ func (r *Reactor) RunUntilIdle() {
 					goto full
 				}
 			}
-			if !r.work.any() && r.inbox.Idle() && !r.overflow.active.Load() {
+			if !r.work.any() && r.inbox.Idle() { // Idle covers the overflow list (overflowList)
 				return
 			}
 		full:
@@ -164,7 +164,7 @@ func (r *Reactor) RunUntilIdle() {
 				goto full2
 			}
 		}
-		if !r.work.any() && r.inbox.Idle() && !r.overflow.active.Load() {
+		if !r.work.any() && r.inbox.Idle() {
 			return
 		}
 	full2:

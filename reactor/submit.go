@@ -98,6 +98,16 @@ func (r *Reactor) push(t task) (uint64, bool) {
 // under mu; while active is set every producer appends here, behind the
 // tasks already in it, so each producer's order holds; the loop drains it
 // (drainOverflow) after emptying the ring.
+//
+// While active is set the ring is diverted too (ring.MPSC.Divert): both
+// are set and cleared together under mu, the divert first on the way in,
+// so whoever sees active sees it. A diverted ring is never Idle, so the
+// loop's idle look (iterate's head, RunUntilIdle's loops) reads the ring
+// alone and still never skips a pass while a task waits here: one load
+// and test fewer per look (the EmptyIteration and Turn rows). A diverted
+// ring reads as full (Empty false too): the readers that test Empty test
+// active beside it, so they answer as before, and the full pass's
+// drainInbox finds the ring's own tasks, or none, before drainOverflow.
 type overflowList struct {
 	mu     sync.Mutex
 	tasks  []task
@@ -176,7 +186,10 @@ func (r *Reactor) pushOverflow(t task) (uint64, bool) {
 	pos := overflowBit | r.overflow.seq
 	r.overflow.seq++
 	r.overflow.tasks = append(r.overflow.tasks, t)
-	r.overflow.active.Store(true)
+	if !r.overflow.active.Load() { // under mu: only the first task diverts
+		r.inbox.Divert() // before active (overflowList)
+		r.overflow.active.Store(true)
+	}
 	r.overflow.mu.Unlock()
 	return pos, true
 }
@@ -209,6 +222,7 @@ func (r *Reactor) drainOverflow() {
 	r.overflow.tasks = r.overflow.tasks[:0]
 	first := r.overflow.done.Load()
 	r.overflow.done.Store(r.overflow.seq)
+	r.inbox.Undivert() // the list is empty again (overflowList)
 	r.overflow.active.Store(false)
 	r.overflow.mu.Unlock()
 	ringPos := r.inbox.Consumed() - uint64(fromRing)

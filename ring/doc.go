@@ -102,7 +102,10 @@
 //     to producers, which is what (2) relies on; it also means a goroutine
 //     that observes Consumed() > p (an atomic load of deq) observes the
 //     consumer's work on position p as done.
-//  6. enq and deq only grow and deq <= enq at every instant. Len loads deq
+//  6. enq and deq only grow and deq <= enq at every instant (enq's
+//     position: Close sets bit 63 of the word, which readers mask off
+//     but for TryPushPos and Idle; Divert sets bit 62, which no reader
+//     masks but Close's count, so that the queue reads as full). Len loads deq
 //     before enq, so the difference it computes is never negative; it is
 //     clamped to C because the two loads are not a single snapshot. A
 //     producer compares its possibly stale p with deq using a signed

@@ -96,7 +96,9 @@ func (q *MPSC[T]) TryPushPos(v T) (pos uint64, ok bool) {
 			return 0, false // Close: the CAS below fails too if it comes in between
 		}
 		// Signed differences: by the time deqCache or deq is loaded, the
-		// consumer may already be past a stale pos.
+		// consumer may already be past a stale pos. A diverted queue's
+		// pos carries divertBit, so it reads as a lap and more ahead of
+		// deq: full, as Divert says, with no test of its own.
 		if int64(pos-q.deqCache.Load()) >= lap {
 			// Full by the cached bound; only the consumer's own index can
 			// say whether it really is.
@@ -130,8 +132,33 @@ const closedBit = 1 << 63
 // Close, without a counter of producers in flight on the push path. Safe
 // from any goroutine; closing again returns the same count.
 func (q *MPSC[T]) Close() uint64 {
-	return q.enq.Or(closedBit) &^ closedBit
+	return q.enq.Or(closedBit) &^ (closedBit | divertBit)
 }
+
+// divertBit, set in enq by Divert and cleared by Undivert, makes the queue
+// read as full: the position every reader loads is 2^62 ahead of deq,
+// past any lap, so TryPushPos fails, Len clamps to the capacity, and Empty
+// and Idle report false, each with no test of its own. Positions are
+// below 2^62 (at 10^9 pushes a second, 146 years of them), so the bit
+// never meets a position's own; Close's count leaves it out.
+const divertBit = 1 << 62
+
+// Divert makes the queue read as full until Undivert: every later TryPush
+// and TryPushPos fails, Len reports Cap, Empty and Idle report false.
+// Items already pushed stay and pop as usual (TryPop, TryPopBatch and
+// Consumed read only the consumer's side); a producer that claimed its
+// position before Divert publishes it as usual. It is for an owner that
+// sends producers to a list of its own for a while (a reactor's overflow
+// list while it is in use) and whose consumer looks at the queue alone to
+// know whether it may skip its pass: that one look then covers the list
+// too, at no cost to the look. Safe from any goroutine; diverting a
+// diverted queue, or undiverting one that is not, changes nothing.
+func (q *MPSC[T]) Divert() { q.enq.Or(divertBit) }
+
+// Undivert ends Divert: pushes succeed again while there is room, and Idle
+// reports whether the queue is empty and not closed. Safe from any
+// goroutine.
+func (q *MPSC[T]) Undivert() { q.enq.And(^uint64(divertBit)) }
 
 // TryPop removes and returns the oldest item. It reports false when the
 // item at the next position has not been published yet, which includes an
@@ -188,7 +215,7 @@ func (q *MPSC[T]) Consumed() uint64 {
 // Len returns the number of items pushed and not yet popped, counting
 // pushes that have claimed a position but not yet published it. Under
 // concurrent use it is a snapshot that may already be stale; it is always
-// in [0, Cap()].
+// in [0, Cap()]. A diverted queue reads as full: Cap.
 func (q *MPSC[T]) Len() int {
 	deq := q.deq.Load() // before enq: see invariant 6 in the package doc.
 	enq := q.enq.Load() &^ closedBit
@@ -201,19 +228,23 @@ func (q *MPSC[T]) Len() int {
 
 // Empty reports whether Len would be 0, with the same two loads and no
 // clamp: the consumer's per-iteration check. Read in that order, enq is
-// never below deq, so equal means nothing was pushed and not popped.
+// never below deq, so equal means nothing was pushed and not popped. A
+// diverted queue reads as full: false.
 func (q *MPSC[T]) Empty() bool {
-	deq := q.deq.Load() // before enq: see invariant 6 in the package doc.
-	return q.enq.Load()&^closedBit == deq
+	// deq before enq (invariant 6 in the package doc): the operands'
+	// calls run left to right. One statement, so that the look inlined
+	// into a caller needs no NOP of its own for the inlining mark.
+	return q.deq.Load() == q.enq.Load()&^closedBit
 }
 
-// Idle reports whether q is empty and not closed: Empty without the
-// closed bit's clearing, for a consumer's look that only needs to know
-// whether it may skip its pass (a closed queue reads as not idle, so the
-// consumer takes its full pass, which finds Close).
+// Idle reports whether q is empty, not closed and not diverted: Empty
+// without the closed bit's clearing, for a consumer's look that only
+// needs to know whether it may skip its pass (a closed queue reads as not
+// idle, so the consumer takes its full pass, which finds Close; a diverted
+// one reads as full, so that the pass looks at whatever the owner diverted
+// producers to).
 func (q *MPSC[T]) Idle() bool {
-	deq := q.deq.Load() // before enq, as in Empty
-	return q.enq.Load() == deq
+	return q.deq.Load() == q.enq.Load() // deq first, as in Empty
 }
 
 // Cap returns the capacity after rounding.

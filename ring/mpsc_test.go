@@ -448,3 +448,94 @@ func TestMPSCIdleAndInit(t *testing.T) {
 		}
 	}
 }
+
+// Divert makes the queue read as full (pushes fail, Len is Cap, Empty and
+// Idle false) and leaves the positions, popping and Close's count as they
+// were; items pushed before it stay and pop; Undivert ends it, and each
+// is idempotent.
+func TestMPSCDivert(t *testing.T) {
+	q := NewMPSC[int](4)
+	steps := []struct {
+		name        string
+		do          func() bool // reports whether the step's own result is right
+		empty, idle bool
+		n           int
+	}{
+		{"push 1", func() bool { p, ok := q.TryPushPos(1); return ok && p == 0 }, false, false, 1},
+		{"divert", func() bool { q.Divert(); return true }, false, false, 4},
+		{"push while diverted fails", func() bool { return !q.TryPush(2) }, false, false, 4},
+		{"pop the item pushed before", func() bool { v, ok := q.TryPop(); return ok && v == 1 && q.Consumed() == 1 }, false, false, 4},
+		{"pop on the diverted, emptied queue finds nothing", func() bool { _, ok := q.TryPop(); return !ok }, false, false, 4},
+		{"divert again", func() bool { q.Divert(); return !q.TryPush(3) }, false, false, 4},
+		{"undivert", func() bool { q.Undivert(); return true }, true, true, 0},
+		{"undivert again", func() bool { q.Undivert(); return true }, true, true, 0},
+		{"push after undivert takes the next position", func() bool { p, ok := q.TryPushPos(4); return ok && p == 1 }, false, false, 1},
+		{"diverted and closed: the count leaves the bit out", func() bool { q.Divert(); return q.Close() == 2 }, false, false, 4},
+		{"pop while closed and diverted", func() bool { v, ok := q.TryPop(); return ok && v == 4 && q.Consumed() == 2 }, false, false, 4},
+		{"undivert a closed queue: empty, not idle, pushes still fail", func() bool { q.Undivert(); return !q.TryPush(5) && q.Close() == 2 }, true, false, 0},
+	}
+	for _, s := range steps {
+		if !s.do() {
+			t.Fatalf("%s: wrong result", s.name)
+		}
+		if q.Empty() != s.empty || q.Idle() != s.idle || q.Len() != s.n {
+			t.Fatalf("%s: Empty %v Idle %v Len %d, want %v %v %d", s.name, q.Empty(), q.Idle(), q.Len(), s.empty, s.idle, s.n)
+		}
+	}
+}
+
+// A full ring diverted and then drained: producers that found it full
+// while diverted retry after Undivert and every item arrives once, in
+// each producer's order (no position is lost to the divert bit).
+func TestMPSCDivertUnderProducers(t *testing.T) {
+	q := NewMPSC[int](8)
+	const producers, per = 4, 2000
+	var wg sync.WaitGroup
+	for p := range producers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range per {
+				for !q.TryPush(p*per + i) {
+					runtime.Gosched()
+				}
+			}
+		}()
+	}
+	next := make([]int, producers)
+	stalled := stallCheck()
+	for got := 0; got < producers*per; {
+		if got%100 == 0 {
+			q.Divert()
+			if q.Idle() {
+				t.Fatal("Idle on a diverted queue")
+			}
+			q.Undivert()
+		}
+		v, ok := q.TryPop()
+		if stalled(b2i(ok)) {
+			t.Fatalf("no item for %v after %d", stallTimeout, got)
+		}
+		if !ok {
+			runtime.Gosched()
+			continue
+		}
+		p, i := v/per, v%per
+		if i != next[p] {
+			t.Fatalf("producer %d: got item %d, want %d", p, i, next[p])
+		}
+		next[p]++
+		got++
+	}
+	wg.Wait()
+	if !q.Empty() || q.Len() != 0 || q.Consumed() != producers*per {
+		t.Fatalf("after all: Empty %v Len %d Consumed %d", q.Empty(), q.Len(), q.Consumed())
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
