@@ -99,6 +99,13 @@ type engine struct {
 	// hold the batch's last flow after the batch, and is read only where
 	// runBatch has just set it.
 	batchFl *flow
+	// lastPark is the step that parked last through advanceFast's
+	// waiting case, so that the next one to park can leave its address
+	// in lastPark's next while lastPark still waits: a hint for
+	// External.Success, which prefetches the step completed after it
+	// when completions come in the order the steps parked (parked).
+	// Loop-owned; it may be stale (freed, reused), which parked tests.
+	lastPark *Steps
 
 	// promises is the slab Promise carves this reactor's Promises from
 	// (promise_slab.go): claimed from any goroutine, padded off the loop's
@@ -562,6 +569,29 @@ func prefetchTurns(fl, n1 *flow) {
 	prefetch.Lines(parent, next, nil, nil)
 }
 
+// parked notes f, a plain step that just parked, as the last to park, and
+// leaves f's address in the next of the step that parked before it, if
+// that one still waits. Completions often come in the order the steps
+// parked (a driver that completes every waiting step of a round, the
+// ParallelWaitLoop row; a FIFO of events), and each completion misses on
+// its step and its flow, one after another, since the CompareAndSwap
+// that claims a step waits for the previous completion's stores: with
+// the hint, External.Success prefetches the next step's lines while it
+// completes this one.
+//
+// A waiting kStep's next is free: a step leaves its parent's queue when
+// it runs (dequeue leaves next stale), and only a loop iteration (kBody)
+// keeps frames there (keep), a free frame its list (stFree) and a pooled
+// root its pool. Every later user of next writes it before reading it,
+// so the hint is never read as a link; Success reads it as an address to
+// prefetch only, and a stale one costs a wasted hint.
+func (e *engine) parked(f *Steps) {
+	if lp := e.lastPark; lp != nil && lp != f && lp.kind == kStep && lp.st == stWaiting {
+		lp.next = f
+	}
+	e.lastPark = f
+}
+
 // turnBudget bounds the steps one flow runs before yielding to the rest of
 // the loop, so an endless loop cannot starve timers and other flows.
 const turnBudget = 4096
@@ -708,6 +738,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 			// parked (External, WaitExternal) and nothing else.
 			f.setStatus(stWaiting)
 			fl.action = actNone
+			e.parked(f)
 			return true
 		}
 		if f.flags&fLocked == 0 || !e.leftPlainly(fl, f) {

@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/internal/goid"
+	"github.com/asyncsteps/asyncsteps/internal/prefetch"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -75,6 +76,13 @@ func (x External) Success(args ...Value) bool {
 			fl.setArgs(args)
 		}
 		e.ready(fl, actDone)
+		if h := f.next; h != nil {
+			// The step that parked after f (parked): its flow's first
+			// line and the step after it, for the next completion if
+			// it is h's. h's own line was asked for by the completion
+			// before this one.
+			prefetch.Lines(unsafe.Pointer(h.fl), unsafe.Pointer(h.next), nil, nil)
+		}
 		return true
 	}
 	return x.finish(args, "", "", nil)
