@@ -509,7 +509,7 @@ func (e *engine) runBatch() (st uint8) {
 	for e.batchEnd != nil {
 		fl := e.popReady()
 		if n1 := e.readyHead; n1 != nil {
-			prefetchTurns(fl, n1) // another flow waits behind fl: its lines, ahead of its turn
+			prefetchTurns(n1) // another flow waits behind fl: its lines, ahead of its turn
 		}
 		e.batchFl = fl // for caught and batchStopped; stale after the batch, read only when set
 		rt := fl.root
@@ -529,30 +529,29 @@ func (e *engine) runBatch() (st uint8) {
 }
 
 // prefetchTurns asks for the lines the next flows' turns will read, as
-// runBatch takes fl off the ready queue with n1 behind it. A round over
-// many parked flows (the ParallelWaitLoop row: 30,000 flows completed,
-// then run in one batch) finds every flow's lines evicted, and each turn
-// reads them as a chain, each address from the line before: the flow's
-// first line (cur, the queue links), its third (root), the root's run
-// word, the completed frame, its parent iteration and the sub-step queued
-// after it. A plain load of each stalls the turn for the whole miss, one
-// after another; so the lines are asked for ahead, each from a line that
-// an earlier turn's prefetch brought in, two flows deep:
+// runBatch takes a flow off the ready queue with n1 behind it. A round
+// over many parked flows (the ParallelWaitLoop row: 30,000 flows
+// completed, then run in one batch) finds every flow's lines evicted, and
+// each turn reads them as a chain, each address from the line before: the
+// flow's first line (cur, the queue links), its third (root), the root's
+// run word, the completed frame. A plain load of each stalls the turn for
+// the whole miss, one after another; so they are asked for ahead, each
+// from a line that the turn before asked for, two flows deep:
 //
 //   - the flow after next (n2): its first line and the line of its root
 //     pointer, by address alone (n1's first line came with the turn
 //     before);
 //   - the next flow (n1): its current frame and its root's run word,
-//     whose addresses sit on the lines the turn before asked for;
-//   - this flow: its current frame's parent and next (the step queued
-//     after it, a stale link being only a wasted hint), whose addresses
-//     sit on the frame the turn before asked for, so that the two misses
-//     overlap instead of following each other.
+//     whose addresses sit on the lines the turn before asked for.
 //
-// Only pointers the loop owns are read, and a prefetch never faults, so
-// a stale or nil address costs nothing but the hint. A batch of one flow
-// (the Turn and Simple rows) pays the nil test in runBatch alone.
-func prefetchTurns(fl, n1 *flow) {
+// (The completed frame's parent and the sub-step queued after it, asked
+// for as the turn starts or one turn ahead, measured no faster and cost a
+// second call: profiles/notes/2026-11-28-pwl-round13.md.)
+//
+// Only pointers the loop owns are read, and a prefetch never faults, so a
+// stale or nil address costs nothing but the hint. A batch of one flow
+// (the Turn and Simple rows) pays runBatch's nil test alone.
+func prefetchTurns(n1 *flow) {
 	var n2, n2root unsafe.Pointer
 	if n := n1.nextReady; n != nil {
 		n2, n2root = unsafe.Pointer(n), unsafe.Pointer(&n.root)
@@ -561,12 +560,7 @@ func prefetchTurns(fl, n1 *flow) {
 	if rt := n1.root; rt != nil {
 		run = unsafe.Pointer(&rt.run)
 	}
-	var parent, next unsafe.Pointer
-	if f := fl.cur; f != nil {
-		parent, next = unsafe.Pointer(f.parent), unsafe.Pointer(f.next)
-	}
 	prefetch.Lines(n2, n2root, unsafe.Pointer(n1.cur), run)
-	prefetch.Lines(parent, next, nil, nil)
 }
 
 // parked notes f, a plain step that just parked, as the last to park, and

@@ -169,17 +169,16 @@ func TestParkedHintThroughAPI(t *testing.T) {
 // flow may have none of them set (nil cur, root or next): no load through
 // a nil pointer.
 func TestPrefetchTurnsNilFields(t *testing.T) {
-	f := &Steps{}
 	for _, tc := range []struct {
-		name   string
-		fl, n1 *flow
+		name string
+		n1   *flow
 	}{
-		{"all nil", &flow{}, &flow{}},
-		{"cur without parent", &flow{cur: f}, &flow{cur: f}},
-		{"n1 with next and root", &flow{cur: f}, &flow{nextReady: &flow{}, root: &root{}}},
+		{"all nil", &flow{}},
+		{"cur only", &flow{cur: &Steps{}}},
+		{"next and root", &flow{nextReady: &flow{}, root: &root{}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			prefetchTurns(tc.fl, tc.n1) // must not panic
+			prefetchTurns(tc.n1) // must not panic
 		})
 	}
 }
