@@ -99,13 +99,13 @@ type engine struct {
 	// hold the batch's last flow after the batch, and is read only where
 	// runBatch has just set it.
 	batchFl *flow
-	// lastPark is the step that parked last through advanceFast's
-	// waiting case, so that the next one to park can leave its address
-	// in lastPark's next while lastPark still waits: a hint for
-	// External.Success, which prefetches the step completed after it
-	// when completions come in the order the steps parked (parked).
-	// Loop-owned; it may be stale (freed, reused), which parked tests.
-	lastPark *Steps
+	// parkRing holds the last parkAhead steps that parked through
+	// advanceFast's waiting case, parkAt the slot of the oldest: each
+	// step that parks leaves its address, and its flow's, in the one that
+	// parked parkAhead before it, while that one still waits (parked).
+	// Loop-owned; a slot may be stale (freed, reused), which parked tests.
+	parkRing [parkAhead]*Steps
+	parkAt   uint32
 
 	// promises is the slab Promise carves this reactor's Promises from
 	// (promise_slab.go): claimed from any goroutine, padded off the loop's
@@ -563,32 +563,45 @@ func prefetchTurns(n1 *flow) {
 	prefetch.Lines(n2, n2root, unsafe.Pointer(n1.cur), run)
 }
 
-// parked notes f, a plain step that just parked, as the last to park, and
-// leaves f's address in the next of the step that parked before it, if
-// that one still waits. Completions often come in the order the steps
+// parkAhead is how many completions ahead External.Success prefetches
+// when completions come in the order the steps parked (parked): a power
+// of two, so that parkRing's index is a mask.
+const parkAhead = 8
+
+// parked notes f, a plain step that just parked, and leaves its address
+// in the next of the step that parked parkAhead before it, and its flow's
+// address in that step's flow's prevReady, if that step still waits and
+// its flow is not queued. Completions often come in the order the steps
 // parked (a driver that completes every waiting step of a round, the
 // ParallelWaitLoop row; a FIFO of events), and each completion misses on
 // its step and its flow, one after another, since the CompareAndSwap
 // that claims a step waits for the previous completion's stores: with
-// the hint, External.Success prefetches the next step's lines while it
-// completes this one.
+// the hints, External.Success prefetches the lines of the completion
+// parkAhead after its own, read from the two lines it touches anyway.
 //
 // A waiting kStep's next is free: a step leaves its parent's queue when
 // it runs (dequeue leaves next stale), and only a loop iteration (kBody)
 // keeps frames there (keep), a free frame its list (stFree) and a pooled
-// root its pool. Every later user of next writes it before reading it,
-// so the hint is never read as a link; Success reads it as an address to
-// prefetch only, and a stale one costs a wasted hint.
+// root its pool. A flow's prevReady is free while it is not queued:
+// ready writes it before the flow joins the queue, and unlinkReady reads
+// it only for a queued flow. So no hint is ever read as a link; Success
+// reads them as addresses to prefetch only, and a stale one costs a
+// wasted hint.
 //
 // Not inlined: inside advanceFast it cost every other step 1-2
-// instructions (the registers of the whole function), for its own ~5.
+// instructions (the registers of the whole function).
 //
 //go:noinline
 func (e *engine) parked(f *Steps) {
-	if lp := e.lastPark; lp != nil && lp != f && lp.kind == kStep && lp.st == stWaiting {
+	i := e.parkAt & (parkAhead - 1)
+	if lp := e.parkRing[i]; lp != nil && lp != f && lp.kind == kStep && lp.st == stWaiting {
 		lp.next = f
+		if lfl := lp.fl; lfl != nil && !lfl.queued {
+			lfl.prevReady = f.fl
+		}
 	}
-	e.lastPark = f
+	e.parkRing[i] = f
+	e.parkAt++
 }
 
 // turnBudget bounds the steps one flow runs before yielding to the rest of

@@ -68,6 +68,10 @@ func (x External) Success(args ...Value) bool {
 			return true
 		}
 		fl := f.fl
+		// The step and the flow that parked parkAhead after f (parked),
+		// for the completion that many ahead if they come in the
+		// order they parked; read before ready overwrites prevReady.
+		hf, hfl := f.next, fl.prevReady
 		f.st = stRunning
 		fl.cur = f
 		if len(args) == 1 && !fl.owned && args[0].meta&metaOwned == 0 {
@@ -76,13 +80,7 @@ func (x External) Success(args ...Value) bool {
 			fl.setArgs(args)
 		}
 		e.ready(fl, actDone)
-		if h := f.next; h != nil {
-			// The step that parked after f (parked): its flow's first
-			// line and the step after it, for the next completion if
-			// it is h's. h's own line was asked for by the completion
-			// before this one.
-			prefetch.Lines(unsafe.Pointer(h.fl), unsafe.Pointer(h.next), nil, nil)
-		}
+		prefetch.Lines(unsafe.Pointer(hf), unsafe.Pointer(hfl), nil, nil)
 		return true
 	}
 	return x.finish(args, "", "", nil)

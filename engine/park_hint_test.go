@@ -7,68 +7,89 @@ import (
 )
 
 // parked leaves each plain step that parks in the next of the step that
-// parked before it, while that one still waits, and nowhere else: a
-// waiting kStep's next is free, but a free frame's next links its free
-// list, a kept frame's its iteration's list, and a waiting iteration's
-// (kBody) next heads its kept frames. The cases call parked directly on
+// parked parkAhead before it, and its flow in that step's flow's
+// prevReady, while that step still waits and its flow is not queued, and
+// nowhere else: a waiting kStep's next is free, but a free frame's next
+// links its free list, a kept frame's its iteration's list, and a waiting
+// iteration's (kBody) next heads its kept frames; a queued flow's
+// prevReady links the ready queue. The cases call parked directly on
 // frames in each state; a hint written into any but the first would cut
 // a list.
 func TestParkedHintOnlyIntoAWaitingStep(t *testing.T) {
 	sentinel := &Steps{}
+	sentinelFl := &flow{}
 	for _, tc := range []struct {
 		name     string
 		kind, st uint8
-		same     bool // the last step to park parks again
-		want     bool // the hint is written
+		queued   bool // lp's flow is in the ready queue
+		same     bool // the step parkAhead before is f itself
+		want     bool // the step hint is written
+		wantFl   bool // the flow hint is written
 	}{
-		{"waiting step", kStep, stWaiting, false, true},
-		{"free frame", kStep, stFree, false, false},
-		{"queued step", kStep, stQueued, false, false},
-		{"running step", kStep, stRunning, false, false},
-		{"waiting iteration", kBody, stWaiting, false, false},
-		{"waiting loop", kLoop, stWaiting, false, false},
-		{"the same step", kStep, stWaiting, true, false},
+		{"waiting step", kStep, stWaiting, false, false, true, true},
+		{"waiting step, flow queued", kStep, stWaiting, true, false, true, false},
+		{"free frame", kStep, stFree, false, false, false, false},
+		{"queued step", kStep, stQueued, false, false, false, false},
+		{"running step", kStep, stRunning, false, false, false, false},
+		{"waiting iteration", kBody, stWaiting, false, false, false, false},
+		{"waiting loop", kLoop, stWaiting, false, false, false, false},
+		{"the same step", kStep, stWaiting, false, true, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := &engine{}
-			lp := &Steps{kind: tc.kind, st: tc.st, next: sentinel}
-			f := &Steps{kind: kStep, st: stWaiting}
+			lfl := &flow{queued: tc.queued, prevReady: sentinelFl}
+			lp := &Steps{kind: tc.kind, st: tc.st, next: sentinel, fl: lfl}
+			f := &Steps{kind: kStep, st: stWaiting, fl: &flow{}}
 			if tc.same {
 				f = lp
 			}
-			e.lastPark = lp
+			// lp parked parkAhead steps before f: its slot is the one
+			// f takes.
+			for i := 0; i < parkAhead; i++ {
+				if i == 0 {
+					e.parked(lp)
+					continue
+				}
+				e.parked(&Steps{kind: kStep, st: stFree, fl: &flow{}})
+			}
 			e.parked(f)
 			if got := lp.next == f; got != tc.want {
-				t.Errorf("hint written: %v, want %v (next %p, f %p)", got, tc.want, lp.next, f)
+				t.Errorf("step hint written: %v, want %v (next %p, f %p)", got, tc.want, lp.next, f)
 			}
 			if !tc.want && lp.next != sentinel {
 				t.Errorf("next changed to %p: the list it linked is cut", lp.next)
 			}
-			if e.lastPark != f {
-				t.Errorf("lastPark %p, want the step that parked %p", e.lastPark, f)
+			if got := lfl.prevReady == f.fl; got != tc.wantFl {
+				t.Errorf("flow hint written: %v, want %v", got, tc.wantFl)
+			}
+			if !tc.wantFl && lfl.prevReady != sentinelFl {
+				t.Errorf("prevReady changed to %p: the queue it linked is cut", lfl.prevReady)
+			}
+			if last := e.parkRing[(e.parkAt-1)&(parkAhead-1)]; last != f {
+				t.Errorf("the ring's newest %p, want the step that parked %p", last, f)
 			}
 		})
 	}
-	t.Run("none before", func(t *testing.T) {
+	t.Run("fewer than parkAhead before", func(t *testing.T) {
 		e := &engine{}
-		f := &Steps{kind: kStep, st: stWaiting}
+		f := &Steps{kind: kStep, st: stWaiting, fl: &flow{}}
 		e.parked(f)
-		if e.lastPark != f || f.next != nil {
-			t.Errorf("lastPark %p next %p, want %p and nil", e.lastPark, f.next, f)
+		if f.next != nil || f.fl.prevReady != nil {
+			t.Errorf("next %p prevReady %p, want nil", f.next, f.fl.prevReady)
 		}
 	})
 }
 
-// Through the API: steps that park in turn carry the hints in order, and
-// completions in that order, in the reverse order, and with a waiting
-// loop iteration among them all deliver their values; the iteration's
-// kept frames survive the parks after it, and nothing is left live.
+// Through the API: steps that park in turn carry the hints parkAhead
+// apart, and completions in that order, in the reverse order, and with a
+// waiting loop iteration among them all deliver their values; the
+// iteration's kept frames survive the parks after it, the ready queue
+// the hints left in prevReady, and nothing is left live.
 func TestParkedHintThroughAPI(t *testing.T) {
 	for _, order := range []string{"parked", "reverse"} {
 		t.Run(order, func(t *testing.T) {
 			r := reactor.NewManual()
-			e := engineOf(r)
-			const n = 5
+			const n = parkAhead + 4
 			var xs []External
 			var parkedSteps []*Steps
 			got := make([]int64, n)
@@ -84,7 +105,7 @@ func TestParkedHintThroughAPI(t *testing.T) {
 				roots[i].Execute()
 			}
 			// A loop whose iteration parks itself (a kBody waiting), then
-			// one more plain step parks after it.
+			// parkAhead more plain steps park after it.
 			iters := 0
 			var loopX External
 			loopRoot := New(r)
@@ -97,22 +118,26 @@ func TestParkedHintThroughAPI(t *testing.T) {
 				loopX = as.External()
 			})
 			loopRoot.Execute()
-			var lastX External
-			last := New(r)
-			last.Add(func(as *Steps) { lastX = as.External() })
-			last.Execute()
+			var lastXs []External
+			var lasts []*Steps
+			for range parkAhead {
+				last := New(r)
+				last.Add(func(as *Steps) { lastXs = append(lastXs, as.External()) })
+				last.Execute()
+				lasts = append(lasts, last)
+			}
 			r.RunUntilIdle()
 
 			if len(parkedSteps) != n {
 				t.Fatalf("%d steps parked, want %d", len(parkedSteps), n)
 			}
-			for i := 0; i < n-1; i++ {
-				if parkedSteps[i].next != parkedSteps[i+1] {
-					t.Errorf("step %d's hint %p, want step %d %p", i, parkedSteps[i].next, i+1, parkedSteps[i+1])
+			for i := 0; i+parkAhead < n; i++ {
+				if parkedSteps[i].next != parkedSteps[i+parkAhead] {
+					t.Errorf("step %d's hint %p, want step %d %p", i, parkedSteps[i].next, i+parkAhead, parkedSteps[i+parkAhead])
 				}
-			}
-			if e.lastPark != lastX.f {
-				t.Errorf("lastPark %p, want the last step to park %p", e.lastPark, lastX.f)
+				if parkedSteps[i].fl.prevReady != parkedSteps[i+parkAhead].fl {
+					t.Errorf("flow %d's hint %p, want flow %d's %p", i, parkedSteps[i].fl.prevReady, i+parkAhead, parkedSteps[i+parkAhead].fl)
+				}
 			}
 			// The driver: a flow on the loop completes every step.
 			idx := make([]int, n)
@@ -129,8 +154,13 @@ func TestParkedHintThroughAPI(t *testing.T) {
 						t.Errorf("Success of step %d refused", i)
 					}
 				}
-				if !loopX.Success() || !lastX.Success() {
-					t.Errorf("the loop's or the last step's Success refused")
+				if !loopX.Success() {
+					t.Errorf("the loop's Success refused")
+				}
+				for _, x := range lastXs {
+					if !x.Success() {
+						t.Errorf("a last step's Success refused")
+					}
 				}
 			})
 			driver.Execute()
@@ -152,7 +182,8 @@ func TestParkedHintThroughAPI(t *testing.T) {
 			if iters != 3 {
 				t.Errorf("%d iterations, want 3 (the third breaks)", iters)
 			}
-			for _, rt := range append(append(roots, loopRoot, last), driver) {
+			all := append(append(roots, loopRoot, driver), lasts...)
+			for _, rt := range all {
 				if err := rt.State().LastException; err != nil {
 					t.Errorf("a root failed: %v", err)
 				}
