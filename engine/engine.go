@@ -177,8 +177,12 @@ type flow struct {
 	// copy of a whole Args) clears it; args.reset keeps it true.
 	narrow bool
 
-	prevReady, nextReady *flow // in the ready queue; a flow that ends is unlinked (unlinkReady)
-	args                 Args  // what the last successful step gave the next one
+	// prevReady, nextReady: in the ready queue; a flow that ends is
+	// unlinked (unlinkReady). While the flow is not queued, prevReady may
+	// hold another flow's address, parked's hint for External.Success: it
+	// is read as a link only while queued, and ready writes it first.
+	prevReady, nextReady *flow
+	args                 Args // what the last successful step gave the next one
 
 	e    *engine
 	root *root
