@@ -100,11 +100,15 @@ type engine struct {
 	// runBatch has just set it.
 	batchFl *flow
 	// parkRing holds the last parkAhead steps that parked through
-	// advanceFast's waiting case, parkAt the slot of the oldest: each
-	// step that parks leaves its address, and its flow's, in the one that
-	// parked parkAhead before it, while that one still waits (parked).
-	// Loop-owned; a slot may be stale (freed, reused), which parked tests.
+	// advanceFast's waiting case with an External armed, each with its
+	// ctl word as it parked (parkCtl); parkAt counts the parks, its low
+	// bits the slot of the oldest. Each step that parks leaves its
+	// address, and its flow's, in the one that parked parkAhead before it,
+	// if that one still waits (parked). Loop-owned; a slot may be stale
+	// (the step completed, canceled, freed, reused off the loop), which
+	// parked tells by the ctl word alone.
 	parkRing [parkAhead]*Steps
+	parkCtl  [parkAhead]uint64
 	parkAt   uint32
 
 	// promises is the slab Promise carves this reactor's Promises from
@@ -574,23 +578,34 @@ const parkAhead = 8
 
 // parked notes f, a plain step that just parked, and leaves its address
 // in the next of the step that parked parkAhead before it, and its flow's
-// address in that step's flow's prevReady, if that step still waits and
-// its flow is not queued. Completions often come in the order the steps
-// parked (a driver that completes every waiting step of a round, the
-// ParallelWaitLoop row; a FIFO of events), and each completion misses on
-// its step and its flow, one after another, since the CompareAndSwap
-// that claims a step waits for the previous completion's stores: with
-// the hints, External.Success prefetches the lines of the completion
+// address in that step's flow's prevReady (if that flow is not queued),
+// if that step still waits. Completions often come in the order the
+// steps parked (a driver that completes every waiting step of a round,
+// the ParallelWaitLoop row; a FIFO of events), and each completion misses
+// on its step and its flow, one after another, since the CompareAndSwap
+// that claims a step waits for the previous completion's stores: with the
+// hints, External.Success prefetches the lines of the completion
 // parkAhead after its own, read from the two lines it touches anyway.
+//
+// Which step still waits is told by its ctl word alone, an atomic load:
+// only a kStep parked with an External armed is noted, with its ctl, and
+// a step that was completed, canceled or destroyed since has had that
+// word moved on (Success's CompareAndSwap, disarm), and one reused has
+// been armed again with a later generation. Its other fields are not
+// read until the word matches: by then the step may belong to a root
+// being built on another goroutine (a spare frame), and reading its kind
+// or status would race (TestBatchExecuteRacingClose found it). While the
+// word matches, the step is the waiting step of a running flow, owned by
+// the loop, and so is its flow.
 //
 // A waiting kStep's next is free: a step leaves its parent's queue when
 // it runs (dequeue leaves next stale), and only a loop iteration (kBody)
-// keeps frames there (keep), a free frame its list (stFree) and a pooled
-// root its pool. A flow's prevReady is free while it is not queued:
-// ready writes it before the flow joins the queue, and unlinkReady reads
-// it only for a queued flow. So no hint is ever read as a link; Success
-// reads them as addresses to prefetch only, and a stale one costs a
-// wasted hint.
+// keeps frames there (keep). A flow's prevReady is free while it is not
+// queued: ready writes it before the flow joins the queue, and
+// unlinkReady reads it only for a queued flow. So no hint is ever read as
+// a link; Success reads them as addresses to prefetch only, and a stale
+// one costs a wasted hint. (trimPools clears prevReady in the flows it
+// drops, so that a hint keeps at most one flow from the GC.)
 //
 // Not inlined: inside advanceFast it cost every other step 1-2
 // instructions (the registers of the whole function).
@@ -598,14 +613,18 @@ const parkAhead = 8
 //go:noinline
 func (e *engine) parked(f *Steps) {
 	i := e.parkAt & (parkAhead - 1)
-	if lp := e.parkRing[i]; lp != nil && lp != f && lp.kind == kStep && lp.st == stWaiting {
+	e.parkAt++
+	if lp := e.parkRing[i]; lp != nil && lp != f && lp.ctl.Load() == e.parkCtl[i] {
 		lp.next = f
-		if lfl := lp.fl; lfl != nil && !lfl.queued {
+		if lfl := lp.fl; !lfl.queued {
 			lfl.prevReady = f.fl
 		}
 	}
-	e.parkRing[i] = f
-	e.parkAt++
+	if c := f.ctl.Load(); f.kind == kStep && c&xMask == xArmed {
+		e.parkRing[i], e.parkCtl[i] = f, c
+	} else {
+		e.parkRing[i] = nil
+	}
 }
 
 // turnBudget bounds the steps one flow runs before yielding to the rest of

@@ -8,49 +8,56 @@ import (
 
 // parked leaves each plain step that parks in the next of the step that
 // parked parkAhead before it, and its flow in that step's flow's
-// prevReady, while that step still waits and its flow is not queued, and
-// nowhere else: a waiting kStep's next is free, but a free frame's next
-// links its free list, a kept frame's its iteration's list, and a waiting
-// iteration's (kBody) next heads its kept frames; a queued flow's
-// prevReady links the ready queue. The cases call parked directly on
-// frames in each state; a hint written into any but the first would cut
-// a list.
+// prevReady (unless that flow is queued), while that step still waits
+// with the External it parked with, and nowhere else: a free frame's next
+// links its free list, a kept frame's its iteration's list, a waiting
+// iteration's (kBody) next heads its kept frames, a queued flow's
+// prevReady links the ready queue, and a frame no longer waiting may be a
+// root's, being built on another goroutine. The cases call parked on a
+// step parkAhead back in each state; a hint written into any but the
+// first two would cut a list or race.
 func TestParkedHintOnlyIntoAWaitingStep(t *testing.T) {
 	sentinel := &Steps{}
 	sentinelFl := &flow{}
+	const gen = 5
 	for _, tc := range []struct {
-		name     string
-		kind, st uint8
-		queued   bool // lp's flow is in the ready queue
-		same     bool // the step parkAhead before is f itself
-		want     bool // the step hint is written
-		wantFl   bool // the flow hint is written
+		name   string
+		kind   uint8
+		ctl    uint64          // lp's ctl as it parks
+		after  func(lp *Steps) // what happens to lp before f parks
+		queued bool            // lp's flow is in the ready queue
+		same   bool            // the step parkAhead before is f itself
+		want   bool            // the step hint is written
+		wantFl bool            // the flow hint is written
 	}{
-		{"waiting step", kStep, stWaiting, false, false, true, true},
-		{"waiting step, flow queued", kStep, stWaiting, true, false, true, false},
-		{"free frame", kStep, stFree, false, false, false, false},
-		{"queued step", kStep, stQueued, false, false, false, false},
-		{"running step", kStep, stRunning, false, false, false, false},
-		{"waiting iteration", kBody, stWaiting, false, false, false, false},
-		{"waiting loop", kLoop, stWaiting, false, false, false, false},
-		{"the same step", kStep, stWaiting, false, true, false, false},
+		{"waiting step", kStep, gen<<xBits | xArmed, nil, false, false, true, true},
+		{"waiting step, flow queued", kStep, gen<<xBits | xArmed, nil, true, false, true, false},
+		{"completed (Success's CAS)", kStep, gen<<xBits | xArmed, func(lp *Steps) { lp.ctl.Store(gen<<xBits | xNone) }, false, false, false, false},
+		{"canceled or destroyed (disarm)", kStep, gen<<xBits | xArmed, func(lp *Steps) { lp.disarm() }, false, false, false, false},
+		{"reused and armed again", kStep, gen<<xBits | xArmed, func(lp *Steps) { lp.ctl.Store((gen+1)<<xBits | xArmed) }, false, false, false, false},
+		{"completing off the loop", kStep, gen<<xBits | xArmed, func(lp *Steps) { lp.ctl.Store(gen<<xBits | xWriting) }, false, false, false, false},
+		{"parked without an External", kStep, gen<<xBits | xNone, nil, false, false, false, false},
+		{"waiting iteration", kBody, gen<<xBits | xArmed, nil, false, false, false, false},
+		{"the same step", kStep, gen<<xBits | xArmed, nil, false, true, false, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := &engine{}
 			lfl := &flow{queued: tc.queued, prevReady: sentinelFl}
-			lp := &Steps{kind: tc.kind, st: tc.st, next: sentinel, fl: lfl}
+			lp := &Steps{kind: tc.kind, st: stWaiting, next: sentinel, fl: lfl}
+			lp.ctl.Store(tc.ctl)
 			f := &Steps{kind: kStep, st: stWaiting, fl: &flow{}}
+			f.ctl.Store(gen<<xBits | xArmed)
 			if tc.same {
 				f = lp
 			}
 			// lp parked parkAhead steps before f: its slot is the one
-			// f takes.
-			for i := 0; i < parkAhead; i++ {
-				if i == 0 {
-					e.parked(lp)
-					continue
-				}
-				e.parked(&Steps{kind: kStep, st: stFree, fl: &flow{}})
+			// f takes. The steps between park without an External.
+			e.parked(lp)
+			for i := 1; i < parkAhead; i++ {
+				e.parked(&Steps{kind: kStep, st: stWaiting, fl: &flow{}})
+			}
+			if tc.after != nil {
+				tc.after(lp)
 			}
 			e.parked(f)
 			if got := lp.next == f; got != tc.want {
@@ -65,14 +72,15 @@ func TestParkedHintOnlyIntoAWaitingStep(t *testing.T) {
 			if !tc.wantFl && lfl.prevReady != sentinelFl {
 				t.Errorf("prevReady changed to %p: the queue it linked is cut", lfl.prevReady)
 			}
-			if last := e.parkRing[(e.parkAt-1)&(parkAhead-1)]; last != f {
-				t.Errorf("the ring's newest %p, want the step that parked %p", last, f)
+			if slot := (e.parkAt - 1) & (parkAhead - 1); e.parkRing[slot] != f || e.parkCtl[slot] != f.ctl.Load() {
+				t.Errorf("the ring's newest %p ctl %#x, want the step that parked %p", e.parkRing[slot], e.parkCtl[slot], f)
 			}
 		})
 	}
 	t.Run("fewer than parkAhead before", func(t *testing.T) {
 		e := &engine{}
 		f := &Steps{kind: kStep, st: stWaiting, fl: &flow{}}
+		f.ctl.Store(gen<<xBits | xArmed)
 		e.parked(f)
 		if f.next != nil || f.fl.prevReady != nil {
 			t.Errorf("next %p prevReady %p, want nil", f.next, f.fl.prevReady)
