@@ -20,6 +20,7 @@ func TestParkedHintOnlyIntoAWaitingStep(t *testing.T) {
 	sentinel := &Steps{}
 	sentinelFl := &flow{}
 	const gen = 5
+	const disarmed = gen << xBits // gen with xNone (0): no External armed
 	for _, tc := range []struct {
 		name   string
 		kind   uint8
@@ -32,11 +33,11 @@ func TestParkedHintOnlyIntoAWaitingStep(t *testing.T) {
 	}{
 		{"waiting step", kStep, gen<<xBits | xArmed, nil, false, false, true, true},
 		{"waiting step, flow queued", kStep, gen<<xBits | xArmed, nil, true, false, true, false},
-		{"completed (Success's CAS)", kStep, gen<<xBits | xArmed, func(lp *Steps) { lp.ctl.Store(gen<<xBits | xNone) }, false, false, false, false},
+		{"completed (Success's CAS)", kStep, gen<<xBits | xArmed, func(lp *Steps) { lp.ctl.Store(disarmed) }, false, false, false, false},
 		{"canceled or destroyed (disarm)", kStep, gen<<xBits | xArmed, func(lp *Steps) { lp.disarm() }, false, false, false, false},
 		{"reused and armed again", kStep, gen<<xBits | xArmed, func(lp *Steps) { lp.ctl.Store((gen+1)<<xBits | xArmed) }, false, false, false, false},
 		{"completing off the loop", kStep, gen<<xBits | xArmed, func(lp *Steps) { lp.ctl.Store(gen<<xBits | xWriting) }, false, false, false, false},
-		{"parked without an External", kStep, gen<<xBits | xNone, nil, false, false, false, false},
+		{"parked without an External", kStep, disarmed, nil, false, false, false, false},
 		{"waiting iteration", kBody, gen<<xBits | xArmed, nil, false, false, false, false},
 		{"the same step", kStep, gen<<xBits | xArmed, nil, false, true, false, false},
 	} {
