@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/arena"
+	"github.com/asyncsteps/asyncsteps/internal/prefetch"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -98,6 +99,17 @@ type engine struct {
 	// hold the batch's last flow after the batch, and is read only where
 	// runBatch has just set it.
 	batchFl *flow
+	// parkRing holds the last parkAhead steps that parked through
+	// advanceFast's waiting case with an External armed, each with its
+	// ctl word as it parked (parkCtl); parkAt counts the parks, its low
+	// bits the slot of the oldest. Each step that parks leaves its
+	// address, and its flow's, in the one that parked parkAhead before it,
+	// if that one still waits (parked). Loop-owned; a slot may be stale
+	// (the step completed, canceled, freed, reused off the loop), which
+	// parked tells by the ctl word alone.
+	parkRing [parkAhead]*Steps
+	parkCtl  [parkAhead]uint64
+	parkAt   uint32
 
 	// promises is the slab Promise carves this reactor's Promises from
 	// (promise_slab.go): claimed from any goroutine, padded off the loop's
@@ -175,8 +187,12 @@ type flow struct {
 	// clears (attachFlow, detachFlow, releaseFlow).
 	holding bool
 
-	prevReady, nextReady *flow // in the ready queue; a flow that ends is unlinked (unlinkReady)
-	args                 Args  // what the last successful step gave the next one
+	// prevReady, nextReady: in the ready queue; a flow that ends is
+	// unlinked (unlinkReady). While the flow is not queued, prevReady may
+	// hold another flow's address, parked's hint for External.Success: it
+	// is read as a link only while queued, and ready writes it first.
+	prevReady, nextReady *flow
+	args                 Args // what the last successful step gave the next one
 
 	e    *engine
 	root *root
@@ -506,6 +522,9 @@ func (e *engine) runBatch() (st uint8) {
 	}()
 	for e.batchEnd != nil {
 		fl := e.popReady()
+		if n1 := e.readyHead; n1 != nil {
+			prefetchTurns(n1) // another flow waits behind fl: its lines, ahead of its turn
+		}
 		e.batchFl = fl // for caught and batchStopped; stale after the batch, read only when set
 		rt := fl.root
 		if rt.run.Load()&runCancel != 0 {
@@ -521,6 +540,97 @@ func (e *engine) runBatch() (st uint8) {
 		e.m.steps += uint64(turnBudget - e.left) // every step run took one from the budget
 	}
 	return batchOver
+}
+
+// prefetchTurns asks for the lines the next flows' turns will read, as
+// runBatch takes a flow off the ready queue with n1 behind it. A round
+// over many parked flows (the ParallelWaitLoop row: 30,000 flows
+// completed, then run in one batch) finds every flow's lines evicted, and
+// each turn reads them as a chain, each address from the line before: the
+// flow's first line (cur, the queue links), its third (root), the root's
+// run word, the completed frame. A plain load of each stalls the turn for
+// the whole miss, one after another; so they are asked for ahead, each
+// from a line that the turn before asked for, two flows deep:
+//
+//   - the flow after next (n2): its first line and the line of its root
+//     pointer, by address alone (n1's first line came with the turn
+//     before);
+//   - the next flow (n1): its current frame and its root's run word,
+//     whose addresses sit on the lines the turn before asked for.
+//
+// (The completed frame's parent and the sub-step queued after it, asked
+// for as the turn starts or one turn ahead, measured no faster and cost a
+// second call: profiles/notes/2026-11-28-pwl-round13.md.)
+//
+// Only pointers the loop owns are read, and a prefetch never faults, so a
+// stale or nil address costs nothing but the hint. A batch of one flow
+// (the Turn and Simple rows) pays runBatch's nil test alone.
+func prefetchTurns(n1 *flow) {
+	var n2, n2root unsafe.Pointer
+	if n := n1.nextReady; n != nil {
+		n2, n2root = unsafe.Pointer(n), unsafe.Pointer(&n.root)
+	}
+	var run unsafe.Pointer
+	if rt := n1.root; rt != nil {
+		run = unsafe.Pointer(&rt.run)
+	}
+	prefetch.Lines(n2, n2root, unsafe.Pointer(n1.cur), run)
+}
+
+// parkAhead is how many completions ahead External.Success prefetches
+// when completions come in the order the steps parked (parked): a power
+// of two, so that parkRing's index is a mask.
+const parkAhead = 8
+
+// parked notes f, a plain step that just parked, and leaves its address
+// in the next of the step that parked parkAhead before it, and its flow's
+// address in that step's flow's prevReady (if that flow is not queued),
+// if that step still waits. Completions often come in the order the
+// steps parked (a driver that completes every waiting step of a round,
+// the ParallelWaitLoop row; a FIFO of events), and each completion misses
+// on its step and its flow, one after another, since the CompareAndSwap
+// that claims a step waits for the previous completion's stores: with the
+// hints, External.Success prefetches the lines of the completion
+// parkAhead after its own, read from the two lines it touches anyway.
+//
+// Which step still waits is told by its ctl word alone, an atomic load:
+// only a kStep parked with an External armed is noted, with its ctl, and
+// a step that was completed, canceled or destroyed since has had that
+// word moved on (Success's CompareAndSwap, disarm), and one reused has
+// been armed again with a later generation. Its other fields are not
+// read until the word matches: by then the step may belong to a root
+// being built on another goroutine (a spare frame), and reading its kind
+// or status would race (TestBatchExecuteRacingClose found it). While the
+// word matches, the step is the waiting step of a running flow, owned by
+// the loop, and so is its flow.
+//
+// A waiting kStep's next is free: a step leaves its parent's queue when
+// it runs (dequeue leaves next stale), and only a loop iteration (kBody)
+// keeps frames there (keep). A flow's prevReady is free while it is not
+// queued: ready writes it before the flow joins the queue, and
+// unlinkReady reads it only for a queued flow. So no hint is ever read as
+// a link; Success reads them as addresses to prefetch only, and a stale
+// one costs a wasted hint. (trimPools clears prevReady in the flows it
+// drops, so that a hint keeps at most one flow from the GC.)
+//
+// Not inlined: inside advanceFast it cost every other step 1-2
+// instructions (the registers of the whole function).
+//
+//go:noinline
+func (e *engine) parked(f *Steps) {
+	i := e.parkAt & (parkAhead - 1)
+	e.parkAt++
+	if lp := e.parkRing[i]; lp != nil && lp != f && lp.ctl.Load() == e.parkCtl[i] {
+		lp.next = f
+		if lfl := lp.fl; !lfl.queued {
+			lfl.prevReady = f.fl
+		}
+	}
+	if c := f.ctl.Load(); f.kind == kStep && c&xMask == xArmed {
+		e.parkRing[i], e.parkCtl[i] = f, c
+	} else {
+		e.parkRing[i] = nil
+	}
 }
 
 // turnBudget bounds the steps one flow runs before yielding to the rest of
@@ -669,6 +779,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 			// parked (External, WaitExternal) and nothing else.
 			f.setStatus(stWaiting)
 			fl.action = actNone
+			e.parked(f)
 			return true
 		}
 		if f.flags&fLocked == 0 || !e.leftPlainly(fl, f) {

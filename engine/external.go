@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/internal/goid"
+	"github.com/asyncsteps/asyncsteps/internal/prefetch"
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
 
@@ -67,6 +68,10 @@ func (x External) Success(args ...Value) bool {
 			return true
 		}
 		fl := f.fl
+		// The step and the flow that parked parkAhead after f (parked),
+		// for the completion that many ahead if they come in the
+		// order they parked; read before ready overwrites prevReady.
+		hf, hfl := f.next, fl.prevReady
 		f.st = stRunning
 		fl.cur = f
 		if len(args) == 1 && !fl.owned && args[0].meta&metaOwned == 0 {
@@ -75,6 +80,7 @@ func (x External) Success(args ...Value) bool {
 			fl.setArgs(args)
 		}
 		e.ready(fl, actDone)
+		prefetch.Lines(unsafe.Pointer(hf), unsafe.Pointer(hfl), nil, nil)
 		return true
 	}
 	return x.finish(args, "", "", nil)

@@ -121,6 +121,7 @@ func (e *engine) trimPools() {
 		fl := e.freeRootFlows
 		e.freeRootFlows = fl.nextBranch
 		fl.nextBranch = nil
+		fl.prevReady = nil // parked's hint: a live flow's may point here, and must not keep another
 		e.stats.RootFlowsFree--
 		e.stats.Trimmed++
 		bytes += flowBytes
@@ -147,7 +148,8 @@ func (l *rootRing) trim() (n, bytes int) {
 		l.head++
 		bytes += rootBytes + int(rt.spareN)*frameBytes
 		rt.dropSpares()
-		if rt.Steps.fl != nil {
+		if fl := rt.Steps.fl; fl != nil {
+			fl.prevReady = nil // parked's hint (see trimPools)
 			bytes += flowBytes
 		}
 	}
@@ -166,7 +168,8 @@ func (l *rootList) trim() (n, bytes int) {
 		rt.Steps.next = nil
 		bytes += rootBytes + int(rt.spareN)*frameBytes
 		rt.dropSpares()
-		if rt.Steps.fl != nil {
+		if fl := rt.Steps.fl; fl != nil {
+			fl.prevReady = nil // parked's hint (see trimPools)
 			bytes += flowBytes
 		}
 	}

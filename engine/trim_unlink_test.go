@@ -95,3 +95,59 @@ func TestTrimUnlinksDroppedRootSpares(t *testing.T) {
 		}
 	}
 }
+
+// parked leaves a flow's address in another waiting flow's prevReady, and
+// that flow may later go to a pool and be dropped; a dropped flow's own
+// hint would then keep a third from the GC, and so on along a chain. Every
+// flow a trim lets go (the root flow pool's, and those the dropped roots
+// of both root pools kept) has its prevReady cleared.
+func TestTrimClearsDroppedFlowHints(t *testing.T) {
+	r := reactor.NewManual()
+	e := engineOf(r)
+	hint := &flow{}
+	var dropped []*flow
+	const nfree = 3
+	for i := 0; i < nfree; i++ {
+		fl := &flow{e: e, prevReady: hint}
+		fl.nextBranch = e.freeRootFlows
+		e.freeRootFlows = fl
+		e.stats.RootFlowsFree++
+		dropped = append(dropped, fl)
+	}
+	e.trim.flowsLow = nfree
+	const nroots = rootQuarantine + 2
+	var kept []*flow
+	for _, shared := range []bool{false, true} {
+		for i := 0; i < nroots; i++ {
+			rt := new(root)
+			fl := &flow{e: e, prevReady: hint}
+			rt.Steps.fl = fl
+			if i < nroots-rootQuarantine {
+				dropped = append(dropped, fl)
+			} else {
+				kept = append(kept, fl)
+			}
+			if shared {
+				e.rootFree.push(rt)
+			} else {
+				e.rootLocal.push(rt)
+			}
+		}
+	}
+	e.rootFree.low, e.rootLocal.low = e.rootFree.n, e.rootLocal.n()
+	r.Immediate(e.trimPools)
+	r.RunUntilIdle()
+	if e.freeRootFlows != nil {
+		t.Fatalf("%d root flows still free after the trim, want 0", e.stats.RootFlowsFree)
+	}
+	for i, fl := range dropped {
+		if fl.prevReady != nil {
+			t.Errorf("dropped flow %d still holds a hint", i)
+		}
+	}
+	for i, fl := range kept {
+		if fl.prevReady != hint {
+			t.Errorf("kept flow %d lost its hint: the trim touched a root it kept", i)
+		}
+	}
+}

@@ -11,6 +11,11 @@
 // other and with the caller's work in between, as Go's runtime does for
 // the objects its garbage collector will scan next.
 //
+// The engine's loop meets the same chains in a round over many parked
+// flows: it asks for the next ready flows' lines as it runs one
+// (prefetchTurns), and for the step and flow that parked some places
+// after the one a completion finishes (parked, External.Success).
+//
 // A prefetch is a hint: it never faults (a nil or stale address is
 // harmless), never changes memory, and orders nothing, so it needs no
 // synchronisation and cannot make a data race. On amd64 it is PREFETCHT0,
