@@ -114,7 +114,7 @@ type overflowList struct {
 	active atomic.Bool   // a producer that sees it set appends to tasks, keeping its own order
 	seq    uint64        // overflow positions handed out; under mu
 	done   atomic.Uint64 // overflow positions below it were taken by the loop
-	batch  []task        // loop-owned scratch for draining the overflow
+	batch  []task        // loop-owned scratch for draining the overflow; nil while a drain runs its tasks
 }
 
 // loops holds the goroutine identities of running real loops, so that a
@@ -218,7 +218,11 @@ func (r *Reactor) pending(pos uint64) bool {
 // stalled producer's next few instructions.
 func (r *Reactor) drainOverflow() {
 	r.overflow.mu.Lock()
+	// Taken out while its tasks run: one of them may drive the reactor
+	// nested (RunUntilIdle from a callback), and that drain must fill an
+	// array of its own, not this one's tasks not yet run.
 	b := r.overflow.batch[:0]
+	r.overflow.batch = nil
 	for {
 		t, ok := r.inbox.TryPop()
 		if !ok {
