@@ -114,7 +114,7 @@ type overflowList struct {
 	active atomic.Bool   // a producer that sees it set appends to tasks, keeping its own order
 	seq    uint64        // overflow positions handed out; under mu
 	done   atomic.Uint64 // overflow positions below it were taken by the loop
-	batch  []task        // loop-owned scratch for draining the overflow
+	batch  []task        // loop-owned scratch for draining the overflow; nil while a drain runs its tasks
 }
 
 // loops holds the goroutine identities of running real loops, so that a
@@ -206,9 +206,23 @@ func (r *Reactor) pending(pos uint64) bool {
 // the lock: every task a producer put in the ring before it overflowed is
 // in the ring by now, and while the flag is set no producer adds to the ring
 // behind the tasks taken here, so each producer's order holds.
+//
+// Emptied means up to the last position claimed, not the first one not yet
+// published: a producer may have claimed a position before the divert and
+// not published it yet (descheduled between the two), and the ring's
+// positions after it may hold another producer's task posted before that
+// producer's tasks in the list. The pop stops at the gap; the list is then
+// left for a later pass, still active and the ring still diverted (so the
+// loop does not skip the pass, and no producer claims behind the gap), and
+// only the ring's tasks before the gap run now. The gap closes within the
+// stalled producer's next few instructions.
 func (r *Reactor) drainOverflow() {
 	r.overflow.mu.Lock()
+	// Taken out while its tasks run: one of them may drive the reactor
+	// nested (RunUntilIdle from a callback), and that drain must fill an
+	// array of its own, not this one's tasks not yet run.
 	b := r.overflow.batch[:0]
+	r.overflow.batch = nil
 	for {
 		t, ok := r.inbox.TryPop()
 		if !ok {
@@ -217,13 +231,16 @@ func (r *Reactor) drainOverflow() {
 		b = append(b, t)
 	}
 	fromRing := len(b)
-	b = append(b, r.overflow.tasks...)
-	clear(r.overflow.tasks)
-	r.overflow.tasks = r.overflow.tasks[:0]
-	first := r.overflow.done.Load()
-	r.overflow.done.Store(r.overflow.seq)
-	r.inbox.Undivert() // the list is empty again (overflowList)
-	r.overflow.active.Store(false)
+	var first uint64
+	if r.inbox.Consumed() == r.inbox.Claimed() {
+		b = append(b, r.overflow.tasks...)
+		clear(r.overflow.tasks)
+		r.overflow.tasks = r.overflow.tasks[:0]
+		first = r.overflow.done.Load()
+		r.overflow.done.Store(r.overflow.seq)
+		r.inbox.Undivert() // the list is empty again (overflowList)
+		r.overflow.active.Store(false)
+	}
 	r.overflow.mu.Unlock()
 	ringPos := r.inbox.Consumed() - uint64(fromRing)
 	for i := range b {

@@ -4,8 +4,9 @@
 // Two queues are provided:
 //
 //   - [MPSC]: any number of goroutines may call TryPush, TryPushPos, Len,
-//     Cap and Consumed concurrently; exactly one goroutine at a time (the
-//     consumer) may call TryPop and TryPopBatch.
+//     Cap, Consumed, Claimed, Divert and Undivert concurrently; exactly
+//     one goroutine at a time (the consumer) may call TryPop and
+//     TryPopBatch.
 //   - [SPSC]: one goroutine at a time may call TryPush (the producer) and
 //     one goroutine at a time may call TryPop and TryPopBatch (the
 //     consumer); Len and Cap may be called from anywhere.

@@ -251,3 +251,13 @@ func (q *MPSC[T]) Idle() bool {
 func (q *MPSC[T]) Cap() int {
 	return int(q.mask + 1)
 }
+
+// Claimed returns how many positions producers have claimed: the items
+// ever pushed, counting pushes that have claimed a position and may still
+// be publishing it (Close's count, without closing). Safe from any
+// goroutine. While the queue is diverted or closed no producer claims one,
+// so a consumer that pops until Consumed() reaches it has taken every item
+// the queue will hold until Undivert.
+func (q *MPSC[T]) Claimed() uint64 {
+	return q.enq.Load() &^ (closedBit | divertBit)
+}

@@ -539,3 +539,32 @@ func b2i(b bool) int {
 	}
 	return 0
 }
+
+// Claimed counts the positions handed out, diverted or closed or not, and
+// leaves both bits out; Consumed reaching it means every claimed item
+// was popped.
+func TestMPSCClaimed(t *testing.T) {
+	q := NewMPSC[int](2)
+	steps := []struct {
+		name string
+		do   func()
+		want uint64
+	}{
+		{"new", func() {}, 0},
+		{"push two", func() { q.TryPush(1); q.TryPush(2) }, 2},
+		{"full: a failed push claims nothing", func() { q.TryPush(3) }, 2},
+		{"divert", q.Divert, 2},
+		{"pop one while diverted", func() { q.TryPop() }, 2},
+		{"undivert and push", func() { q.Undivert(); q.TryPush(4) }, 3},
+		{"divert and close", func() { q.Divert(); q.Close() }, 3},
+	}
+	for _, s := range steps {
+		s.do()
+		if got := q.Claimed(); got != s.want {
+			t.Fatalf("%s: Claimed %d, want %d", s.name, got, s.want)
+		}
+	}
+	if q.Close() != q.Claimed() {
+		t.Fatalf("Close's count %d and Claimed %d differ", q.Close(), q.Claimed())
+	}
+}
