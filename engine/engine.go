@@ -921,7 +921,18 @@ func (e *engine) keepOrRelease(p, f *Steps) {
 // toSpare resets a frame that holds nothing (no Stack memory, no
 // binding, nothing queued or armed) and gives it to rt, whose spare list
 // has room: releasePlain's common case, inlined where a step ends.
+//
+// A bare frame's second line is left as found, and the root-level Add
+// that takes the frame next gives its step the fn alone: a writer that
+// set one of those fields and forgot to clear fBare would hand the next
+// step a stale handler or value. The asyncsteps_debug build checks the
+// frame here, as keep does.
 func (e *engine) toSpare(rt *root, f *Steps) {
+	if debugChecks {
+		if f.flags&fBare != 0 {
+			checkKeptFrame(f, "toSpare: a root's spare list took")
+		}
+	}
 	f.fl, f.parent, f.fn = nil, nil, nil
 	if f.flags&fBare == 0 { // fBare: they are nil, and the second line is not touched
 		f.onerr, f.x, f.xfn = nil, nil, nil

@@ -170,7 +170,7 @@ func (f *Steps) keepable() bool {
 // is kept, not in the next iteration's step.
 func (p *Steps) keep(f *Steps) {
 	if debugChecks {
-		checkKeptFrame(f)
+		checkKeptFrame(f, "keep: a loop iteration kept")
 	}
 	f.flags, f.st = 0, stFree
 	f.next = p.next
@@ -179,9 +179,11 @@ func (p *Steps) keep(f *Steps) {
 
 // checkKeptFrame panics, naming what f holds, unless f may be kept (the kept
 // frame's contract above, less what keep itself resets: flags and st).
+// who names the caller and what it did (keep; toSpare, which trusts fBare
+// the same way for a root's spare frames).
 //
 //go:noinline
-func checkKeptFrame(f *Steps) {
+func checkKeptFrame(f *Steps, who string) {
 	var what string
 	switch {
 	case f.qlast != nil:
@@ -203,7 +205,7 @@ func checkKeptFrame(f *Steps) {
 	default:
 		return
 	}
-	panic("engine: keep: a loop iteration kept a frame that holds " + what + " (a writer of it left fBare set?)")
+	panic("engine: " + who + " a frame that holds " + what + " (a writer of it left fBare set?)")
 }
 
 // takeKept returns a frame kept by the iteration p for a new sub-step of

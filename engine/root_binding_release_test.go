@@ -12,20 +12,33 @@ import (
 // testBinding is a binding only this file gives out; the bridge installed
 // for it (once per test binary: xSetBridge refuses a second) counts the
 // releases of that binding and does nothing else, as no bridge did before.
+// It counts too the drops of owned values whose type word is testOwnedP
+// (waited_end_owned_test.go), and drops no other value.
 var (
 	testBinding       byte
 	testBindingOnce   sync.Once
 	testBindingFreed  atomic.Int32
 	testBindingFreedP = unsafe.Pointer(&testBinding)
+
+	testOwnedTyp     byte
+	testOwnedP       = unsafe.Pointer(&testOwnedTyp)
+	testOwnedDropped atomic.Int32
 )
 
 func installTestBridge() {
 	testBindingOnce.Do(func() {
-		xSetBridge(Bridge{Release: func(bin unsafe.Pointer, _ bool) {
-			if bin == testBindingFreedP {
-				testBindingFreed.Add(1)
-			}
-		}})
+		xSetBridge(Bridge{
+			Release: func(bin unsafe.Pointer, _ bool) {
+				if bin == testBindingFreedP {
+					testBindingFreed.Add(1)
+				}
+			},
+			Drop: func(v *Value) {
+				if v.typ == testOwnedP {
+					testOwnedDropped.Add(1)
+				}
+			},
+		})
 	})
 }
 
