@@ -110,6 +110,11 @@ func (e *engine) cancelBranches(p *Steps) {
 		next := bf.nextBranch
 		e.cancelFlow(bf)
 		e.releaseFlow(bf)
+		// A branch canceled while it waits was not queued again, which
+		// would have overwritten parked's hint (prevReady): cleared, or
+		// the branch pool (never trimmed) keeps the hinted flow from the
+		// GC. releaseFlow unlinked it, so it is not a link.
+		bf.prevReady = nil
 		bf = next
 	}
 	p.x = nil

@@ -1072,6 +1072,11 @@ func (e *engine) finishRoot(rt *root, code string) {
 		if fl.queued {
 			e.unlinkReady(fl) // a canceled flow may still be queued: its next run must queue afresh
 		}
+		// A run canceled in place (cancelRoot, closeAll) ends without
+		// queueing the flow again, which would have overwritten parked's
+		// hint: cleared here, or the pool keeping this flow keeps the
+		// hinted flow from the GC. Not queued now, so not a link.
+		fl.prevReady = nil
 		fl.cur = &rt.Steps
 		fl.action = actNone
 	}
