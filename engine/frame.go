@@ -63,7 +63,9 @@ func (f *Steps) enqueue(c *Steps) {
 // before anything reads it (enqueue, keep, toSpare, releasePlain,
 // releaseFrame's reset, the free lists), and the only reads of a live
 // frame's next outside a queue or a pool are of a loop iteration's
-// (kBody: its kept frames), which is never queued. A stale next may keep
+// (kBody: its kept frames), which is never queued, and External.Success's
+// of the waiting step it completes, as a prefetch address only (parked's
+// hint, which parked writes only into a waiting kStep). A stale next may keep
 // the frame it points to from the GC (its allocation: up to buildChunk
 // frames for one allocated off the loop); trimPools clears the next of
 // every frame it drops, the free list's and the dropped roots' spares

@@ -56,7 +56,12 @@ type Steps struct {
 	e      *engine // fixed for the life of the memory
 	fl     *flow   // the flow this step runs in
 	parent *Steps  // the step whose execution added this one, the root, or the parallel step of a branch
-	next   *Steps  // next sibling in parent's queue (see qlast); free-list link when free; a loop iteration's kept frames (keep)
+	// next: the next sibling in parent's queue (see qlast); the free-list
+	// link when free; a loop iteration's kept frames (keep). A waiting
+	// kStep's next is otherwise stale (dequeue), and may hold parked's
+	// hint (engine.go): the step that parked parkAhead after it, read by
+	// External.Success as an address to prefetch, never as a link.
+	next *Steps
 
 	// qlast: the sub-steps added but not yet started, in order (for a
 	// parallel step before it starts: its branches), as one pointer: a
