@@ -15,20 +15,7 @@ import (
 // writer of that state forgot to clear the flag panics there, instead of
 // leaving the state to the next iteration's step.
 func TestDebugKeepChecksTheKeptFrame(t *testing.T) {
-	var v int
-	cases := []struct {
-		name string
-		set  func(f *Steps)
-	}{
-		{"cancel handler", func(f *Steps) { f.oncancel = func(*Steps) {} }},
-		{"error handler", func(f *Steps) { f.onerr = func(*Steps, string) {} }},
-		{"AddWith value", func(f *Steps) { f.x = unsafe.Pointer(&v) }},
-		{"AddWith function", func(f *Steps) { f.xfn = unsafe.Pointer(&v) }},
-		{"binding", func(f *Steps) { f.bin = unsafe.Pointer(&v) }},
-		{"timer", func(f *Steps) { f.tidx = 1 }},
-		{"queued sub-step", func(f *Steps) { f.qlast = f }},
-		{"armed External", func(f *Steps) { f.ctl.Store(1<<xBits | xArmed) }},
-	}
+	cases := keptFrameStates()
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			p := &Steps{kind: kBody}
@@ -49,5 +36,28 @@ func TestDebugKeepChecksTheKeptFrame(t *testing.T) {
 	p.keep(f)
 	if p.next != f || f.flags != 0 || f.st != stFree {
 		t.Fatal("a frame holding nothing was not kept")
+	}
+}
+
+// keptFrameStates is the state a kept or spare frame must not hold
+// (frame.go's kept-frame contract), one case a writer of it, for the
+// debug checks of keep and toSpare.
+func keptFrameStates() []struct {
+	name string
+	set  func(f *Steps)
+} {
+	v := new(int)
+	return []struct {
+		name string
+		set  func(f *Steps)
+	}{
+		{"cancel handler", func(f *Steps) { f.oncancel = func(*Steps) {} }},
+		{"error handler", func(f *Steps) { f.onerr = func(*Steps, string) {} }},
+		{"AddWith value", func(f *Steps) { f.x = unsafe.Pointer(v) }},
+		{"AddWith function", func(f *Steps) { f.xfn = unsafe.Pointer(v) }},
+		{"binding", func(f *Steps) { f.bin = unsafe.Pointer(v) }},
+		{"timer", func(f *Steps) { f.tidx = 1 }},
+		{"queued sub-step", func(f *Steps) { f.qlast = f }},
+		{"armed External", func(f *Steps) { f.ctl.Store(1<<xBits | xArmed) }},
 	}
 }

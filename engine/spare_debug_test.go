@@ -5,7 +5,6 @@ package engine
 import (
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
@@ -18,20 +17,7 @@ import (
 // memory. A writer of that state that forgot to clear fBare panics here,
 // naming what the frame holds.
 func TestDebugToSpareChecksBareFrame(t *testing.T) {
-	var v int
-	cases := []struct {
-		name string
-		set  func(f *Steps)
-	}{
-		{"cancel handler", func(f *Steps) { f.oncancel = func(*Steps) {} }},
-		{"error handler", func(f *Steps) { f.onerr = func(*Steps, string) {} }},
-		{"AddWith value", func(f *Steps) { f.x = unsafe.Pointer(&v) }},
-		{"AddWith function", func(f *Steps) { f.xfn = unsafe.Pointer(&v) }},
-		{"binding", func(f *Steps) { f.bin = unsafe.Pointer(&v) }},
-		{"timer", func(f *Steps) { f.tidx = 1 }},
-		{"queued sub-step", func(f *Steps) { f.qlast = f }},
-		{"armed External", func(f *Steps) { f.ctl.Store(1<<xBits | xArmed) }},
-	}
+	cases := keptFrameStates()
 	root := New(reactor.NewManual())
 	rt := rootOf(root)
 	for _, tc := range cases {
