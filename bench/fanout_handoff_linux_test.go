@@ -84,22 +84,10 @@ func handOffPromises(b *testing.B, spin time.Duration, wake int) {
 		b.Fatal(err)
 	}
 	defer closeGroup(b, "FanOutHandOff", g)
-	roots := make([]*engine.Steps, FanOutFlows)
-	ps := make([]*engine.Promise, FanOutFlows)
+	round := promiseRound(b, "FanOutHandOff", g)
 	handOffRounds(b, g, func(n int) {
 		wakeLoops(g, wake)
-		for i := range n {
-			roots[i] = engine.New(g.Next())
-			roots[i].Add(callStep)
-			ps[i] = roots[i].Promise()
-		}
-		for i := range n {
-			if _, err := ps[i].Wait(); err != nil {
-				b.Fatal(err)
-			}
-			roots[i].Release()
-			ps[i] = nil
-		}
+		round(n)
 	})
 }
 

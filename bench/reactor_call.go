@@ -60,23 +60,29 @@ func Call(b *testing.B) {
 // every root released. b.N counts flows.
 func FanOut(b *testing.B) {
 	fanOutRounds(b, "FanOut", func(g *reactor.Group) func(n int) {
-		roots := make([]*engine.Steps, FanOutFlows)
-		ps := make([]*engine.Promise, FanOutFlows)
-		return func(n int) {
-			for i := range n {
-				roots[i] = engine.New(g.Next())
-				roots[i].Add(callStep)
-				ps[i] = roots[i].Promise()
-			}
-			for i := range n {
-				if _, err := ps[i].Wait(); err != nil {
-					fatalf(b, "FanOut: %v", err)
-				}
-				roots[i].Release()
-				ps[i] = nil
-			}
-		}
+		return promiseRound(b, "FanOut", g)
 	})
+}
+
+// promiseRound is one FanOut round over g: n flows started (New(g.Next()),
+// Add, Promise), then each waited for and released.
+func promiseRound(b *testing.B, name string, g *reactor.Group) func(n int) {
+	roots := make([]*engine.Steps, FanOutFlows)
+	ps := make([]*engine.Promise, FanOutFlows)
+	return func(n int) {
+		for i := range n {
+			roots[i] = engine.New(g.Next())
+			roots[i].Add(callStep)
+			ps[i] = roots[i].Promise()
+		}
+		for i := range n {
+			if _, err := ps[i].Wait(); err != nil {
+				fatalf(b, "%s: %v", name, err)
+			}
+			roots[i].Release()
+			ps[i] = nil
+		}
+	}
 }
 
 // FanOutBatch: FanOut through an engine.Batch, the API for starting many

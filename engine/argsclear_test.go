@@ -67,18 +67,7 @@ func TestArgsClearNeverStale(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			// Warm the pool past its quarantine so that the root comes
-			// from Release's pool and keeps its flow (keepFlow).
-			var warm [2 * rootQuarantine]*Steps
-			for i := range warm {
-				warm[i] = New(r)
-				warm[i].Add(emptyStep)
-				warm[i].Execute()
-			}
-			r.RunUntilIdle()
-			for _, w := range warm {
-				w.Release()
-			}
+			warmRootPool(r)
 
 			root := New(r)
 			rt := rootOf(root)

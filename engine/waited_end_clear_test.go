@@ -118,6 +118,21 @@ func TestWaitedEndEmptiesKeptFlow(t *testing.T) {
 // keeps its flow (keepFlow), and has run once.
 func pooledRoot(t *testing.T, r *reactor.Reactor) *Steps {
 	t.Helper()
+	warmRootPool(r)
+	root := New(r)
+	if !rootOf(root).keepFlow {
+		t.Fatal("the root did not come from the pool")
+	}
+	root.Add(emptyStep)
+	root.Execute()
+	r.RunUntilIdle()
+	return root
+}
+
+// warmRootPool runs and releases roots of r past the pool's quarantine,
+// so that the next New(r) comes from Release's pool and keeps its flow
+// (keepFlow).
+func warmRootPool(r *reactor.Reactor) {
 	var warm [2 * rootQuarantine]*Steps
 	for i := range warm {
 		warm[i] = New(r)
@@ -128,12 +143,4 @@ func pooledRoot(t *testing.T, r *reactor.Reactor) *Steps {
 	for _, w := range warm {
 		w.Release()
 	}
-	root := New(r)
-	if !rootOf(root).keepFlow {
-		t.Fatal("the root did not come from the pool")
-	}
-	root.Add(emptyStep)
-	root.Execute()
-	r.RunUntilIdle()
-	return root
 }
