@@ -19,7 +19,11 @@
 //     completes every parked step and yields through an immediate);
 //   - Sequential: a step that receives an int and succeeds with int+1;
 //   - Turn: AsyncTool's immediate plus iterate; EmptyIteration: iterate
-//     with nothing to do.
+//     with nothing to do. Each has a third row of ours,
+//     driver=loopctx: the same calls on the loop through the callback's
+//     reactor.Loop (Loop.Immediate, Loop.RunUntilIdle), which asks no
+//     goroutine identity; C++'s `at.immediate(cb); at.iterate();` and
+//     `at.iterate()` likewise hold the tool and ask nothing.
 //
 // ParallelOneStep and ParallelWaitLoopOneStep are the one-step, valueless
 // variants of earlier tables (no C++ counterpart), kept so that their

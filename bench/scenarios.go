@@ -6,6 +6,11 @@ import (
 	"testing"
 )
 
+// DriverLoopCtx is the sub-benchmark name's driver of Scenario.OursLoopCtx
+// (BenchmarkTurn/impl=asyncsteps/driver=loopctx): on the loop, as
+// DriverLoop, through a reactor.Loop.
+const DriverLoopCtx = "loopctx"
+
 // Implementation names, as they appear in sub-benchmark names
 // (BenchmarkSimple/impl=asyncsteps/driver=loop,
 // BenchmarkSimple/impl=goroutines): benchstat compares runs by them. Ours
@@ -33,8 +38,12 @@ type Scenario struct {
 	Cpp  string // the C++ reference benchmark this row mirrors, in its shape; "" when none does (doc.go lists them)
 
 	OursLoop func(b *testing.B) // impl=asyncsteps/driver=loop: the benchmark runs inside a loop callback
-	Ours     func(b *testing.B) // impl=asyncsteps/driver=goroutine: the benchmark goroutine drives the loop from outside
-	Peer     func(b *testing.B) // impl=goroutines
+	// OursLoopCtx, when not nil: impl=asyncsteps/driver=loopctx, OursLoop
+	// through the loop callback's reactor.Loop (Loop.Immediate,
+	// Loop.RunUntilIdle) instead of the Reactor's methods.
+	OursLoopCtx func(b *testing.B)
+	Ours        func(b *testing.B) // impl=asyncsteps/driver=goroutine: the benchmark goroutine drives the loop from outside
+	Peer        func(b *testing.B) // impl=goroutines
 
 	// Targets for ours, under either driver. MaxNs is per Unit; 0 means no
 	// time target.
@@ -80,14 +89,14 @@ var Scenarios = []Scenario{
 		Name: "Turn", Unit: "op",
 		What:     "Immediate(empty callback) + RunUntilIdle: the reactor's own cost per turn",
 		Cpp:      "AsyncTool immediate + iterate",
-		OursLoop: TurnOnLoop, Ours: Turn, Peer: TurnGoroutines,
+		OursLoop: TurnOnLoop, Ours: Turn, Peer: TurnGoroutines, OursLoopCtx: TurnLoopCtx,
 		MaxNs: 9, ZeroAllocs: true,
 	},
 	{
 		Name: "EmptyIteration", Unit: "iter",
 		What:     "RunUntilIdle on an idle reactor (engine attached): one loop iteration that finds nothing to do",
 		Cpp:      "AsyncTool iterate() with no work",
-		OursLoop: EmptyIterationOnLoop, Ours: EmptyIteration, Peer: EmptyIterationGoroutines,
+		OursLoop: EmptyIterationOnLoop, Ours: EmptyIteration, Peer: EmptyIterationGoroutines, OursLoopCtx: EmptyIterationLoopCtx,
 		MaxNs: 6.7, ZeroAllocs: true, // half of AsyncTool's 13.4 ns
 	},
 	{

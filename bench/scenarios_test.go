@@ -32,6 +32,9 @@ func runScenario(b *testing.B, name string) {
 	b.Run("impl="+ImplAsyncSteps, func(b *testing.B) {
 		b.Run("driver="+DriverLoop.String(), s.OursLoop)
 		b.Run("driver="+DriverGoroutine.String(), s.Ours)
+		if s.OursLoopCtx != nil {
+			b.Run("driver="+DriverLoopCtx, s.OursLoopCtx)
+		}
 	})
 	b.Run("impl="+ImplGoroutines, s.Peer)
 }

@@ -70,6 +70,40 @@ func TurnOnLoop(b *testing.B) {
 	runDriven(b, "Turn", t.r, DriverLoop, func() error { return t.bench(b) })
 }
 
+// benchLoop is bench through a reactor.Loop made in the loop callback
+// (driver=loopctx): l.Immediate and l.RunUntilIdle, which compare the
+// loop word with the Loop's goroutine instead of asking the runtime for
+// the caller's identity.
+func (t *turnFixture) benchLoop(b *testing.B) error {
+	l, ok := t.r.Loop()
+	if !ok {
+		return fmt.Errorf("Turn: reactor.Loop() off the loop")
+	}
+	fn := t.fn
+	for range warmRounds {
+		l.Immediate(fn)
+		l.RunUntilIdle()
+	}
+	t.ran = 0
+	b.ResetTimer()
+	for range b.N {
+		l.Immediate(fn)
+		l.RunUntilIdle()
+	}
+	b.StopTimer()
+	if t.ran != b.N {
+		return fmt.Errorf("Turn: %d of %d callbacks ran", t.ran, b.N)
+	}
+	return nil
+}
+
+// TurnLoopCtx: TurnOnLoop through the loop callback's reactor.Loop
+// (driver=loopctx): l.Immediate(empty callback) and l.RunUntilIdle.
+func TurnLoopCtx(b *testing.B) {
+	t := newTurn()
+	runDriven(b, "Turn", t.r, DriverLoop, func() error { return t.benchLoop(b) })
+}
+
 // --- EmptyIteration: a loop iteration that finds nothing to do ---
 //
 // The C++ reference's AsyncTool::iterate() on an idle tool (the C++
@@ -104,6 +138,27 @@ func (f *emptyIterFixture) bench(b *testing.B) error {
 	return nil
 }
 
+// benchLoop is bench through a reactor.Loop made in the loop callback
+// (driver=loopctx).
+func (f *emptyIterFixture) benchLoop(b *testing.B) error {
+	l, ok := f.r.Loop()
+	if !ok {
+		return fmt.Errorf("EmptyIteration: reactor.Loop() off the loop")
+	}
+	for range warmRounds {
+		l.RunUntilIdle()
+	}
+	b.ResetTimer()
+	for range b.N {
+		l.RunUntilIdle()
+	}
+	b.StopTimer()
+	if st := engine.StatsOf(f.r); st.FramesLive != 0 {
+		return fmt.Errorf("EmptyIteration: %d step frames live on an idle reactor", st.FramesLive)
+	}
+	return nil
+}
+
 // EmptyIteration: r.RunUntilIdle on an idle manual reactor from the
 // benchmark goroutine (driver=goroutine). b.N counts iterations.
 func EmptyIteration(b *testing.B) {
@@ -116,4 +171,12 @@ func EmptyIteration(b *testing.B) {
 func EmptyIterationOnLoop(b *testing.B) {
 	f := newEmptyIter()
 	runDriven(b, "EmptyIteration", f.r, DriverLoop, func() error { return f.bench(b) })
+}
+
+// EmptyIterationLoopCtx: EmptyIterationOnLoop through the loop callback's
+// reactor.Loop (driver=loopctx): the nested l.RunUntilIdle finds nothing
+// queued.
+func EmptyIterationLoopCtx(b *testing.B) {
+	f := newEmptyIter()
+	runDriven(b, "EmptyIteration", f.r, DriverLoop, func() error { return f.benchLoop(b) })
 }

@@ -57,6 +57,9 @@ func inProcessCases() []caseSpec {
 		for _, d := range []bench.Driver{bench.DriverLoop, bench.DriverGoroutine} {
 			c.impls = append(c.impls, implSpec{name: fmt.Sprintf("%s/driver=%v", bench.ImplAsyncSteps, d), ours: true, fn: s.OursBy(d)})
 		}
+		if s.OursLoopCtx != nil {
+			c.impls = append(c.impls, implSpec{name: fmt.Sprintf("%s/driver=%s", bench.ImplAsyncSteps, bench.DriverLoopCtx), ours: true, fn: s.OursLoopCtx})
+		}
 		c.impls = append(c.impls, implSpec{name: bench.ImplGoroutines, fn: s.Peer})
 		cs = append(cs, c)
 	}
