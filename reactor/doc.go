@@ -103,6 +103,25 @@
 // their own wake-ups, and what the flows leave (timers, watches, posts,
 // more flows) is taken by the rest of a full turn.
 //
+// # A callback's hold on its loop: Loop
+//
+// Every Reactor method that may be called from anywhere first asks which
+// goroutine is calling (the identity compared with the loop word): on the
+// loop, Immediate and RunUntilIdle are a few loads and stores besides that
+// question. A loop callback (or engine step) that schedules and drains
+// often takes its reactor's Loop once (Reactor.Loop: true only on the
+// loop) and calls Loop.Immediate and Loop.RunUntilIdle, which compare the
+// loop word with the goroutine the Loop recorded instead of asking the
+// runtime. They are the Reactor's methods in every other respect: the same
+// local queue and order, Handles that Cancel and IsValid take, the zero
+// Handle after Close, the whole iteration with panics to the panic
+// handler. A Loop is valid only in the callback that made it, on its
+// goroutine, while that goroutine holds the loop word; used where the
+// word is not held by its maker (after the drive, on a loop now run by
+// another goroutine) it takes the Reactor's checked path; handed to
+// another goroutine while its maker holds the word it is a data race that
+// only a -race build detects (the type's documentation).
+//
 // # Contract between the loop and the I/O layer (package netio)
 //
 //   - WatchTo(r, fd, interest, cb, p) (X.Watch untyped) registers fd with the loop's gnet

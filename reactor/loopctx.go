@@ -115,26 +115,33 @@ func (l Loop) RunUntilIdle() {
 	// inlined: the idle look is ~70 of the inliner's budget of 80 and
 	// the call for the rest 57.
 	r := l.r
-	if !l.held() {
-		r.RunUntilIdle()
-		return
-	}
-	// Reactor.RunUntilIdle's nested loop (keep alike with its two
-	// copies and iterate).
-	for {
-		r.m.iterations++
-		if !r.local.empty() {
-			r.runLocal()
+	if l.held() {
+		// The idle look first, on its own: the loop below keeps r in
+		// the frame across its calls, and with the look inside it the
+		// compiler stored r before the first look too (a store, a jump
+		// and a padding NOP of every empty iteration).
+		if r.local.empty() && !r.work.any() && r.inbox.Idle() { // Idle covers the overflow list
+			r.m.iterations++
+			return
+		}
+		// Reactor.RunUntilIdle's nested loop (keep alike with its two
+		// copies and iterate).
+		for {
+			r.m.iterations++
 			if !r.local.empty() {
-				goto full
+				r.runLocal()
+				if !r.local.empty() {
+					goto full
+				}
+			}
+			if !r.work.any() && r.inbox.Idle() {
+				return
+			}
+		full:
+			if !r.iterateFull() {
+				return
 			}
 		}
-		if !r.work.any() && r.inbox.Idle() {
-			return
-		}
-	full:
-		if !r.iterateFull() {
-			return
-		}
 	}
+	r.RunUntilIdle()
 }

@@ -25,6 +25,10 @@ var (
 	_ func(*reactor.Reactor, int, reactor.Interest, func(*pinned, int, reactor.Event), *pinned) error = reactor.WatchTo[pinned]
 	_ func(*reactor.Reactor, func(*pinned, uint64), *pinned, uint64)                                  = reactor.AtShutdownTo[pinned]
 	_ func(*reactor.Reactor, *pinned)                                                                 = reactor.RemoveAtShutdownOf[pinned]
+	_ func(*reactor.Reactor) (reactor.Loop, bool)                                                     = (*reactor.Reactor).Loop
+	_ func(reactor.Loop, func()) reactor.Handle                                                       = reactor.Loop.Immediate
+	_ func(reactor.Loop)                                                                              = reactor.Loop.RunUntilIdle
+	_ func(reactor.Loop) *reactor.Reactor                                                             = reactor.Loop.Reactor
 	_                                                                                                 = reactor.Metrics{Iterations: 0, TasksRun: 0, TimersFired: 0, Wakeups: 0, RingHighWater: 0, PollTime: 0, RunTime: 0, Spins: 0, SpinsFound: 0}
 
 	// engine
