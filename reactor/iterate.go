@@ -18,6 +18,7 @@ const maxTimersPerIteration = 1024
 // timers, then the engine's ready flows. It reports whether work is still ready.
 func (r *Reactor) iterate() bool {
 	r.m.iterations++
+	r.loopGen++ // Loops made before this iteration stop being held (loopctx.go)
 	// Local work first: a goroutine that queued locally on an idle manual
 	// reactor and then, finding it driven, posted through the ring, sees
 	// its tasks run in its order (takeLoop keeps the converse).
@@ -39,13 +40,18 @@ func (r *Reactor) iterate() bool {
 	if !r.local.empty() {
 		r.runLocal()
 		if !r.local.empty() {
-			return r.iterateFull()
+			more := r.iterateFull()
+			r.loopGen++ // and those made in it stop too: a real loop goes on to spin or park holding its word
+			return more
 		}
 	}
 	if !r.work.any() && r.inbox.Idle() {
+		r.loopGen++ // (keep the three alike)
 		return false
 	}
-	return r.iterateFull()
+	more := r.iterateFull()
+	r.loopGen++
+	return more
 }
 
 // iterateFull is the rest of iterate once its shortcut found work beyond

@@ -7,38 +7,47 @@ import "github.com/asyncsteps/asyncsteps/internal/goid"
 // the question the Reactor's ask first, "which goroutine is calling?" (a
 // runtime call on each: the identity of the Turn and EmptyIteration rows).
 // Holding the Loop is the answer: it records the goroutine that held the
-// loop word when it was made, and its methods compare that with the loop
-// word (a load and a compare) instead of asking the runtime.
+// loop word when it was made and the loop's iteration, and its methods
+// compare them with the loop word and the current iteration (two loads
+// and two compares) instead of asking the runtime.
 //
 // Where a Loop is valid: on the goroutine that made it, while that
-// goroutine holds its reactor's loop word, that is, inside the loop
-// callback (or engine step) that called Reactor.Loop, and in drives nested
-// in it. Make one in each callback that uses it; do not keep it in a
+// goroutine holds its reactor's loop word, within the loop iteration that
+// made it: inside the loop callback (or engine step) that called
+// Reactor.Loop, and in drives nested in it (RunUntilIdle, its own or the
+// Reactor's). Make one in each callback that uses it; do not keep it in a
 // structure that outlives the callback: a real loop's callbacks may run on
 // another goroutine (Assist, a parked loop's turn run by a waiter), and a
 // manual reactor's on whichever goroutine drives it.
 //
 // What is checked: a Loop used where its goroutine no longer holds the
 // loop word (after the callback's drive ended, on a real loop now parked
-// or run by another goroutine, or on another reactor's loop) is detected,
-// and its method does what the Reactor's does there (Reactor.Immediate
-// posts through the ring or takes an idle manual reactor; RunUntilIdle
-// drives a manual reactor from outside, or panics naming the mistake on a
-// real one): never a corrupted queue, only the slower, checked path. What
-// is not checked: a Loop handed to another goroutine and used there while
-// the goroutine that made it still holds the loop word. That is a data
-// race on the loop's queue, which the load-and-compare cannot see
-// (goroutine identities are the runtime's g addresses, which a new
-// goroutine may reuse after one exits, so "the word still names the maker"
-// does not prove "the caller is the maker"). Built with -race, every
-// method also compares the caller's own identity (goid.Current) and takes
-// the checked path on a mismatch, so the race detector's runs see such a
-// Loop behave as the Reactor would.
+// or run by another goroutine, or on another reactor's loop), or after the
+// outermost iteration that made it ended (a real loop's next iteration or
+// its spin before sleeping, where it keeps its word; a nested Iterate or
+// Advance), takes the checked path: its method does what the Reactor's
+// does there (Reactor.Immediate posts through the ring or takes an idle
+// manual reactor; RunUntilIdle drives a manual reactor from outside, or
+// panics naming the mistake on a real one). Never a corrupted queue, only
+// the slower path. What is not checked: a Loop handed to another goroutine
+// and used there while the goroutine that made it still holds the loop
+// word within the same iteration (on a manual reactor: within the same
+// drive, or a later RunUntilIdle drive by the same goroutine, which keeps
+// the iteration count). That is a data race on the loop's queue, which
+// the load-and-compare cannot see (goroutine identities are the runtime's
+// g addresses, which a new goroutine may reuse after one exits, so "the
+// word still names the maker" does not prove "the caller is the maker").
+// Built with -race, every method also compares the caller's own identity
+// (goid.Current) first and takes the checked path on a mismatch, so the
+// race detector's runs see such a Loop behave as the Reactor would. The
+// iteration count is 32 bits: a Loop kept for 2^32 iterations may read as
+// held again (only by the goroutine that holds the word, or as above).
 //
 // The zero Loop is not valid: its methods panic on a nil Reactor.
 type Loop struct {
-	r *Reactor
-	g uintptr // goid.Current() of the goroutine that made the Loop, which then held r.loopG
+	r   *Reactor
+	g   uintptr // goid.Current() of the goroutine that made the Loop, which then held r.loopG
+	gen uint32  // r.loopGen when the Loop was made
 }
 
 // Loop returns the calling callback's hold on r's loop, and true, when the
@@ -50,7 +59,7 @@ func (r *Reactor) Loop() (Loop, bool) {
 	if r.loopG.Load() != me {
 		return Loop{}, false
 	}
-	return Loop{r: r, g: me}, true
+	return Loop{r: r, g: me, gen: r.loopGen}, true
 }
 
 // Reactor returns the reactor l holds.
@@ -115,33 +124,38 @@ func (l Loop) RunUntilIdle() {
 	// inlined: the idle look is ~70 of the inliner's budget of 80 and
 	// the call for the rest 57.
 	r := l.r
-	if l.held() {
-		// The idle look first, on its own: the loop below keeps r in
-		// the frame across its calls, and with the look inside it the
-		// compiler stored r before the first look too (a store, a jump
-		// and a padding NOP of every empty iteration).
-		if r.local.empty() && !r.work.any() && r.inbox.Idle() { // Idle covers the overflow list
-			r.m.iterations++
+	if !l.held() {
+		r.RunUntilIdle()
+		return
+	}
+	// Reactor.RunUntilIdle's nested loop (keep alike with its two copies
+	// and iterate), written with labels so that each look is made once:
+	// the first iteration enters at run when the local queue holds a
+	// task (the Turn row), and an empty iteration is the looks alone,
+	// before any store of r to the frame (the EmptyIteration row).
+	if r.local.empty() {
+		r.m.iterations++
+		if !r.work.any() && r.inbox.Idle() { // Idle covers the overflow list
 			return
 		}
-		// Reactor.RunUntilIdle's nested loop (keep alike with its two
-		// copies and iterate).
-		for {
-			r.m.iterations++
-			if !r.local.empty() {
-				r.runLocal()
-				if !r.local.empty() {
-					goto full
-				}
-			}
-			if !r.work.any() && r.inbox.Idle() {
-				return
-			}
-		full:
-			if !r.iterateFull() {
-				return
-			}
-		}
+		goto full
 	}
-	r.RunUntilIdle()
+run:
+	r.m.iterations++
+	r.runLocal()
+	if r.local.empty() && !r.work.any() && r.inbox.Idle() {
+		return
+	}
+full:
+	if !r.iterateFull() {
+		return
+	}
+	if !r.local.empty() {
+		goto run
+	}
+	r.m.iterations++
+	if !r.work.any() && r.inbox.Idle() {
+		return
+	}
+	goto full
 }

@@ -3,6 +3,7 @@
 package reactor
 
 // held reports whether the goroutine that made l holds its reactor's loop
-// word: a load and a compare. Whether the caller is that goroutine is the
-// Loop's contract, not checked here (see Loop); loopctx_race.go checks it.
-func (l Loop) held() bool { return l.r.loopG.Load() == l.g }
+// word and no outermost iteration began since l was made: two loads and
+// two compares. Whether the caller is that goroutine is the Loop's
+// contract, not checked here (see Loop); loopctx_race.go checks it.
+func (l Loop) held() bool { return l.r.loopG.Load() == l.g && l.r.loopGen == l.gen }

@@ -7,4 +7,9 @@ import "github.com/asyncsteps/asyncsteps/internal/goid"
 // held, under -race: the goroutine that made l holds the loop word and
 // the caller is that goroutine (the full identity test that the build
 // without -race leaves out: see Loop).
-func (l Loop) held() bool { return l.r.loopG.Load() == l.g && goid.Current() == l.g }
+//
+// The caller's identity first: loopGen is loop-owned, and is read only
+// once the caller is known to hold the loop word.
+func (l Loop) held() bool {
+	return goid.Current() == l.g && l.r.loopG.Load() == l.g && l.r.loopGen == l.gen
+}

@@ -3,7 +3,6 @@ package reactor_test
 import (
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/asyncsteps/asyncsteps/reactor"
 )
@@ -237,9 +236,8 @@ func TestLoopRunUntilIdleRunsEverything(t *testing.T) {
 // kept past its drive and used by the goroutine that drives next, or by
 // another goroutine, its Immediate is Reactor.Immediate (the task runs on
 // the next drive, the Handle is valid until then) and its RunUntilIdle
-// is Reactor.RunUntilIdle (it drives the manual reactor); on a real
-// reactor its RunUntilIdle panics naming the mistake, as
-// Reactor.RunUntilIdle's does off the loop.
+// is Reactor.RunUntilIdle (it drives the manual reactor). A real
+// reactor's case is TestLoopKeptPastItsIterationOnARealLoop.
 func TestLoopUsedOffItsLoop(t *testing.T) {
 	cases := []struct {
 		name string
@@ -279,35 +277,6 @@ func TestLoopUsedOffItsLoop(t *testing.T) {
 			}
 		})
 	}
-	t.Run("real reactor", func(t *testing.T) {
-		r, err := reactor.New(reactor.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		runDone := make(chan error, 1)
-		go func() { runDone <- r.Run() }()
-		got := make(chan reactor.Loop, 1)
-		r.Immediate(func() { l, _ := r.Loop(); got <- l })
-		kept := <-got
-		ran := make(chan struct{})
-		if h := kept.Immediate(func() { close(ran) }); h.IsZero() {
-			t.Error("a stale Loop's Immediate on a running real reactor: zero Handle")
-		}
-		select {
-		case <-ran:
-		case <-time.After(10 * time.Second):
-			t.Fatal("a stale Loop's Immediate on a real reactor never ran")
-		}
-		if msg := drivePanic(kept.RunUntilIdle); !strings.Contains(msg, "real reactor") {
-			t.Errorf("a stale Loop's RunUntilIdle on a real reactor: panic %q, want one naming the mistake", msg)
-		}
-		if err := r.Close(); err != nil {
-			t.Fatal(err)
-		}
-		if err := <-runDone; err != nil {
-			t.Fatalf("Run: %v", err)
-		}
-	})
 }
 
 // On a real reactor's loop a Loop works as on a manual one: its tasks run

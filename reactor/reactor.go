@@ -46,6 +46,14 @@ type Reactor struct {
 	// work says which loop-owned sources may hold work (workWord): the
 	// idle iteration's one look at them. Loop-owned.
 	work workWord
+	// loopGen changes at the start and at the end of every outermost
+	// iteration (iterate: a real loop's turns, a manual reactor's
+	// Iterate and Advance, an assist's turn): a Loop records it, and is
+	// held only while it is unchanged (loopctx.go), so that a Loop kept
+	// past the iteration that made it is not held while a real loop,
+	// which keeps its word between iterations, spins or runs the next.
+	// Loop-owned; in the four bytes after work, on the loop word's line.
+	loopGen uint32
 
 	// virtual is the manual clock, as time since epoch. Written only by the
 	// loop; atomic because Now may be called from any goroutine.
