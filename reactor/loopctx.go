@@ -37,7 +37,7 @@ import "github.com/asyncsteps/asyncsteps/internal/goid"
 // the load-and-compare cannot see (goroutine identities are the runtime's
 // g addresses, which a new goroutine may reuse after one exits, so "the
 // word still names the maker" does not prove "the caller is the maker").
-// Built with -race, every method also compares the caller's own identity
+// Built with -race (or -tags asyncsteps_debug), every method also compares the caller's own identity
 // (goid.Current) first and takes the checked path on a mismatch, so the
 // race detector's runs see such a Loop behave as the Reactor would. The
 // iteration count is 32 bits: a Loop kept for 2^32 iterations may read as

@@ -1,10 +1,10 @@
-//go:build race
+//go:build race || asyncsteps_debug
 
 package reactor
 
 import "github.com/asyncsteps/asyncsteps/internal/goid"
 
-// held, under -race: the goroutine that made l holds the loop word and
+// held, under -race or -tags asyncsteps_debug: the goroutine that made l holds the loop word and
 // the caller is that goroutine (the full identity test that the build
 // without -race leaves out: see Loop).
 //

@@ -1,10 +1,10 @@
-//go:build race
+//go:build race || asyncsteps_debug
 
 package reactor
 
 import "testing"
 
-// Under -race a Loop checks the caller's own identity too: handed to
+// Under -race (and -tags asyncsteps_debug) a Loop checks the caller's own identity too: handed to
 // another goroutine while the goroutine that made it still holds the loop
 // word (the misuse the build without -race does not see), its Immediate
 // takes Reactor.Immediate's path, which posts through the ring, and its
