@@ -115,12 +115,15 @@
 // runtime. They are the Reactor's methods in every other respect: the same
 // local queue and order, Handles that Cancel and IsValid take, the zero
 // Handle after Close, the whole iteration with panics to the panic
-// handler. A Loop is valid only in the callback that made it, on its
-// goroutine, while that goroutine holds the loop word; used where the
-// word is not held by its maker (after the drive, on a loop now run by
-// another goroutine) it takes the Reactor's checked path; handed to
-// another goroutine while its maker holds the word it is a data race that
-// only a -race build detects (the type's documentation).
+// handler. A Loop is valid only in the callback that made it (and drives
+// nested in it), on its goroutine: the loop word held by its maker within
+// the outermost iteration that made it (loopGen, moved at the start and
+// the end of each). Used where that is not so (after the drive, on a loop
+// now parked or run by another goroutine, in a later iteration of a real
+// loop, which keeps its word between iterations) it takes the Reactor's
+// checked path; handed to another goroutine while its maker holds the
+// word in that iteration it is a data race that only a -race (or
+// asyncsteps_debug) build detects (the type's documentation).
 //
 // # Contract between the loop and the I/O layer (package netio)
 //
