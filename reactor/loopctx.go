@@ -31,9 +31,10 @@ import "github.com/asyncsteps/asyncsteps/internal/goid"
 // panics naming the mistake on a real one). Never a corrupted queue, only
 // the slower path. What is not checked: a Loop handed to another goroutine
 // and used there while the goroutine that made it still holds the loop
-// word within the same iteration (on a manual reactor: within the same
-// drive, or a later RunUntilIdle drive by the same goroutine, which keeps
-// the iteration count). That is a data race on the loop's queue, which
+// word within the same iteration, or in a later hold of the word by the
+// same goroutine that began no outermost iteration (a manual reactor's
+// later RunUntilIdle drive; a parked real loop's flows run again by the
+// same goroutine without a turn). That is a data race on the loop's queue, which
 // the load-and-compare cannot see (goroutine identities are the runtime's
 // g addresses, which a new goroutine may reuse after one exits, so "the
 // word still names the maker" does not prove "the caller is the maker").
