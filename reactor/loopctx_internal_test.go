@@ -86,3 +86,43 @@ func TestLoopHeldAcrossNestedDrives(t *testing.T) {
 			heldAfterNested, heldAfterIterate, freshHeld)
 	}
 }
+
+// A manual reactor's driver drives it again (RunUntilIdle, the usual
+// drive, which begins no outermost iteration): a Loop made in the earlier
+// drive and used by another goroutine during the later one must take the
+// checked path (Reactor.Immediate: through the ring), not the local
+// queue that the driver owns. The use is made while the driver waits in
+// a callback of its second drive, so the outcome does not depend on timing.
+func TestLoopKeptPastItsDriveUsedDuringTheNext(t *testing.T) {
+	cases := []struct {
+		name  string
+		drive func(r *Reactor)
+	}{
+		{"RunUntilIdle", func(r *Reactor) { r.RunUntilIdle() }},
+		{"Iterate", func(r *Reactor) { r.Iterate() }},
+		{"Advance", func(r *Reactor) { r.Advance(0) }},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			r := NewManual()
+			var kept Loop
+			r.Immediate(func() { kept, _ = r.Loop() })
+			r.RunUntilIdle()
+			var h Handle
+			ran := 0
+			r.Immediate(func() {
+				done := make(chan struct{})
+				go func() { h = kept.Immediate(func() { ran++ }); close(done) }()
+				<-done
+			})
+			c.drive(r)
+			r.RunUntilIdle()
+			if h.kind != handleRemote {
+				t.Errorf("a Loop kept from an earlier drive, used by another goroutine during the next: Handle kind %d, want %d (through the ring)", h.kind, handleRemote)
+			}
+			if ran != 1 {
+				t.Errorf("the task ran %d times, want 1", ran)
+			}
+		})
+	}
+}

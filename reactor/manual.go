@@ -93,6 +93,7 @@ func (r *Reactor) hold() {
 func (r *Reactor) leave() {
 	r.running--
 	if r.running == 0 {
+		r.loopGen++                   // before the release: see leaveOutermost
 		storerel.Uintptr(&r.loopG, 0) // see takeLoop
 	}
 }
@@ -178,8 +179,17 @@ func (r *Reactor) RunUntilIdle() {
 // caller was not the loop): it gives up the loop's role whatever running
 // says, so a nested drive that a panic cut short cannot keep the loop
 // taken.
+//
+// It moves loopGen before it gives the word up: a drive that ran no
+// iteration of its own (RunUntilIdle's loop is written out) would leave
+// it as it was, and a Loop made in this drive would read as held in the
+// driver's next one, from any goroutine, before that one's first
+// iteration or for the whole of it (the next RunUntilIdle). Moved before
+// the release store, it is seen moved by whoever sees the word taken
+// again (the store, then the next CompareAndSwap, order it).
 func (r *Reactor) leaveOutermost() {
 	r.running = 0
+	r.loopGen++
 	storerel.Uintptr(&r.loopG, 0) // see takeLoop
 }
 
