@@ -171,6 +171,7 @@ func (r *Reactor) Assist() bool {
 		}
 	}()
 	more := r.borrowedTurn()
+	r.loopGen++ // before the release: Loops made in this hold stop being held (leaveOutermost)
 	storerel.Uintptr(&r.loopG, parkedG)
 	releaseAssist(slot)
 	held = false
@@ -190,6 +191,7 @@ func (r *Reactor) Assist() bool {
 // for whatever the turn left (it re-arms the timerfd itself): the reactor
 // goes on, instead of its loop waiting in unpark for good.
 func (r *Reactor) abandonTurn(slot int) {
+	r.loopGen++ // before the release: Loops made in this hold stop being held (leaveOutermost)
 	storerel.Uintptr(&r.loopG, parkedG)
 	releaseAssist(slot)
 	r.wakeLoop()
@@ -386,6 +388,7 @@ func (r *Reactor) postRun(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Po
 			more = r.borrowedTurn()
 		}
 	}
+	r.loopGen++ // before the release: Loops made in this hold stop being held (leaveOutermost)
 	storerel.Uintptr(&r.loopG, parkedG)
 	releaseAssist(slot)
 	held = false
@@ -429,6 +432,7 @@ func (r *Reactor) endPanickedTurn(v any, slot int, changes uint64) {
 	}
 	handled = true
 	left := !r.onlyFlows(changes) || *r.extMay.Load()
+	r.loopGen++ // before the release: Loops made in this hold stop being held (leaveOutermost)
 	storerel.Uintptr(&r.loopG, parkedG)
 	releaseAssist(slot)
 	if left {

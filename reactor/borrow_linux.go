@@ -45,9 +45,11 @@ func (r *Reactor) xGiveParked(woke bool) {
 	if woke && r.sleeping.Load() && oweKept(r, r.loopG.Load()) {
 		// The calling loop runs r's turn after its callback, the
 		// sleeping flag left set (handoff_linux.go).
+		r.loopGen++ // before the release: Loops made in this hold stop being held (leaveOutermost)
 		storerel.Uintptr(&r.loopG, parkedG)
 		return
 	}
+	r.loopGen++ // before the release: Loops made in this hold stop being held (leaveOutermost)
 	storerel.Uintptr(&r.loopG, parkedG)
 	if woke {
 		r.wakeLoop()
@@ -116,6 +118,7 @@ func (r *Reactor) xGiveParkedRun(t int, woke bool) {
 		return
 	}
 	if !woke {
+		r.loopGen++ // before the release: Loops made in this hold stop being held (leaveOutermost)
 		storerel.Uintptr(&r.loopG, parkedG)
 		releaseAssist(t)
 		return
@@ -130,6 +133,7 @@ func (r *Reactor) xGiveParkedRun(t int, woke bool) {
 		}
 	}()
 	more := r.flowsTurn(r.os.turnChanges)
+	r.loopGen++ // before the release: Loops made in this hold stop being held (leaveOutermost)
 	storerel.Uintptr(&r.loopG, parkedG)
 	releaseAssist(t)
 	held = false

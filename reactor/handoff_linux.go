@@ -180,6 +180,7 @@ func (r *Reactor) runHandedOff(me uintptr) bool {
 		restored = true
 		more = r.hasReadyWork()
 	}
+	r.loopGen++ // before the release: Loops made in this hold stop being held (leaveOutermost)
 	storerel.Uintptr(&r.loopG, parkedG)
 	switch {
 	case !more:
@@ -201,6 +202,7 @@ func (r *Reactor) runKeptTurn(me uintptr) bool {
 		return false
 	}
 	more := r.handOverTurn()
+	r.loopGen++ // before the release: Loops made in this hold stop being held (leaveOutermost)
 	storerel.Uintptr(&r.loopG, parkedG)
 	if more {
 		r.wakeLoop()

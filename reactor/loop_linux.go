@@ -742,4 +742,7 @@ func (r *Reactor) shutdown() {
 		}
 		r.os.closeFDs()
 	}
+	// Its callbacks ran in no iteration: Loops made in them stop being
+	// held before the word is given up (Run, or the deferred store above).
+	r.loopGen++
 }

@@ -71,6 +71,7 @@ func (r *Reactor) runParked(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.
 	if !r.onlyFlows(changes) || *r.extMay.Load() {
 		more = r.parkedRest(slot, changes)
 	}
+	r.loopGen++ // before the release: Loops made in this hold stop being held (leaveOutermost)
 	storerel.Uintptr(&r.loopG, parkedG)
 	releaseAssist(slot)
 	if more {
