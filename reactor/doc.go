@@ -117,12 +117,14 @@
 // Handle after Close, the whole iteration with panics to the panic
 // handler. A Loop is valid only in the callback that made it (and drives
 // nested in it), on its goroutine: the loop word held by its maker within
-// the outermost iteration that made it (loopGen, moved at the start and
-// the end of each). Used where that is not so (after the drive, on a loop
-// now parked or run by another goroutine, in a later iteration of a real
+// the stretch of that hold that made it (loopGen: moved at the start and
+// the end of each outermost iteration, and before the word is given up
+// after any hold that may have run a callback). Used where that is not so
+// (after the drive, in a later drive by the same goroutine, on a loop now
+// parked or run by another goroutine, in a later iteration of a real
 // loop, which keeps its word between iterations) it takes the Reactor's
 // checked path; handed to another goroutine while its maker holds the
-// word in that iteration it is a data race that only a -race (or
+// word in that stretch it is a data race that only a -race (or
 // asyncsteps_debug) build detects (the type's documentation).
 //
 // # Contract between the loop and the I/O layer (package netio)

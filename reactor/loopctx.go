@@ -7,42 +7,53 @@ import "github.com/asyncsteps/asyncsteps/internal/goid"
 // the question the Reactor's ask first, "which goroutine is calling?" (a
 // runtime call on each: the identity of the Turn and EmptyIteration rows).
 // Holding the Loop is the answer: it records the goroutine that held the
-// loop word when it was made and the loop's iteration, and its methods
-// compare them with the loop word and the current iteration (two loads
-// and two compares) instead of asking the runtime.
+// loop word when it was made and the loop's generation (which stretch of
+// that hold, below), and its methods compare them with the loop word and
+// the current generation (two loads and two compares) instead of asking
+// the runtime.
 //
 // Where a Loop is valid: on the goroutine that made it, while that
-// goroutine holds its reactor's loop word, within the loop iteration that
-// made it: inside the loop callback (or engine step) that called
+// goroutine holds its reactor's loop word, within the stretch of that hold
+// that made it: inside the loop callback (or engine step) that called
 // Reactor.Loop, and in drives nested in it (RunUntilIdle, its own or the
 // Reactor's). Make one in each callback that uses it; do not keep it in a
 // structure that outlives the callback: a real loop's callbacks may run on
 // another goroutine (Assist, a parked loop's turn run by a waiter), and a
 // manual reactor's on whichever goroutine drives it.
 //
-// What is checked: a Loop used where its goroutine no longer holds the
-// loop word (after the callback's drive ended, on a real loop now parked
-// or run by another goroutine, or on another reactor's loop), or after the
-// outermost iteration that made it ended (a real loop's next iteration or
-// its spin before sleeping, where it keeps its word; a nested Iterate or
-// Advance), takes the checked path: its method does what the Reactor's
-// does there (Reactor.Immediate posts through the ring or takes an idle
-// manual reactor; RunUntilIdle drives a manual reactor from outside, or
-// panics naming the mistake on a real one). Never a corrupted queue, only
-// the slower path. What is not checked: a Loop handed to another goroutine
-// and used there while the goroutine that made it still holds the loop
-// word within the same iteration, or in a later hold of the word by the
-// same goroutine that began no outermost iteration (a manual reactor's
-// later RunUntilIdle drive; a parked real loop's flows run again by the
-// same goroutine without a turn). That is a data race on the loop's queue, which
-// the load-and-compare cannot see (goroutine identities are the runtime's
-// g addresses, which a new goroutine may reuse after one exits, so "the
-// word still names the maker" does not prove "the caller is the maker").
-// Built with -race (or -tags asyncsteps_debug), every method also compares the caller's own identity
-// (goid.Current) first and takes the checked path on a mismatch, so the
-// race detector's runs see such a Loop behave as the Reactor would. The
-// iteration count is 32 bits: a Loop kept for 2^32 iterations may read as
-// held again (only by the goroutine that holds the word, or as above).
+// The stretch is what the reactor's generation (loopGen) tells apart: it
+// moves at the start and the end of every outermost iteration (a real
+// loop's, an assist's, a manual reactor's Iterate and Advance) and before
+// the loop word is given up at the end of every hold that may have run a
+// callback (a manual reactor's outermost drive, a waiter's turn run in a
+// parked loop's place, the shutdown). So one stretch is one outermost
+// iteration; one whole outermost RunUntilIdle drive of a manual reactor
+// (its loop is written out: nested drives and its own passes keep a Loop
+// held); or, for callbacks run outside any iteration (a real loop's I/O
+// callbacks, a waiter's direct task or flows), the rest of that hold until
+// an iteration begins.
+//
+// What is checked: a Loop used after its stretch ended (by anyone: its
+// maker in a later callback, or another goroutine, whoever holds the word
+// then, even a new goroutine that reuses the maker's identity; "after" as
+// the memory model says it, e.g. told by a later callback through a
+// channel: a use merely concurrent with the stretch's end is the race
+// below), or where its
+// maker does not hold the loop word (on a real loop parked or run by
+// another goroutine, on another reactor's loop), takes the checked path:
+// its method does what the Reactor's does there (Reactor.Immediate posts
+// through the ring or takes an idle manual reactor; RunUntilIdle drives a
+// manual reactor from outside, or panics naming the mistake on a real
+// one). Never a corrupted queue, only the slower path. What is not
+// checked: a Loop handed to another goroutine and used there while the
+// goroutine that made it still holds the loop word within its stretch.
+// That is a data race on the loop's queue, which the load-and-compare
+// cannot see: it reads the word, which names the maker, not the caller.
+// Built with -race (or -tags asyncsteps_debug), every method also
+// compares the caller's own identity (goid.Current) first and takes the
+// checked path on a mismatch, so the race detector's runs see such a Loop
+// behave as the Reactor would. The generation is 32 bits: a Loop kept for
+// 2^32 stretches may read as held again.
 //
 // The zero Loop is not valid: its methods panic on a nil Reactor.
 type Loop struct {

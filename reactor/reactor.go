@@ -48,10 +48,14 @@ type Reactor struct {
 	work workWord
 	// loopGen changes at the start and at the end of every outermost
 	// iteration (iterate: a real loop's turns, a manual reactor's
-	// Iterate and Advance, an assist's turn): a Loop records it, and is
-	// held only while it is unchanged (loopctx.go), so that a Loop kept
-	// past the iteration that made it is not held while a real loop,
-	// which keeps its word between iterations, spins or runs the next.
+	// Iterate and Advance, an assist's turn), and before the word is
+	// given up at the end of every hold that may have run a callback (a
+	// manual reactor's outermost drive, leave and leaveOutermost; a turn
+	// or task run in a parked loop's place; shutdown): a Loop records it,
+	// and is held only while it is unchanged (loopctx.go), so that a Loop
+	// kept past the stretch that made it is not held while a real loop,
+	// which keeps its word between iterations, spins or runs the next,
+	// nor in a later hold of the word by the same goroutine.
 	// Loop-owned; in the four bytes after work, on the loop word's line.
 	loopGen uint32
 
