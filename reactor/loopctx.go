@@ -82,7 +82,8 @@ func (l Loop) Reactor() *Reactor { return l.r }
 // Reactor.Immediate or by a Post on the loop, and runs in the same
 // iteration's pass as they would. The Handle is the one Reactor.Immediate
 // gives (Reactor.Cancel and IsValid take it, from any goroutine); the zero
-// Handle after Close. Used where l is not valid (see Loop), it is
+// Handle after Close. Used where l is not valid and the check sees it
+// (see Loop: all but another goroutine within l's stretch), it is
 // Reactor.Immediate.
 //
 //go:nosplit
@@ -126,8 +127,8 @@ func (l Loop) immediateSlow(fn func()) Handle { return l.r.Immediate(fn) }
 // posted tasks, the local queue, the engine's ready flows), as a callback's
 // RunUntilIdle does (on a real reactor's loop too: not checked there, as
 // Reactor.RunUntilIdle is not). Callbacks' panics go to the reactor's
-// panic handler. Used where l is not valid (see Loop), it is
-// Reactor.RunUntilIdle.
+// panic handler. Used where l is not valid and the check sees it (see
+// Loop), it is Reactor.RunUntilIdle.
 //
 //go:nosplit
 func (l Loop) RunUntilIdle() {
