@@ -407,7 +407,13 @@ func (e *engine) RunReady() bool {
 // deferred closure tests done, as drive1's), and it reports false when a
 // callback raised or panicked, caught having run; the caller then calls
 // startedRaised, outside any deferred function, as RunReady calls
-// batchStopped. One frame and one call fewer than through drive1.
+// batchStopped. One frame and one call fewer than through drive1. It
+// runs the flow's first step itself (run's first round) and calls run
+// only if the flow goes on; and it links the flow into the run list
+// (linkStarted) if the flow is still running when the turn ends or a
+// callback panics or exits the goroutine, which lets Execute's fast
+// start skip the link (and the end its unlink) for a flow that ends in
+// its first turn.
 func (e *engine) runStarted(fl *flow, n *Name) (done bool) {
 	rt := fl.root // fl may be detached and pooled by its end (detachFlow)
 	defer func() {
