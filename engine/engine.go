@@ -407,11 +407,21 @@ func (e *engine) RunReady() bool {
 // deferred closure tests done, as drive1's), and it reports false when a
 // callback raised or panicked, caught having run; the caller then calls
 // startedRaised, outside any deferred function, as RunReady calls
-// batchStopped. One frame and one call fewer than through drive1.
+// batchStopped. One frame and one call fewer than through drive1. It
+// runs the flow's first step itself (run's first round) and calls run
+// only if the flow goes on; and it links the flow into the run list
+// (linkStarted) if the flow is still running when the turn ends or a
+// callback panics or exits the goroutine, which lets Execute's fast
+// start skip the link (and the end its unlink) for a flow that ends in
+// its first turn.
 func (e *engine) runStarted(fl *flow, n *Name) (done bool) {
+	rt := fl.root // fl may be detached and pooled by its end (detachFlow)
 	defer func() {
 		if !done {
 			e.caught(fl, recover())
+			if rt.started {
+				e.linkStarted(rt.Steps.fl) // as below: a flow left running is Close's to end
+			}
 		}
 	}()
 	e.tracing = trace.IsEnabled()
@@ -419,10 +429,55 @@ func (e *engine) runStarted(fl *flow, n *Name) (done bool) {
 	if n != e.label {
 		e.switchLabel(n)
 	}
-	e.left = turnBudget
-	e.run(fl, &e.left)
-	e.startedOver()
+	if f := fl.cur; fl.action == actExec && f.kind == kStep && !e.tracing {
+		// run's first round for the flow's first step, here rather than
+		// through run's call, frame, switch and budget test: a one-step
+		// flow (the Simple row) ends within it, and run is called only
+		// when the flow goes on. The same statements as run's kStep
+		// case, in the same order, with the budget already taken for
+		// this step.
+		e.left = turnBudget - 1
+		f.setStatus(stRunning)
+		e.cur = f
+		f.fn(f)
+		f = e.cur // a bridge may have entered a sub-step of f (EnterSub)
+		e.cur = nil
+		if e.raised.kind != raiseNone {
+			e.settle(f) // the callback recovered our panic itself; the raise still stands
+		} else if !e.advanceFast(fl, f) {
+			e.afterCallback(f)
+		}
+		if fl.action != actNone { // run would return at once on actNone
+			e.run(fl, &e.left)
+		}
+	} else {
+		e.left = turnBudget
+		e.run(fl, &e.left)
+	}
+	if rt.started {
+		// Still running (waiting, or queued past the budget), or run
+		// again (an OnEnd's Execute): its flow is in the run list from
+		// now on, for Close (Execute's fast start leaves the link to
+		// here). rt's flow, not fl: fl may have ended, been pooled and
+		// been taken by another root meanwhile.
+		e.linkStarted(rt.Steps.fl)
+	}
+	// startedOver, inline: its call and frame were ~8 instructions.
+	e.m.steps += uint64(turnBudget - e.left)
+	if e.label != nil {
+		e.unlabelTurn()
+	}
+	e.running = false
 	return true
+}
+
+// unlabelTurn is the label part of a turn's end (startedOver), out of
+// line: a named flow's.
+func (e *engine) unlabelTurn() {
+	e.label = nil
+	if e.labeled {
+		e.switchLabel(nil)
+	}
 }
 
 // startedRaised goes on with a flow whose first turn runStarted stopped
@@ -834,8 +889,11 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 		// it on the next pass of run's loop. A pooled root's plain end
 		// (finishRoot's first part) in this frame: its call and frame
 		// were ~12 instructions of Simple.
-		rt := fl.root
-		if fl.queued || !rt.keepFlow || rt.Steps.qlast != nil {
+		// p is the root's frame (a root flow's top; fl.par nil) and
+		// its queue is empty (dequeue above), so finishRoot's test of
+		// rt.Steps.qlast is not repeated here.
+		rt := rootOf(p)
+		if fl.queued || !rt.keepFlow {
 			e.finishRoot(rt, "")
 			return true
 		}
@@ -845,7 +903,7 @@ func (e *engine) advanceFast(fl *flow, f *Steps) bool {
 		}
 		rt.started = false
 		e.unlinkRun(fl)
-		fl.cur = &rt.Steps
+		fl.cur = p
 		fl.action = actNone
 		rt.Steps.setStatus(stIdle)
 		e.m.succeeded++ // flowEnded's first case

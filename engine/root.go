@@ -714,12 +714,19 @@ func (as *Steps) Execute() {
 		}
 		rt.built = 0
 		fl.resetArgs() // as prepareStart: slot 0 alone when narrow
-		e.linkRun(fl)
 		rt.Steps.setStatus(stActive)
 		c := rt.Steps.dequeue()
 		c.fl = fl
 		fl.cur = c
 		if e.readyHead == nil && !e.running {
+			// Not in the run list yet: runStarted links the flow if it
+			// is still running when its turn ends (or a callback
+			// panicked or exited the goroutine), so that a flow that
+			// ends in its first turn (the Simple row) is never linked
+			// and unlinked. Nothing reads the list meanwhile: closeAll,
+			// its only walker, never runs inside a callback (a manual
+			// reactor's Close inside a drive leaves it to the drive; a
+			// real loop's runs after the loop stops).
 			// Nothing ready ahead of it, and not inside a step or the
 			// engine's own walk (running is set wherever a callback
 			// runs: RunReady, runStarted, a cancel handler, a Leave, an
@@ -732,6 +739,7 @@ func (as *Steps) Execute() {
 			}
 			return
 		}
+		e.linkRun(fl)
 		e.ready(fl, actExec)
 		return
 	}
@@ -1029,17 +1037,32 @@ func (e *engine) linkRun(fl *flow) {
 	e.runHead = fl
 }
 
-// unlinkRun takes fl out of the running roots' list (engine.runHead).
+// unlinkRun takes fl out of the running roots' list (engine.runHead), if
+// it is there: a flow that ended in the first turn Execute ran
+// (runStarted) was never linked. A flow out of the list has both links
+// nil (linkRun sets them, this clears them), so one that is not the head
+// and has no predecessor is not in the list, and nothing is stored.
 func (e *engine) unlinkRun(fl *flow) {
 	if fl.prevRun != nil {
 		fl.prevRun.nextRun = fl.nextRun
 	} else if e.runHead == fl {
 		e.runHead = fl.nextRun
+	} else {
+		return // not linked
 	}
 	if fl.nextRun != nil {
 		fl.nextRun.prevRun = fl.prevRun
 	}
 	fl.prevRun, fl.nextRun = nil, nil
+}
+
+// linkStarted links fl, whose first turn runStarted ran, into the run
+// list unless it is there: Execute's fast start leaves that to the end of
+// the turn, and the other starts that runStarted serves have linked it.
+func (e *engine) linkStarted(fl *flow) {
+	if fl.prevRun == nil && e.runHead != fl {
+		e.linkRun(fl)
+	}
 }
 
 // finishRoot ends the root's flow: success when code is "", else failure.

@@ -331,10 +331,14 @@ func (as *Steps) Add(f ExecFunc, onerror ...ErrorFunc) *Steps {
 	if rt.run.Load()&runActive != 0 || rt.isReleased() {
 		return as.addSlow(f, nil)
 	}
-	c := rt.popSpare()
+	// popSpare without its clear of c.next: enqueue below writes it
+	// (a pointer store and its write-barrier test fewer).
+	c := rt.spare
 	if c == nil {
 		return as.addSlow(f, nil)
 	}
+	rt.spare = c.next
+	rt.spareN--
 	rt.markBuilt(c, kStep, as)
 	// fBare: a spare frame's second line is empty (toSpare, reset, fresh
 	// chunks) and this step is given its fn alone, as Add's running-step
