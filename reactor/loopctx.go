@@ -64,15 +64,24 @@ type Loop struct {
 
 // Loop returns the calling callback's hold on r's loop, and true, when the
 // caller is r's loop (IsSameThread: inside a loop callback or an engine
-// step); off the loop it returns the zero Loop and false. One goroutine
-// identity, as IsSameThread; the Loop's methods then need none.
+// step). Off the loop it returns false and a Loop that is never held: its
+// methods are the Reactor's (Immediate posts through the ring,
+// RunUntilIdle drives a manual reactor or panics naming the mistake on a
+// real one), so `l, _ := r.Loop()` on the wrong goroutine is slower, not
+// wrong. One goroutine identity, as IsSameThread; the Loop's methods then
+// need none.
 func (r *Reactor) Loop() (Loop, bool) {
 	me := goid.Current()
 	if r.loopG.Load() != me {
-		return Loop{}, false
+		return Loop{r: r, g: notHeldG}, false
 	}
 	return Loop{r: r, g: me, gen: r.loopGen}, true
 }
+
+// notHeldG is the maker a Loop made off the loop records: never a
+// goroutine's address (those are aligned), nor 0 (no holder) nor parkedG,
+// so loopG never equals it and held is always false.
+const notHeldG = 1
 
 // Reactor returns the reactor l holds.
 func (l Loop) Reactor() *Reactor { return l.r }

@@ -19,13 +19,25 @@ func onManualLoop(t *testing.T, r *reactor.Reactor, fn func()) {
 	}
 }
 
-// Off the loop, Reactor.Loop says so: false and the zero Loop, on a manual
+// Off the loop, Reactor.Loop says so: false and a Loop never held, on a manual
 // reactor between drives, on a real one before Run and while it runs, and
 // from a callback of another reactor's loop.
 func TestLoopOffTheLoop(t *testing.T) {
 	m := reactor.NewManual()
-	if l, ok := m.Loop(); ok || l != (reactor.Loop{}) {
-		t.Errorf("manual reactor between drives: Loop() = %v, %v; want the zero Loop, false", l, ok)
+	l, ok := m.Loop()
+	if ok || l.Reactor() != m {
+		t.Errorf("manual reactor between drives: Loop() = %v, %v; want a Loop of m, false", l, ok)
+	}
+	// A Loop made off the loop is never held: its methods are the
+	// Reactor's. Here Immediate takes the idle manual reactor (as
+	// Reactor.Immediate does) and RunUntilIdle drives it from outside.
+	ran := 0
+	if h := l.Immediate(func() { ran++ }); !m.IsValid(h) {
+		t.Error("off the loop: Loop.Immediate gave an invalid Handle")
+	}
+	l.RunUntilIdle()
+	if ran != 1 {
+		t.Errorf("off the loop: the callback ran %d times, want 1", ran)
 	}
 	real, err := reactor.New(reactor.Options{})
 	if err != nil {
