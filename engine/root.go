@@ -271,9 +271,20 @@ func (rt *root) endRunClear(fl *flow) {
 // endRunEmptied is endRun for a run whose end emptied its kept flow of
 // values (endRunWaited): Release then reads nothing of the flow, as after
 // endRunClear.
+//
+// The run word is given up with a release store (setRunEnded: a plain
+// MOV on amd64), not endRun's XCHG (~20 cycles, one of the ~9 locked
+// instructions of a FanOut flow): everything the end wrote before it is
+// ordered before it, as the XCHG ordered it. The one order a MOV does not
+// give, a later load seeing other goroutines' stores (releaseAfterRun's
+// Dekker pair: it stores releaseAtEnd, then loads run; finishKeptExt
+// clears run, then loads releaseAtEnd), comes from endRunWaited's own
+// next step, always a locked instruction, before it returns: the
+// Promise's Swap (p.end) or the Batch's count (batchEnded). Only
+// endRunWaited calls this; a caller without such a step must use endRun.
 func (rt *root) endRunEmptied() {
 	rt.argsClear = true
-	rt.run.Store(rt.run.Load() &^ (runActive | runCancel))
+	rt.setRunEnded(rt.run.Load() &^ (runActive | runCancel))
 }
 
 // askCancel marks rt's run as canceled and reports the run's execGen, or
@@ -1297,7 +1308,7 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 	// nothing to it, and is not called.
 	if fl := rt.Steps.fl; code == "" && fl != nil && rt.keepFlow && !fl.owned {
 		fl.resetArgs()
-		rt.endRunEmptied()
+		rt.endRunEmptied() // a release store: p.end's or batchEnded's locked op below is its fence
 	} else {
 		e.detachFlow(rt)
 		rt.endRun()
