@@ -163,6 +163,11 @@ type rootExt struct {
 	// deferStart: Execute on the loop queues the flow for the loop's
 	// pass, never runs it at once (X.DeferStart). Kept from run to run.
 	deferStart bool
+
+	// quiet: set while Promise's direct start runs the flow on the
+	// caller (startPromiseNow), under the loop word: an end then is
+	// endQuiet's. False everywhere else. Loop word only.
+	quiet bool
 }
 
 // nameOnly reports whether x holds nothing a run's start or end must act
@@ -282,6 +287,9 @@ func (rt *root) endRunClear(fl *flow) {
 // next step, always a locked instruction, before it returns: the
 // Promise's Swap (p.end) or the Batch's count (batchEnded). Only
 // endRunWaited calls this; a caller without such a step must use endRun.
+//
+// Promise's quiet end (x.quiet) has no locked step after it, and owes
+// none: see endRunWaited.
 func (rt *root) endRunEmptied() {
 	rt.argsClear = true
 	rt.setRunEnded(rt.run.Load() &^ (runActive | runCancel))
@@ -746,24 +754,32 @@ func (as *Steps) Execute() {
 		e.ready(fl, actExec)
 		return
 	}
-	// Off the loop: when the loop is parked, the caller runs its turn,
-	// which starts the flow (reactor.X.PostRun), rather than waking the
-	// loop's thread for it and then, often, being woken by it. Parked is
-	// tested here, inlined, so that other reactors pay one load over Post.
-	//
-	// An idle manual reactor with nothing queued, called from its
-	// driver's goroutine between drives (Simple from a goroutine; only the
-	// driver, which reads the engine's counters between drives without the
-	// word): the caller takes the loop's word and starts the flow itself,
-	// as the posted startRoot would have first thing in the next iteration
-	// (reactor.X.TakeIdle), without the post, the queue and the task's run
-	// (~100 of Simple's instructions). Only a root whose start runs no user callback: it
-	// has a step to run and no extension (no OnEnd, Promise, context or
-	// misuse to end it with), whatever a Cancel since the CompareAndSwap
-	// makes of it.
+	rt.startOff(g, startRootNow) // off the loop
+}
+
+// startOff starts rt's run g, executed by a goroutine off the loop:
+// Execute's way, and Promise's, whose direct start now is
+// startPromiseNow (a start run at once on the caller is now's).
+//
+// Off the loop: when the loop is parked, the caller runs its turn,
+// which starts the flow (reactor.X.PostRun), rather than waking the
+// loop's thread for it and then, often, being woken by it. Parked is
+// tested here, inlined, so that other reactors pay one load over Post.
+//
+// An idle manual reactor with nothing queued, called from its
+// driver's goroutine between drives (Simple from a goroutine; only the
+// driver, which reads the engine's counters between drives without the
+// word): the caller takes the loop's word and starts the flow itself,
+// as the posted startRoot would have first thing in the next iteration
+// (reactor.X.TakeIdle), without the post, the queue and the task's run
+// (~100 of Simple's instructions). Only a root whose start runs no user callback: it
+// has a step to run and no extension (no OnEnd, Promise, context or
+// misuse to end it with), whatever a Cancel since the CompareAndSwap
+// makes of it.
+func (rt *root) startOff(g uint64, now func(arg unsafe.Pointer, g uint64)) {
 	var ok bool
 	if r := rt.e.r; reactor.X.Parked(r) {
-		if reactor.X.RunParked(r, startRootNow, unsafe.Pointer(rt), g) {
+		if reactor.X.RunParked(r, now, unsafe.Pointer(rt), g) {
 			return // started and run to its first wait or its end, here (startnow.go)
 		}
 		// Queued, not started at once: this task may be taken from the
@@ -1314,7 +1330,19 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 		rt.endRun()
 	}
 	if p != nil {
-		p.end(state)
+		if x.quiet {
+			// Ended inside Promise's own direct start (startPromiseNow):
+			// nobody but this goroutine, still in Promise, holds p, so no
+			// Done can have made its channel, and the end is a store
+			// (endQuiet), not end's Swap. No fence is owed to
+			// endRunEmptied's release store either: its Dekker partner,
+			// a Release or ReleaseAtEnd by the root's holder, cannot run
+			// before Promise returns (from a step of this flow, on this
+			// goroutine, it is in program order).
+			p.endQuiet(state)
+		} else {
+			p.end(state)
+		}
 	}
 	if b != nil {
 		b.batchEnded(bi) // last: once it counts the end, the Batch's waiter may reuse everything
@@ -1632,6 +1660,13 @@ func (p *Promise) end(state *chanWord) {
 	}
 }
 
+// endQuiet is end for a Promise that nobody else can hold yet (its flow
+// ended inside Promise's direct start: endRunWaited's x.quiet): st is
+// nil, no channel to close, and a store (setState) is enough; the
+// goroutine that returns p from Promise, and whoever it hands p to after,
+// sees it.
+func (p *Promise) endQuiet(state *chanWord) { p.setState(state) }
+
 // Promise executes the root and returns a way to wait for the end of its
 // flow (spec 2.2.3). The Promise is the caller's for good (it and the
 // *Args its Wait returns stay valid after the root's Release, and are
@@ -1654,8 +1689,24 @@ func (as *Steps) Promise() *Promise {
 	p := rt.e.newPromise() // a slot of the reactor's slab (promise_slab.go)
 	p.r = rt.e.r
 	rt.waitExt().promise = p
-	as.Execute()
-	return p
+	if rt.e.r.IsSameThread() {
+		as.Execute() // on the loop: Execute's own start
+		return p
+	}
+	// Off the loop: Execute's claim of the run, without its tests of the
+	// root again (made above), then its start with startPromiseNow for
+	// the direct way.
+	for {
+		v := rt.run.Load()
+		if v&runActive != 0 {
+			return p // executing already (a racing Execute), as Execute returns
+		}
+		g := v>>runGenShift + 1
+		if rt.run.CompareAndSwap(v, g<<runGenShift|runActive) {
+			rt.startOff(g, startPromiseNow)
+			return p
+		}
+	}
 }
 
 // promiseRefused is the info of a Promise call on a root that is running

@@ -64,3 +64,18 @@ func startRootNow(arg unsafe.Pointer, g uint64) {
 		e.startedRaised(fl)
 	}
 }
+
+// startPromiseNow is startRootNow for Promise's direct start (startOff,
+// from Promise off the loop): while the flow's first turn runs here, on
+// the goroutine that is still inside Promise, x.quiet tells
+// endRunWaited that nobody else can hold the Promise yet, so an end in
+// this turn sets its state with a store, not a Swap (endQuiet: one
+// locked instruction less a FanOut or Call flow). Set and cleared under
+// the loop word; x is the root's extension, which Promise made (waitExt)
+// before it claimed the run.
+func startPromiseNow(arg unsafe.Pointer, g uint64) {
+	x := (*root)(arg).more.Load()
+	x.quiet = true
+	startRootNow(arg, g)
+	x.quiet = false
+}

@@ -1,0 +1,120 @@
+//go:build linux
+
+package engine
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/asyncsteps/asyncsteps/internal/goid"
+	"github.com/asyncsteps/asyncsteps/internal/reactortest"
+	"github.com/asyncsteps/asyncsteps/reactor"
+)
+
+// waitParked waits up to d for r's loop to park (the direct start's
+// condition) and reports whether it did.
+func waitParked(r *reactor.Reactor, d time.Duration) bool {
+	deadline := time.Now().Add(d)
+	for !reactor.X.Parked(r) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		runtime.Gosched()
+	}
+	return true
+}
+
+// Promise's quiet end (startPromiseNow, endQuiet): a flow that ends in
+// Promise's own direct start leaves its Promise ended (Wait's one load,
+// Done a closed channel, the values its own), and the extension's quiet
+// flag false once Promise returns, whatever the flow did: ended there,
+// ended with an error there, or waited and ended later on the loop,
+// where the end is end's Swap and closes the channel a Done made
+// meanwhile. The steps see the loop (IsSameThread, IsLoopGoroutine) on
+// the caller.
+func TestPromiseQuietEnd(t *testing.T) {
+	r := reactortest.Start(t, reactor.Options{CPU: -1, Spin: reactor.NoSpin})
+	if !waitParked(r, 2*time.Second) {
+		t.Skip("the loop never parks (the Polling fallback): Promise never runs a turn")
+	}
+	direct := 0
+	for i := range 60 {
+		waitParked(r, reactortest.Hang)
+		me := goid.Current()
+		var onCaller, loopSeen bool
+		var x External
+		root := New(r)
+		kind := i % 3
+		root.Add(func(as *Steps) {
+			onCaller = goid.Current() == me
+			loopSeen = as.Reactor().IsSameThread() && as.Reactor().IsLoopGoroutine()
+			switch kind {
+			case 0:
+				as.Success(Int(int64(i)), Str("v"))
+			case 1:
+				as.Error("Quiet", "failed")
+			case 2:
+				x = as.External() // ends later, from another goroutine
+			}
+		})
+		p := root.Promise()
+		rt := rootOf(root)
+		if xq := rt.more.Load(); xq == nil || xq.quiet {
+			t.Fatalf("flow %d: the extension's quiet flag is set after Promise returned (or no extension)", i)
+		}
+		if !onCaller && kind != 2 {
+			// The loop was awake (another wake-up): the start went
+			// through the ring; the end is end's, checked below too.
+			_, _ = p.Wait()
+			root.Release()
+			continue
+		}
+		if onCaller {
+			direct++
+			if !loopSeen {
+				t.Fatalf("flow %d: a step run on the caller did not see the loop", i)
+			}
+		}
+		switch kind {
+		case 0:
+			if onCaller && p.st.Load() != promiseEnded {
+				t.Fatalf("flow %d: ended in Promise's direct start, state %p, want promiseEnded", i, p.st.Load())
+			}
+			select {
+			case <-p.Done():
+			default:
+				t.Fatalf("flow %d: Done not closed after a quiet end", i)
+			}
+			a, err := p.Wait()
+			if err != nil || a.Len() != 2 || a.At(0).Int() != int64(i) || a.At(1).Str() != "v" {
+				t.Fatalf("flow %d: Wait = %v, %v", i, a, err)
+			}
+		case 1:
+			if onCaller && p.st.Load() != promiseFailed {
+				t.Fatalf("flow %d: failed in Promise's direct start, state %p, want promiseFailed", i, p.st.Load())
+			}
+			if _, err := p.Wait(); err == nil || err.(*Error).Code != "Quiet" {
+				t.Fatalf("flow %d: Wait's error %v, want Quiet", i, err)
+			}
+		case 2:
+			if p.ended() {
+				t.Fatalf("flow %d: ended before its External was completed", i)
+			}
+			ch := p.Done() // made before the end: the end must close it
+			go x.Success(Int(7))
+			select {
+			case <-ch:
+			case <-time.After(reactortest.Hang):
+				t.Fatalf("flow %d: Done's channel, made before the end, never closed", i)
+			}
+			if a, err := p.Wait(); err != nil || a.At(0).Int() != 7 {
+				t.Fatalf("flow %d: Wait = %v, %v", i, a, err)
+			}
+		}
+		root.Release()
+	}
+	if direct == 0 {
+		t.Fatal("no Promise found its loop parked: the quiet end was never taken")
+	}
+}
