@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
+	"weak"
 
 	"github.com/asyncsteps/asyncsteps/internal/goid"
 	"github.com/asyncsteps/asyncsteps/internal/reactortest"
@@ -44,11 +46,13 @@ func TestPromiseQuietEnd(t *testing.T) {
 		me := goid.Current()
 		var onCaller, loopSeen bool
 		var x External
+		var slab *promiseSlab // the loop's own slab while the step ran
 		root := New(r)
 		kind := i % 3
 		root.Add(func(as *Steps) {
 			onCaller = goid.Current() == me
 			loopSeen = as.Reactor().IsSameThread() && as.Reactor().IsLoopGoroutine()
+			slab = as.e.loopSlab // under the loop word: the loop's field
 			switch kind {
 			case 0:
 				as.Success(Int(int64(i)), Str("v"))
@@ -74,6 +78,12 @@ func TestPromiseQuietEnd(t *testing.T) {
 			direct++
 			if !loopSeen {
 				t.Fatalf("flow %d: a step run on the caller did not see the loop", i)
+			}
+			// Made under the word, from the loop's own slab
+			// (newPromiseLoop), not the shared one.
+			if slab == nil || uintptr(unsafe.Pointer(p)) < uintptr(unsafe.Pointer(&slab.p[0])) ||
+				uintptr(unsafe.Pointer(p)) > uintptr(unsafe.Pointer(&slab.p[promiseSlabN-1])) {
+				t.Fatalf("flow %d: a Promise started directly is not a slot of the loop's slab", i)
 			}
 		}
 		switch kind {
@@ -117,4 +127,59 @@ func TestPromiseQuietEnd(t *testing.T) {
 	if direct == 0 {
 		t.Fatal("no Promise found its loop parked: the quiet end was never taken")
 	}
+}
+
+// A dropped Promise made under the loop word (newPromiseLoop, from the
+// loop's own slab) keeps nothing either: the trim tick lets go of the
+// loop's slab as of the shared one, so the dropped result is collected
+// (TestPromiseDroppedKeepsNoValues for the shared slab).
+func TestPromiseLoopSlabDroppedKeepsNoValues(t *testing.T) {
+	r := reactortest.Start(t, reactor.Options{CPU: -1, Spin: reactor.NoSpin})
+	if !waitParked(r, 2*time.Second) {
+		t.Skip("the loop never parks (the Polling fallback): Promise never runs a turn")
+	}
+	var w weak.Pointer[bigResult]
+	direct := false
+	for range 20 { // until one start finds the loop parked
+		waitParked(r, reactortest.Hang)
+		obj := &bigResult{}
+		w = weak.Make(obj)
+		me := goid.Current()
+		root := New(r)
+		root.Add(func(as *Steps) {
+			direct = goid.Current() == me
+			as.Success(Obj(obj))
+		})
+		a, err := root.Promise().Wait()
+		if err != nil || a.At(0).Obj() != any(obj) {
+			t.Fatalf("Wait: %v %v", a, err)
+		}
+		root.Release()
+		if direct {
+			break
+		}
+	}
+	if !direct {
+		t.Skip("no start found the loop parked")
+	}
+	// Until the trim tick has let go of the loop's slab (about trimEvery).
+	deadline := time.Now().Add(3*trimEvery + reactortest.Hang)
+	for {
+		held := make(chan bool, 1)
+		r.Immediate(func() { held <- engineOf(r).loopSlab != nil })
+		if !<-held {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the trim tick never let go of the loop's Promise slab")
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	for range 3 {
+		runtime.GC()
+	}
+	if w.Value() != nil {
+		t.Error("a dropped Promise's result made under the loop word is still reachable after the trim tick and GCs")
+	}
+	runtime.KeepAlive(r)
 }

@@ -168,6 +168,11 @@ type rootExt struct {
 	// caller (startPromiseNow), under the loop word: an end then is
 	// endQuiet's. False everywhere else. Loop word only.
 	quiet bool
+
+	// made: the Promise startPromiseNow made under the loop word, for
+	// Promise to return once the direct start is over (same goroutine);
+	// Promise clears it at once. 104 -> 112 bytes: the same size class.
+	made *Promise
 }
 
 // nameOnly reports whether x holds nothing a run's start or end must act
@@ -758,8 +763,9 @@ func (as *Steps) Execute() {
 }
 
 // startOff starts rt's run g, executed by a goroutine off the loop:
-// Execute's way, and Promise's, whose direct start now is
-// startPromiseNow (a start run at once on the caller is now's).
+// Execute's way, and Promise's. now is the direct start (startRootNow),
+// or nil when the caller tried its own already (Promise's,
+// startPromiseNow).
 //
 // Off the loop: when the loop is parked, the caller runs its turn,
 // which starts the flow (reactor.X.PostRun), rather than waking the
@@ -779,7 +785,7 @@ func (as *Steps) Execute() {
 func (rt *root) startOff(g uint64, now func(arg unsafe.Pointer, g uint64)) {
 	var ok bool
 	if r := rt.e.r; reactor.X.Parked(r) {
-		if reactor.X.RunParked(r, now, unsafe.Pointer(rt), g) {
+		if now != nil && reactor.X.RunParked(r, now, unsafe.Pointer(rt), g) {
 			return // started and run to its first wait or its end, here (startnow.go)
 		}
 		// Queued, not started at once: this task may be taken from the
@@ -1686,27 +1692,49 @@ func (as *Steps) Promise() *Promise {
 	if rt.running() || rt.isReleased() {
 		return failedPromise(promiseRefused(rt))
 	}
-	p := rt.e.newPromise() // a slot of the reactor's slab (promise_slab.go)
-	p.r = rt.e.r
-	rt.waitExt().promise = p
-	if rt.e.r.IsSameThread() {
+	x := rt.waitExt()
+	r := rt.e.r
+	if r.IsSameThread() {
+		p := rt.e.newPromise() // a slot of the reactor's slab (promise_slab.go)
+		p.r = r
+		x.promise = p
 		as.Execute() // on the loop: Execute's own start
 		return p
 	}
 	// Off the loop: Execute's claim of the run, without its tests of the
-	// root again (made above), then its start with startPromiseNow for
-	// the direct way.
+	// root again (made above), then its start. A start the run's end
+	// could follow (a posted start task, a queued one) comes after
+	// x.promise is set, and nothing ends a run that has not started
+	// (cancelRoot), so the Promise may be made after the claim: under
+	// the loop word by the direct start (startPromiseNow, from the loop's
+	// own slab), else here.
+	var g uint64
 	for {
 		v := rt.run.Load()
 		if v&runActive != 0 {
-			return p // executing already (a racing Execute), as Execute returns
-		}
-		g := v>>runGenShift + 1
-		if rt.run.CompareAndSwap(v, g<<runGenShift|runActive) {
-			rt.startOff(g, startPromiseNow)
+			// Executing already (a racing Execute: a misuse): as
+			// Execute, nothing is started, and the Promise ends with
+			// that run.
+			p := rt.e.newPromise()
+			p.r = r
+			x.promise = p
 			return p
 		}
+		g = v>>runGenShift + 1
+		if rt.run.CompareAndSwap(v, g<<runGenShift|runActive) {
+			break
+		}
 	}
+	if reactor.X.Parked(r) && reactor.X.RunParked(r, startPromiseNow, unsafe.Pointer(rt), g) {
+		p := x.made
+		x.made = nil
+		return p
+	}
+	p := rt.e.newPromise()
+	p.r = r
+	x.promise = p
+	rt.startOff(g, nil)
+	return p
 }
 
 // promiseRefused is the info of a Promise call on a root that is running

@@ -65,17 +65,24 @@ func startRootNow(arg unsafe.Pointer, g uint64) {
 	}
 }
 
-// startPromiseNow is startRootNow for Promise's direct start (startOff,
-// from Promise off the loop): while the flow's first turn runs here, on
-// the goroutine that is still inside Promise, x.quiet tells
-// endRunWaited that nobody else can hold the Promise yet, so an end in
-// this turn sets its state with a store, not a Swap (endQuiet: one
-// locked instruction less a FanOut or Call flow). Set and cleared under
-// the loop word; x is the root's extension, which Promise made (waitExt)
-// before it claimed the run.
+// startPromiseNow is startRootNow for Promise's direct start (Promise
+// off the loop, which found the loop parked): under the loop word it
+// makes the Promise (newPromiseLoop: a plain count, not newPromise's
+// locked add) and leaves it in x.made for Promise to return, and while
+// the flow's first turn runs here, on the goroutine that is still inside
+// Promise, x.quiet tells endRunWaited that nobody else can hold the
+// Promise yet, so an end in this turn sets its state with a store, not a
+// Swap (endQuiet). Two locked instructions less a FanOut or Call flow.
+// x is the root's extension, which Promise made (waitExt) before it
+// claimed the run; the run is g, just claimed, not started, and nothing
+// ends a run before its start (cancelRoot), so startRootNow starts it.
 func startPromiseNow(arg unsafe.Pointer, g uint64) {
-	x := (*root)(arg).more.Load()
-	x.quiet = true
+	rt := (*root)(arg)
+	e := rt.e
+	x := rt.more.Load()
+	p := e.newPromiseLoop()
+	p.r = e.r
+	x.promise, x.made, x.quiet = p, p, true
 	startRootNow(arg, g)
 	x.quiet = false
 }
