@@ -112,11 +112,11 @@ type engine struct {
 	parkAt   uint32
 
 	// loopSlab is the slab a Promise started directly under the loop
-	// word (startPromiseNow) takes its slot from, loopSlabN slots of it
-	// claimed: only the word's holder claims from it, with a plain count
-	// (promise_slab.go's newPromiseLoop). Loop-owned.
-	loopSlab  *promiseSlab
-	loopSlabN uint32
+	// word (startPromiseNow) takes its slot from, loopFree slots of it
+	// left (0: none, or no slab): only the word's holder claims from it,
+	// with a plain count (startPromiseNow, promise_slab.go). Loop-owned.
+	loopSlab *promiseSlab
+	loopFree uint32
 
 	// promises is the slab Promise carves this reactor's Promises from
 	// (promise_slab.go): claimed from any goroutine, padded off the loop's

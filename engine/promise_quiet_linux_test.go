@@ -80,7 +80,7 @@ func TestPromiseQuietEnd(t *testing.T) {
 				t.Fatalf("flow %d: a step run on the caller did not see the loop", i)
 			}
 			// Made under the word, from the loop's own slab
-			// (newPromiseLoop), not the shared one.
+			// (startPromiseNow), not the shared one.
 			if slab == nil || uintptr(unsafe.Pointer(p)) < uintptr(unsafe.Pointer(&slab.p[0])) ||
 				uintptr(unsafe.Pointer(p)) > uintptr(unsafe.Pointer(&slab.p[promiseSlabN-1])) {
 				t.Fatalf("flow %d: a Promise started directly is not a slot of the loop's slab", i)
@@ -129,7 +129,7 @@ func TestPromiseQuietEnd(t *testing.T) {
 	}
 }
 
-// A dropped Promise made under the loop word (newPromiseLoop, from the
+// A dropped Promise made under the loop word (startPromiseNow, from the
 // loop's own slab) keeps nothing either: the trim tick lets go of the
 // loop's slab as of the shared one, so the dropped result is collected
 // (TestPromiseDroppedKeepsNoValues for the shared slab).
