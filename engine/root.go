@@ -759,33 +759,24 @@ func (as *Steps) Execute() {
 		e.ready(fl, actExec)
 		return
 	}
-	rt.startOff(g, startRootNow) // off the loop
-}
-
-// startOff starts rt's run g, executed by a goroutine off the loop:
-// Execute's way, and Promise's. now is the direct start (startRootNow),
-// or nil when the caller tried its own already (Promise's,
-// startPromiseNow).
-//
-// Off the loop: when the loop is parked, the caller runs its turn,
-// which starts the flow (reactor.X.PostRun), rather than waking the
-// loop's thread for it and then, often, being woken by it. Parked is
-// tested here, inlined, so that other reactors pay one load over Post.
-//
-// An idle manual reactor with nothing queued, called from its
-// driver's goroutine between drives (Simple from a goroutine; only the
-// driver, which reads the engine's counters between drives without the
-// word): the caller takes the loop's word and starts the flow itself,
-// as the posted startRoot would have first thing in the next iteration
-// (reactor.X.TakeIdle), without the post, the queue and the task's run
-// (~100 of Simple's instructions). Only a root whose start runs no user callback: it
-// has a step to run and no extension (no OnEnd, Promise, context or
-// misuse to end it with), whatever a Cancel since the CompareAndSwap
-// makes of it.
-func (rt *root) startOff(g uint64, now func(arg unsafe.Pointer, g uint64)) {
+	// Off the loop: when the loop is parked, the caller runs its turn,
+	// which starts the flow (reactor.X.PostRun), rather than waking the
+	// loop's thread for it and then, often, being woken by it. Parked is
+	// tested here, inlined, so that other reactors pay one load over Post.
+	//
+	// An idle manual reactor with nothing queued, called from its
+	// driver's goroutine between drives (Simple from a goroutine; only the
+	// driver, which reads the engine's counters between drives without the
+	// word): the caller takes the loop's word and starts the flow itself,
+	// as the posted startRoot would have first thing in the next iteration
+	// (reactor.X.TakeIdle), without the post, the queue and the task's run
+	// (~100 of Simple's instructions). Only a root whose start runs no user callback: it
+	// has a step to run and no extension (no OnEnd, Promise, context or
+	// misuse to end it with), whatever a Cancel since the CompareAndSwap
+	// makes of it.
 	var ok bool
 	if r := rt.e.r; reactor.X.Parked(r) {
-		if now != nil && reactor.X.RunParked(r, now, unsafe.Pointer(rt), g) {
+		if reactor.X.RunParked(r, startRootNow, unsafe.Pointer(rt), g) {
 			return // started and run to its first wait or its end, here (startnow.go)
 		}
 		// Queued, not started at once: this task may be taken from the
@@ -800,6 +791,34 @@ func (rt *root) startOff(g uint64, now func(arg unsafe.Pointer, g uint64)) {
 			return
 		}
 		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g) // queued locally, as the loop
+		reactor.X.GiveBack(r)
+	} else {
+		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g)
+	}
+	if !ok {
+		// The reactor is closed: the flow can never run.
+		st := rt.stateForWrite()
+		st.ErrorInfo = "reactor closed"
+		st.LastException = &Error{Code: InternalError, Info: "reactor closed"}
+		rt.endRunWith(InternalError)
+	}
+}
+
+// startOff starts rt's run g, claimed by Promise off the loop after its
+// direct start (startPromiseNow) found the loop awake or busy: Execute's
+// off-loop way without its direct start, a copy (a call from Execute to
+// a shared function cost Simple from a goroutine 13 instructions:
+// change the two together).
+func (rt *root) startOff(g uint64) {
+	var ok bool
+	if r := rt.e.r; reactor.X.Parked(r) {
+		// Queued, not started at once (Execute's way after its direct
+		// start; startRoot's comment).
+		ok = reactor.X.PostRun(r, startRoot, unsafe.Pointer(rt), g)
+	} else if reactor.X.TakeIdle(r) {
+		// Execute's start under the idle word is for a root without an
+		// extension: a Promise's root is queued locally, as the loop.
+		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g)
 		reactor.X.GiveBack(r)
 	} else {
 		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g)
@@ -1733,7 +1752,7 @@ func (as *Steps) Promise() *Promise {
 	p := rt.e.newPromise()
 	p.r = r
 	x.promise = p
-	rt.startOff(g, nil)
+	rt.startOff(g)
 	return p
 }
 
