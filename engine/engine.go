@@ -111,6 +111,13 @@ type engine struct {
 	parkCtl  [parkAhead]uint64
 	parkAt   uint32
 
+	// loopSlab is the slab a Promise started directly under the loop
+	// word (startPromiseNow) takes its slot from, loopFree slots of it
+	// left (0: none, or no slab): only the word's holder claims from it,
+	// with a plain count (startPromiseNow, promise_slab.go). Loop-owned.
+	loopSlab *promiseSlab
+	loopFree uint32
+
 	// promises is the slab Promise carves this reactor's Promises from
 	// (promise_slab.go): claimed from any goroutine, padded off the loop's
 	// fields.

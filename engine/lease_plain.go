@@ -26,3 +26,18 @@ import "unsafe"
 // (TestLeaseWordLayout). Under the race detector the store is atomic
 // (lease_atomic.go), so the detector sees the hand-off.
 func (rt *root) setLease(v uint64) { *(*uint64)(unsafe.Pointer(&rt.lease)) = v }
+
+// setRunEnded stores v into rt.run with release order, a plain store:
+// endRunEmptied's end of a waited run, whose caller issues a locked
+// instruction right after (see there). The word is atomic.Uint64's only
+// field (TestLeaseWordLayout checks the run word too); an aligned 8-byte
+// MOV is whole, and a concurrent CompareAndSwap (askCancel) sees the old
+// value or this one, as with the XCHG.
+func (rt *root) setRunEnded(v uint64) { *(*uint64)(unsafe.Pointer(&rt.run)) = v }
+
+// setState stores state into p.st, a plain store (endQuiet: nobody else
+// holds p yet). The word is atomic.Pointer's only field; the store keeps
+// the GC's write barrier (an unsafe.Pointer store into the heap).
+func (p *Promise) setState(state *chanWord) {
+	*(*unsafe.Pointer)(unsafe.Pointer(&p.st)) = unsafe.Pointer(state)
+}

@@ -24,4 +24,20 @@ func TestLeaseWordLayout(t *testing.T) {
 			t.Fatalf("setLease(%#x): Load %#x", v, got)
 		}
 	}
+	if off := unsafe.Offsetof(rt.run); off%8 != 0 {
+		t.Fatalf("root.run at offset %d, want 8-byte aligned", off)
+	}
+	for _, v := range []uint64{7<<runGenShift | runActive | runCancel, 1<<40 + 4, 0} {
+		rt.setRunEnded(v)
+		if got := rt.run.Load(); got != v {
+			t.Fatalf("setRunEnded(%#x): Load %#x", v, got)
+		}
+	}
+	var p Promise
+	for _, w := range []*chanWord{promiseEnded, promiseFailed, nil} {
+		p.setState(w)
+		if got := p.st.Load(); got != w {
+			t.Fatalf("setState(%p): Load %p", w, got)
+		}
+	}
 }

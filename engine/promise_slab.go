@@ -64,3 +64,23 @@ func (e *engine) newPromiseSlab(old *promiseSlab) *Promise {
 	e.promises.cur.CompareAndSwap(old, s)
 	return &s.p[0]
 }
+
+// newPromise's counterpart for the holder of e's loop word is written
+// out in startPromiseNow (Promise's direct start, which runs on the
+// caller as the loop; a function was ~20 instructions, over the inlining
+// budget): a zero Promise from e.loopSlab, claimed with a plain count
+// (loopFree) instead of newPromise's atomic add on a line every claimer
+// writes (a locked instruction, ~20 cycles, a FanOut or Call flow). Only
+// the word's holder claims from loopSlab, one at a time, and a slot is
+// handed out once, as newPromise's; the trim tick lets go of the slab as
+// of promises' (trimTick).
+
+// newLoopSlab makes e.loopSlab when it is used up (or let go) and takes
+// its first slot (startPromiseNow).
+//
+//go:noinline
+func (e *engine) newLoopSlab() *Promise {
+	s := new(promiseSlab)
+	e.loopSlab, e.loopFree = s, promiseSlabN-1
+	return &s.p[0]
+}

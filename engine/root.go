@@ -163,6 +163,16 @@ type rootExt struct {
 	// deferStart: Execute on the loop queues the flow for the loop's
 	// pass, never runs it at once (X.DeferStart). Kept from run to run.
 	deferStart bool
+
+	// quiet: set while Promise's direct start runs the flow on the
+	// caller (startPromiseNow), under the loop word: an end then is
+	// endQuiet's. False everywhere else. Loop word only.
+	quiet bool
+
+	// made: the Promise startPromiseNow made under the loop word, for
+	// Promise to return once the direct start is over (same goroutine);
+	// Promise clears it at once. 104 -> 112 bytes: the same size class.
+	made *Promise
 }
 
 // nameOnly reports whether x holds nothing a run's start or end must act
@@ -271,9 +281,23 @@ func (rt *root) endRunClear(fl *flow) {
 // endRunEmptied is endRun for a run whose end emptied its kept flow of
 // values (endRunWaited): Release then reads nothing of the flow, as after
 // endRunClear.
+//
+// The run word is given up with a release store (setRunEnded: a plain
+// MOV on amd64), not endRun's XCHG (~20 cycles, one of the ~9 locked
+// instructions of a FanOut flow): everything the end wrote before it is
+// ordered before it, as the XCHG ordered it. The one order a MOV does not
+// give, a later load seeing other goroutines' stores (releaseAfterRun's
+// Dekker pair: it stores releaseAtEnd, then loads run; finishKeptExt
+// clears run, then loads releaseAtEnd), comes from endRunWaited's own
+// next step, always a locked instruction, before it returns: the
+// Promise's Swap (p.end) or the Batch's count (batchEnded). Only
+// endRunWaited calls this; a caller without such a step must use endRun.
+//
+// Promise's quiet end (x.quiet) has no locked step after it, and owes
+// none: see endRunWaited.
 func (rt *root) endRunEmptied() {
 	rt.argsClear = true
-	rt.run.Store(rt.run.Load() &^ (runActive | runCancel))
+	rt.setRunEnded(rt.run.Load() &^ (runActive | runCancel))
 }
 
 // askCancel marks rt's run as canceled and reports the run's execGen, or
@@ -775,6 +799,34 @@ func (as *Steps) Execute() {
 			return
 		}
 		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g) // queued locally, as the loop
+		reactor.X.GiveBack(r)
+	} else {
+		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g)
+	}
+	if !ok {
+		// The reactor is closed: the flow can never run.
+		st := rt.stateForWrite()
+		st.ErrorInfo = "reactor closed"
+		st.LastException = &Error{Code: InternalError, Info: "reactor closed"}
+		rt.endRunWith(InternalError)
+	}
+}
+
+// startOff starts rt's run g, claimed by Promise off the loop after its
+// direct start (startPromiseNow) found the loop awake or busy: Execute's
+// off-loop way without its direct start, a copy (a call from Execute to
+// a shared function cost Simple from a goroutine 13 instructions:
+// change the two together).
+func (rt *root) startOff(g uint64) {
+	var ok bool
+	if r := rt.e.r; reactor.X.Parked(r) {
+		// Queued, not started at once (Execute's way after its direct
+		// start; startRoot's comment).
+		ok = reactor.X.PostRun(r, startRoot, unsafe.Pointer(rt), g)
+	} else if reactor.X.TakeIdle(r) {
+		// Execute's start under the idle word is for a root without an
+		// extension: a Promise's root is queued locally, as the loop.
+		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g)
 		reactor.X.GiveBack(r)
 	} else {
 		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g)
@@ -1320,13 +1372,25 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 	// nothing to it, and is not called.
 	if fl := rt.Steps.fl; code == "" && fl != nil && rt.keepFlow && !fl.owned {
 		fl.resetArgs()
-		rt.endRunEmptied()
+		rt.endRunEmptied() // a release store: p.end's or batchEnded's locked op below is its fence
 	} else {
 		e.detachFlow(rt)
 		rt.endRun()
 	}
 	if p != nil {
-		p.end(state)
+		if x.quiet {
+			// Ended inside Promise's own direct start (startPromiseNow):
+			// nobody but this goroutine, still in Promise, holds p, so no
+			// Done can have made its channel, and the end is a store
+			// (endQuiet), not end's Swap. No fence is owed to
+			// endRunEmptied's release store either: its Dekker partner,
+			// a Release or ReleaseAtEnd by the root's holder, cannot run
+			// before Promise returns (from a step of this flow, on this
+			// goroutine, it is in program order).
+			p.endQuiet(state)
+		} else {
+			p.end(state)
+		}
 	}
 	if b != nil {
 		b.batchEnded(bi) // last: once it counts the end, the Batch's waiter may reuse everything
@@ -1644,6 +1708,13 @@ func (p *Promise) end(state *chanWord) {
 	}
 }
 
+// endQuiet is end for a Promise that nobody else can hold yet (its flow
+// ended inside Promise's direct start: endRunWaited's x.quiet): st is
+// nil, no channel to close, and a store (setState) is enough; the
+// goroutine that returns p from Promise, and whoever it hands p to after,
+// sees it.
+func (p *Promise) endQuiet(state *chanWord) { p.setState(state) }
+
 // Promise executes the root and returns a way to wait for the end of its
 // flow (spec 2.2.3). The Promise is the caller's for good (it and the
 // *Args its Wait returns stay valid after the root's Release, and are
@@ -1663,10 +1734,48 @@ func (as *Steps) Promise() *Promise {
 	if rt.running() || rt.isReleased() {
 		return failedPromise(promiseRefused(rt))
 	}
-	p := rt.e.newPromise() // a slot of the reactor's slab (promise_slab.go)
-	p.r = rt.e.r
-	rt.waitExt().promise = p
-	as.Execute()
+	x := rt.waitExt()
+	r := rt.e.r
+	if r.IsSameThread() {
+		p := rt.e.newPromise() // a slot of the reactor's slab (promise_slab.go)
+		p.r = r
+		x.promise = p
+		as.Execute() // on the loop: Execute's own start
+		return p
+	}
+	// Off the loop: Execute's claim of the run, without its tests of the
+	// root again (made above), then its start. A start the run's end
+	// could follow (a posted start task, a queued one) comes after
+	// x.promise is set, and nothing ends a run that has not started
+	// (cancelRoot), so the Promise may be made after the claim: under
+	// the loop word by the direct start (startPromiseNow, from the loop's
+	// own slab), else here.
+	var g uint64
+	for {
+		v := rt.run.Load()
+		if v&runActive != 0 {
+			// Executing already (a racing Execute: a misuse): as
+			// Execute, nothing is started, and the Promise ends with
+			// that run.
+			p := rt.e.newPromise()
+			p.r = r
+			x.promise = p
+			return p
+		}
+		g = v>>runGenShift + 1
+		if rt.run.CompareAndSwap(v, g<<runGenShift|runActive) {
+			break
+		}
+	}
+	if reactor.X.Parked(r) && reactor.X.RunParked(r, startPromiseNow, unsafe.Pointer(rt), g) {
+		p := x.made
+		x.made = nil
+		return p
+	}
+	p := rt.e.newPromise()
+	p.r = r
+	x.promise = p
+	rt.startOff(g)
 	return p
 }
 

@@ -78,6 +78,7 @@ func trimTick(arg unsafe.Pointer, _ uint64) {
 	// success or a failure, endRunWaited) arms this tick, so a dropped result is reachable from the reactor
 	// for at most about trimEvery.
 	e.promises.cur.Store(nil)
+	e.loopSlab, e.loopFree = nil, 0 // and of the loop's own (startPromiseNow)
 	e.rootMu.Lock()
 	shared := e.rootFree.n
 	e.rootMu.Unlock()

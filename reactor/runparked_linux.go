@@ -58,9 +58,22 @@ func (r *Reactor) runParked(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.
 	}
 	changes := r.wheel.Changes()
 	// The word's end if cb panics past every recover or exits its
-	// goroutine (runParkedEnded); on the way out below it finds the word
-	// given back and returns.
-	defer r.runParkedEnded(me, slot, changes)
+	// goroutine; on the way out below it finds the word given back and
+	// returns. Returning normally, runParked gave the word back: nothing
+	// to do. Still held by me, cb panicked past every recover, or exited
+	// its goroutine (runtime.Goexit): as postRun for its direct task, the
+	// panic goes to the PanicHandler under the word (recovered: runParked
+	// returns true, the task counts as run), the turn ends, and the loop
+	// is woken for what the task left; a handler that panics in turn, or
+	// a Goexit, gives the word back all the same and goes on. A closure
+	// that tests the word itself, not a deferred method call: the method
+	// value's wrapper and the call from it were ~25 of a FanOut flow's
+	// instructions (profiles/notes/2026-11-28-fan6-round14.md).
+	defer func() {
+		if r.loopG.Load() == me {
+			r.endPanickedTurn(recover(), slot, changes)
+		}
+	}()
 	r.os.assists++      // the flows may watch or unwatch: the loop's events may be stale
 	r.m.nowStale = true // borrowedTurn's clock rule
 	r.m.tasks++         // a post from another goroutine (Metrics.TasksRun), which skipped the ring
@@ -83,8 +96,8 @@ func (r *Reactor) runParked(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.
 // parkedRest is the rest of runParked's turn when its task left work:
 // directTurn's after its task. A panic that passes every recover of the
 // turn (a PanicHandler that panics) gives the word back here, the loop
-// woken, and goes on to the caller (runParkedEnded then finds the word
-// given back). Loop word only.
+// woken, and goes on to the caller (runParked's deferred end then finds
+// the word given back). Loop word only.
 //
 //go:noinline
 func (r *Reactor) parkedRest(slot int, changes uint64) (more bool) {
@@ -114,19 +127,4 @@ func (r *Reactor) parkedRest(slot int, changes uint64) (more bool) {
 	}
 	held = false
 	return more
-}
-
-// runParkedEnded is runParked's deferred end. Returning normally,
-// runParked gave the word back: nothing to do. Still held by me, cb
-// panicked past every recover, or exited its goroutine (runtime.Goexit):
-// as postRun for its direct task, the panic goes to the PanicHandler
-// under the word (recovered: runParked returns true, the task counts as
-// run), the turn ends, and the loop is woken for what the task left; a
-// handler that panics in turn, or a Goexit, gives the word back all the
-// same and goes on.
-func (r *Reactor) runParkedEnded(me uintptr, slot int, changes uint64) {
-	if r.loopG.Load() != me {
-		return
-	}
-	r.endPanickedTurn(recover(), slot, changes)
 }
