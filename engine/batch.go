@@ -285,10 +285,7 @@ func endClosedChain(head *root) {
 		x := rt.more.Load()
 		next := x.batchNext
 		x.batchNext = nil // as startBatchChain: Release does not clear a Batch's fields (extKept)
-		st := rt.stateForWrite()
-		st.ErrorInfo = "reactor closed"
-		st.LastException = &Error{Code: InternalError, Info: "reactor closed"}
-		rt.endRunWith(InternalError)
+		rt.endClosed()
 		rt = next
 	}
 }

@@ -804,11 +804,7 @@ func (as *Steps) Execute() {
 		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g)
 	}
 	if !ok {
-		// The reactor is closed: the flow can never run.
-		st := rt.stateForWrite()
-		st.ErrorInfo = "reactor closed"
-		st.LastException = &Error{Code: InternalError, Info: "reactor closed"}
-		rt.endRunWith(InternalError)
+		rt.endClosed() // the reactor is closed: the flow can never run
 	}
 }
 
@@ -832,12 +828,20 @@ func (rt *root) startOff(g uint64) {
 		ok = reactor.X.Post(r, startRoot, unsafe.Pointer(rt), g)
 	}
 	if !ok {
-		// The reactor is closed: the flow can never run.
-		st := rt.stateForWrite()
-		st.ErrorInfo = "reactor closed"
-		st.LastException = &Error{Code: InternalError, Info: "reactor closed"}
-		rt.endRunWith(InternalError)
+		rt.endClosed() // the reactor is closed: the flow can never run
 	}
+}
+
+// endClosed ends rt's run, posted to a reactor found closed: the flow can
+// never run, and ends with InternalError, info "reactor closed". Out of
+// line: the starts' rare way out.
+//
+//go:noinline
+func (rt *root) endClosed() {
+	st := rt.stateForWrite()
+	st.ErrorInfo = "reactor closed"
+	st.LastException = &Error{Code: InternalError, Info: "reactor closed"}
+	rt.endRunWith(InternalError)
 }
 
 // startRoot starts a root executed off the loop. It joins the ready queue
