@@ -143,3 +143,56 @@ func TestRunListRealCloseInFirstTurn(t *testing.T) {
 		})
 	}
 }
+
+// A flow started by Execute's fast start nested inside another flow's
+// first turn: A's OnEnd (A ends in its first turn) drives the manual
+// reactor (a nested RunUntilIdle) after executing B, whose step posts an
+// Immediate that executes C: the nested RunReady (runReadyNested) leaves
+// running clear, so C takes the fast start inside A's turn, and waits. C must be in the run
+// list when A's turn is over, and Close must end it.
+func TestRunListLinkNestedFastStartInOnEnd(t *testing.T) {
+	r := reactor.NewManual()
+	e := engineOf(r)
+	warmLoopPool(r)
+	var a, c *Steps
+	canceled, cFast, ranNested := false, false, false
+	onLoop(r, func() {
+		c = newFast(t, r)
+		c.Add(func(as *Steps) {
+			as.SetCancel(func(*Steps) { canceled = true })
+			as.WaitExternal()
+		})
+		a = New(r)
+		a.Add(func(*Steps) {})
+		X.OnEnd(a, func(*Steps, string) {
+			// B runs in the nested drive's RunReady (runReadyNested),
+			// which ends with running clear; its Immediate runs after.
+			b := New(r)
+			b.Add(func(*Steps) {
+				r.Immediate(func() {
+					ranNested = true
+					cFast = e.readyHead == nil && !e.running && e.cur == nil
+					c.Execute()
+				})
+			})
+			b.Execute()
+			r.RunUntilIdle()
+		})
+		a.Execute()
+	})
+	if !ranNested {
+		t.Fatal("the nested drive did not run the Immediate")
+	}
+	if !cFast {
+		t.Fatal("C did not take the fast start (engine running or busy): the case is not exercised")
+	}
+	if !c.Executing() || !inRunList(e, c.fl) {
+		t.Fatalf("C executing %v, in the run list %v; want both", c.Executing(), c.fl != nil && inRunList(e, c.fl))
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if !canceled || c.Executing() || e.runHead != nil {
+		t.Fatalf("after Close: cancel handler ran %v, executing %v, run list empty %v", canceled, c.Executing(), e.runHead == nil)
+	}
+}
