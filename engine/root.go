@@ -749,8 +749,9 @@ func (as *Steps) Execute() {
 			// ends in its first turn (the Simple row) is never linked
 			// and unlinked. Nothing reads the list meanwhile: closeAll,
 			// its only walker, never runs inside a callback (a manual
-			// reactor's Close inside a drive leaves it to the drive; a
-			// real loop's runs after the loop stops).
+			// reactor's Close inside one of its drives ends no flow:
+			// closeManual returns when running != 1; a real loop's runs
+			// in its shutdown, after the loop stops).
 			// Nothing ready ahead of it, and not inside a step or the
 			// engine's own walk (running is set wherever a callback
 			// runs: RunReady, runStarted, a cancel handler, a Leave, an
