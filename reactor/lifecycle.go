@@ -17,7 +17,12 @@ import (
 // every file descriptor is closed. Called off the loop, Close returns after all that;
 // called on the loop, the loop stops when the current callback returns.
 //
-// On a manual reactor, Close only makes later submissions fail.
+// On a manual reactor, Close makes later submissions fail, runs the
+// shutdown hooks and ends the flows still running (Canceled, info "reactor
+// closed", their cancel handlers run): at once when called between
+// drives, and when the outermost drive returns when called from inside
+// one of its callbacks (a flow cannot be torn down under its own running
+// step).
 func (r *Reactor) Close() error {
 	// Counted as a producer from before closed is set, so that shutdown
 	// does not close the eventfd under the kick below.
@@ -52,14 +57,25 @@ func (r *Reactor) Close() error {
 // closeManual shuts a manual reactor down as its loop: shutdown hooks run
 // and the engine ends the flows still running (Canceled, cancel handlers
 // run), as a real loop does when it stops. Called from inside a callback of
-// the reactor's own drive it leaves that to the caller's drive: a flow
-// cannot be torn down under its own running step.
+// the reactor's own drive it leaves that to the outermost drive's end
+// (closeLater, read by leave and leaveOutermost): a flow cannot be torn
+// down under its own running step, and no later Close would do it (Close
+// is idempotent), so without that a waiting flow's Promise never ended.
 func (r *Reactor) closeManual() {
 	r.enter()
 	defer r.leave()
 	if r.running != 1 {
+		r.closeLater = true
 		return
 	}
+	r.shutdownManual()
+}
+
+// shutdownManual is closeManual's shutdown, run by whoever holds the loop
+// as its outermost drive. Panics of hooks and of the engine's close go to
+// the panic handler (safeCb, safeCall): the drive's end that runs it
+// still gives the word up.
+func (r *Reactor) shutdownManual() {
 	r.runShutdownHooks()
 	if s := r.ext.Load(); s != nil && s.close != nil {
 		r.safeCall(s.close)

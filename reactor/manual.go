@@ -91,6 +91,12 @@ func (r *Reactor) hold() {
 
 // leave ends what enter began: the outermost leave gives up the loop's role.
 func (r *Reactor) leave() {
+	if r.running == 1 && r.closeLater {
+		// Close was called inside this drive (closeManual): the
+		// outermost drive's end shuts down, still holding the loop.
+		r.closeLater = false
+		r.shutdownManual()
+	}
 	r.running--
 	if r.running == 0 {
 		r.loopGen++                   // before the release: see leaveOutermost
@@ -188,6 +194,13 @@ func (r *Reactor) RunUntilIdle() {
 // the release store, it is seen moved by whoever sees the word taken
 // again (the store, then the next CompareAndSwap, order it).
 func (r *Reactor) leaveOutermost() {
+	if r.closeLater {
+		// Close was called inside this drive: shut down as its
+		// outermost drive (see leave).
+		r.closeLater = false
+		r.running = 1
+		r.shutdownManual()
+	}
 	r.running = 0
 	r.loopGen++
 	storerel.Uintptr(&r.loopG, 0) // see takeLoop
