@@ -74,7 +74,7 @@ func TestPromiseDirectStartReleaseAtEndHandedOff(t *testing.T) {
 		// other's ReleaseAtEnd has returned: whoever was to release the
 		// root has. (Through the loop the release may still be on its
 		// way after Wait: not checked.)
-		if onCaller && root.Valid() && !rootOf(root).running() {
+		if onCaller && !rootOf(root).isReleased() && !rootOf(root).running() {
 			leaked++
 			root.Release()
 		}

@@ -50,7 +50,7 @@ func TestPromiseDirectStartReleaseAtEndInStep(t *testing.T) {
 		if err != nil || a.Len() != 1 || a.At(0).Int() != int64(i) {
 			t.Fatalf("flow %d (direct start %v): Wait = %v, %v", i, onCaller, a, err)
 		}
-		if root.Valid() {
+		if !rootOf(root).isReleased() {
 			t.Fatalf("flow %d: the root is not released after its flow's end", i)
 		}
 	}
