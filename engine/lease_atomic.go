@@ -11,6 +11,3 @@ func (rt *root) setLease(v uint64) { rt.lease.Store(v) }
 // setRunEnded stores v into rt.run: the atomic store where lease_plain.go's
 // plain store is not the right one (as setLease).
 func (rt *root) setRunEnded(v uint64) { rt.run.Store(v) }
-
-// setState stores state into p.st: the atomic store (as setLease).
-func (p *Promise) setState(state *chanWord) { p.st.Store(state) }

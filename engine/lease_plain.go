@@ -34,10 +34,3 @@ func (rt *root) setLease(v uint64) { *(*uint64)(unsafe.Pointer(&rt.lease)) = v }
 // MOV is whole, and a concurrent CompareAndSwap (askCancel) sees the old
 // value or this one, as with the XCHG.
 func (rt *root) setRunEnded(v uint64) { *(*uint64)(unsafe.Pointer(&rt.run)) = v }
-
-// setState stores state into p.st, a plain store (endQuiet: nobody else
-// holds p yet). The word is atomic.Pointer's only field; the store keeps
-// the GC's write barrier (an unsafe.Pointer store into the heap).
-func (p *Promise) setState(state *chanWord) {
-	*(*unsafe.Pointer)(unsafe.Pointer(&p.st)) = unsafe.Pointer(state)
-}

@@ -33,11 +33,4 @@ func TestLeaseWordLayout(t *testing.T) {
 			t.Fatalf("setRunEnded(%#x): Load %#x", v, got)
 		}
 	}
-	var p Promise
-	for _, w := range []*chanWord{promiseEnded, promiseFailed, nil} {
-		p.setState(w)
-		if got := p.st.Load(); got != w {
-			t.Fatalf("setState(%p): Load %p", w, got)
-		}
-	}
 }

@@ -163,16 +163,6 @@ type rootExt struct {
 	// deferStart: Execute on the loop queues the flow for the loop's
 	// pass, never runs it at once (X.DeferStart). Kept from run to run.
 	deferStart bool
-
-	// quiet: set while Promise's direct start runs the flow on the
-	// caller (startPromiseNow), under the loop word: an end then is
-	// endQuiet's. False everywhere else. Loop word only.
-	quiet bool
-
-	// made: the Promise startPromiseNow made under the loop word, for
-	// Promise to return once the direct start is over (same goroutine);
-	// Promise clears it at once. 104 -> 112 bytes: the same size class.
-	made *Promise
 }
 
 // nameOnly reports whether x holds nothing a run's start or end must act
@@ -293,8 +283,11 @@ func (rt *root) endRunClear(fl *flow) {
 // Promise's Swap (p.end) or the Batch's count (batchEnded). Only
 // endRunWaited calls this; a caller without such a step must use endRun.
 //
-// Promise's quiet end (x.quiet) has no locked step after it, and owes
-// none: see endRunWaited.
+// Both steps are owed even when the flow ends inside Promise's own direct
+// start (startPromiseNow), where nobody else holds the Promise yet: a
+// step may have handed the root to a goroutine that Releases it
+// (TestPromiseDirectStartReleaseAtEndHandedOff; without the fence about
+// one such root in a hundred was never released).
 func (rt *root) endRunEmptied() {
 	rt.argsClear = true
 	rt.setRunEnded(rt.run.Load() &^ (runActive | runCancel))
@@ -1383,19 +1376,7 @@ func (rt *root) endRunWaited(x *rootExt, code string) {
 		rt.endRun()
 	}
 	if p != nil {
-		if x.quiet {
-			// Ended inside Promise's own direct start (startPromiseNow):
-			// nobody but this goroutine, still in Promise, holds p, so no
-			// Done can have made its channel, and the end is a store
-			// (endQuiet), not end's Swap. No fence is owed to
-			// endRunEmptied's release store either: its Dekker partner,
-			// a Release or ReleaseAtEnd by the root's holder, cannot run
-			// before Promise returns (from a step of this flow, on this
-			// goroutine, it is in program order).
-			p.endQuiet(state)
-		} else {
-			p.end(state)
-		}
+		p.end(state) // its Swap is endRunEmptied's fence, a direct start's too
 	}
 	if b != nil {
 		b.batchEnded(bi) // last: once it counts the end, the Batch's waiter may reuse everything
@@ -1713,13 +1694,6 @@ func (p *Promise) end(state *chanWord) {
 	}
 }
 
-// endQuiet is end for a Promise that nobody else can hold yet (its flow
-// ended inside Promise's direct start: endRunWaited's x.quiet): st is
-// nil, no channel to close, and a store (setState) is enough; the
-// goroutine that returns p from Promise, and whoever it hands p to after,
-// sees it.
-func (p *Promise) endQuiet(state *chanWord) { p.setState(state) }
-
 // Promise executes the root and returns a way to wait for the end of its
 // flow (spec 2.2.3). The Promise is the caller's for good (it and the
 // *Args its Wait returns stay valid after the root's Release, and are
@@ -1772,10 +1746,20 @@ func (as *Steps) Promise() *Promise {
 			break
 		}
 	}
-	if reactor.X.Parked(r) && reactor.X.RunParked(r, startPromiseNow, unsafe.Pointer(rt), g) {
-		p := x.made
-		x.made = nil
-		return p
+	if reactor.X.Parked(r) {
+		// The Promise comes back on this goroutine's stack (RunParkedP),
+		// not through the root: a flow that ended in the direct start may
+		// have released the root there (a step's ReleaseAtEnd), and once
+		// the word is given back the root may be another holder's.
+		if p, ran := reactor.X.RunParkedP(r, startPromiseNow, unsafe.Pointer(rt), g); ran {
+			if p == nil {
+				// startPromiseNow panicked past every recover of the
+				// turn (an engine fault; the PanicHandler had it): its
+				// Promise is lost with its result.
+				return failedPromise("Promise: its direct start panicked")
+			}
+			return (*Promise)(p)
+		}
 	}
 	p := rt.e.newPromise()
 	p.r = r

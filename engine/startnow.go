@@ -67,16 +67,14 @@ func startRootNow(arg unsafe.Pointer, g uint64) {
 
 // startPromiseNow is startRootNow for Promise's direct start (Promise
 // off the loop, which found the loop parked): under the loop word it
-// makes the Promise (from the loop's own slab: a plain count, not
-// newPromise's locked add) and leaves it in x.made for Promise to
-// return, and while the flow's first turn runs here, on the goroutine
-// that is still inside Promise, x.quiet tells endRunWaited that nobody else can hold the
-// Promise yet, so an end in this turn sets its state with a store, not a
-// Swap (endQuiet). Two locked instructions less a FanOut or Call flow.
-// x is the root's extension, which Promise made (waitExt) before it
-// claimed the run; the run is g, just claimed, not started, and nothing
-// ends a run before its start (cancelRoot), so startRootNow starts it.
-func startPromiseNow(arg unsafe.Pointer, g uint64) {
+// makes the Promise from the loop's own slab (a plain count, not
+// newPromise's locked add), starts the run, and returns the Promise for
+// Promise to return (reactor.X.RunParkedP). x is the root's extension,
+// which Promise made (waitExt) before it claimed the run; the run is g,
+// just claimed, not started, and nothing ends a run before its start
+// (cancelRoot), so startRootNow starts it. Nothing of rt is read after
+// startRootNow: the flow may have ended and released the root there.
+func startPromiseNow(arg unsafe.Pointer, g uint64) unsafe.Pointer {
 	rt := (*root)(arg)
 	e := rt.e
 	x := rt.more.Load()
@@ -88,7 +86,7 @@ func startPromiseNow(arg unsafe.Pointer, g uint64) {
 		p = e.newLoopSlab()
 	}
 	p.r = e.r
-	x.promise, x.made, x.quiet = p, p, true
+	x.promise = p
 	startRootNow(arg, g)
-	x.quiet = false
+	return unsafe.Pointer(p)
 }

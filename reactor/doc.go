@@ -57,7 +57,8 @@
 // posted work runs without a wake-up of the loop's thread, and the waiter,
 // which would otherwise be woken by the loop in its turn, does not sleep
 // at all. A goroutine outside the loops that executes a flow (engine's
-// Execute, through X.RunParked when nothing is queued, else X.PostRun)
+// Execute, through X.RunParked when nothing is queued, else X.PostRun;
+// Promise, through X.RunParkedP, which returns the Promise made there)
 // does the same: without a wake-up, it runs
 // the turn that runs its start task (directly, first, when nothing else is
 // queued; from the ring, behind what is queued, otherwise; a direct task

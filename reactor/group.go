@@ -96,7 +96,8 @@ func pickMagic(n int) uint64 { return ^uint64(0)/uint64(n) + 1 }
 // 32-bit i and n with magic = pickMagic(n)). Next's count is 64 bits;
 // taking its low 32 bits keeps the order round-robin except once every
 // 2^32 picks, when a group whose size is not a power of two starts the
-// cycle over early (one reactor picked once less in that cycle).
+// cycle over early: after reactor 2^32 mod n - 1 comes reactor 0, and the
+// n - 2^32 mod n reactors from 2^32 mod n on are each skipped once.
 func nextIndex(i, magic, n uint64) uint64 {
 	hi, _ := bits.Mul64(magic*uint64(uint32(i)), n)
 	return hi

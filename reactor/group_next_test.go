@@ -62,3 +62,21 @@ func BenchmarkGroupNext(b *testing.B) {
 		})
 	}
 }
+
+// TestNextIndexWrap: where Next's 64-bit count passes 2^32 the pick
+// starts over at reactor 0 (nextIndex's doc): for n = 3, 2^32 mod 3 = 1,
+// so reactor 0 is picked twice running and reactors 1 and 2 once less.
+func TestNextIndexWrap(t *testing.T) {
+	const n = 3
+	m := pickMagic(n)
+	var got []uint64
+	for i := uint64(1<<32 - 3); i < 1<<32+3; i++ {
+		got = append(got, nextIndex(i, m, n))
+	}
+	want := []uint64{1, 2, 0, 0, 1, 2}
+	for k := range want {
+		if got[k] != want[k] {
+			t.Fatalf("picks around 2^32: %v, want %v", got, want)
+		}
+	}
+}

@@ -38,6 +38,20 @@ func (internals) RunParked(r *Reactor, cb func(arg unsafe.Pointer, aux uint64), 
 	return r.runParked(cb, arg, aux)
 }
 
+// RunParkedP is RunParked for a cb with a result: it returns cb's result
+// and whether it ran cb (RunParked's report). A cb that panicked past
+// every recover ran (runParked's deferred end handled the panic as
+// RunParked's) and its result is nil. engine's Promise off the loop takes the
+// Promise it made under the loop word this way, on its own stack: read
+// from the root after the word is given back, it could be a released
+// and reused root's (a step's ReleaseAtEnd ends the flow inside cb).
+func (internals) RunParkedP(r *Reactor, cb func(arg unsafe.Pointer, aux uint64) unsafe.Pointer, arg unsafe.Pointer, aux uint64) (unsafe.Pointer, bool) {
+	if r.loopG.Load() != parkedG || r.os.ownThread || r.closed.Load() || r.overflow.active.Load() || !r.inbox.Empty() {
+		return nil, false
+	}
+	return r.runParkedP(cb, arg, aux)
+}
+
 // runParked is RunParked for a loop found parked with nothing posted.
 func (r *Reactor) runParked(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) (ran bool) {
 	me := goid.Current()
@@ -91,6 +105,51 @@ func (r *Reactor) runParked(cb func(arg unsafe.Pointer, aux uint64), arg unsafe.
 		r.wakeLoop()
 	}
 	return true
+}
+
+// runParkedP is runParked with cb's result (RunParkedP): a copy, so that
+// Execute's direct start (runParked) pays nothing for it; change the two
+// together.
+func (r *Reactor) runParkedP(cb func(arg unsafe.Pointer, aux uint64) unsafe.Pointer, arg unsafe.Pointer, aux uint64) (res unsafe.Pointer, ran bool) {
+	me := goid.Current()
+	slot, ok := claimAssist(me)
+	if !ok {
+		return nil, false
+	}
+	if !r.loopG.CompareAndSwap(parkedG, me) {
+		releaseAssist(slot)
+		return nil, false
+	}
+	if !r.local.empty() || r.closed.Load() {
+		// A turn run in the loop's place left local work (rare), or Close
+		// came: PostRun's ring way, or Post's refusal.
+		storerel.Uintptr(&r.loopG, parkedG)
+		releaseAssist(slot)
+		return nil, false
+	}
+	changes := r.wheel.Changes()
+	// runParked's deferred end, the same (a recovered panic: ran, res nil).
+	defer func() {
+		if r.loopG.Load() == me {
+			r.endPanickedTurn(recover(), slot, changes)
+		}
+	}()
+	r.os.assists++      // the flows may watch or unwatch: the loop's events may be stale
+	r.m.nowStale = true // borrowedTurn's clock rule
+	r.m.tasks++         // a post from another goroutine (Metrics.TasksRun), which skipped the ring
+	r.m.iterations++    // the iteration that runs it, as directTurn counts
+	ran = true
+	res = cb(arg, aux)
+	more := false
+	if !r.onlyFlows(changes) || *r.extMay.Load() {
+		more = r.parkedRest(slot, changes)
+	}
+	storerel.Uintptr(&r.loopG, parkedG)
+	releaseAssist(slot)
+	if more {
+		r.wakeLoop()
+	}
+	return res, true
 }
 
 // parkedRest is the rest of runParked's turn when its task left work:

@@ -153,91 +153,123 @@ func TestRunParkedDeclines(t *testing.T) {
 	}
 }
 
-// A task RunParked runs that panics, panics with nil, exits its goroutine
-// or whose PanicHandler panics in turn: the panic goes to the handler (the
-// task counts as run), or on to the caller; either way the word and the
-// assist slot go back, and the loop takes the next post.
+// A task RunParked (or RunParkedP, its copy with a result) runs that
+// panics, panics with nil, exits its goroutine or whose PanicHandler
+// panics in turn: the panic goes to the handler (the task counts as run;
+// RunParkedP's result is nil), or on to the caller; either way the word
+// and the assist slot go back, and the loop takes the next post. A task
+// that returns gives RunParkedP's caller its result.
 func TestRunParkedPanicsGiveTheWordBack(t *testing.T) {
 	cases := []struct {
-		name    string
-		handler func(v any)
-		task    func()
-		handled any  // what the handler must get; nil: not called
-		escapes bool // the panic reaches the caller
-		exits   bool // the goroutine exits
+		name     string
+		handler  func(v any)
+		task     func()
+		handled  any  // what the handler must get; nil: not called
+		escapes  bool // the panic reaches the caller
+		exits    bool // the goroutine exits
+		returned bool // the task returns: no panic
 	}{
 		{name: "panic", task: func() { panic("boom") }, handled: "boom"},
 		{name: "panic nil", task: func() { panic(nil) }, handled: new(runtime.PanicNilError)},
 		{name: "handler panics", handler: func(v any) { panic(v) }, task: func() { panic("boom") }, escapes: true},
 		{name: "Goexit", task: runtime.Goexit, exits: true},
+		{name: "returns", task: func() {}, returned: true},
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			got := make(chan any, 1)
-			h := c.handler
-			if h == nil {
-				h = func(v any) { got <- v }
+	sentinel := new(int)
+	for _, withResult := range []bool{false, true} {
+		for _, c := range cases {
+			name := c.name
+			if withResult {
+				name = "P/" + name
 			}
-			r := startLoop(t, Options{CPU: -1, Spin: NoSpin, PanicHandler: h})
-			waitParked(t, r)
-			type result struct {
-				g                   uintptr
-				direct, ok, returns bool
-				recovered           any
-			}
-			res := make(chan result, 1)
-			go func() {
-				me := goid.Current()
-				out := result{g: me}
-				defer func() {
-					out.recovered = recover()
-					res <- out
-				}()
-				out.ok = X.RunParked(r, func(unsafe.Pointer, uint64) {
-					out.direct = goid.Current() == me
-					c.task()
-				}, nil, 0)
-				out.returns = true
-			}()
-			out := <-res
-			if !out.direct {
-				t.Skip("the loop woke first: not the path under test")
-			}
-			switch {
-			case c.exits:
-				if out.returns {
-					t.Fatal("RunParked returned after its task exited the goroutine")
+			t.Run(name, func(t *testing.T) {
+				got := make(chan any, 1)
+				h := c.handler
+				if h == nil {
+					h = func(v any) { got <- v }
 				}
-			case c.escapes:
-				if out.recovered != "boom" || out.returns {
-					t.Fatalf("the handler's panic did not reach the caller: %v", out.recovered)
+				r := startLoop(t, Options{CPU: -1, Spin: NoSpin, PanicHandler: h})
+				waitParked(t, r)
+				type result struct {
+					g                   uintptr
+					direct, ok, returns bool
+					recovered           any
+					res                 unsafe.Pointer
 				}
-			default:
-				if !out.returns || !out.ok || out.recovered != nil {
-					t.Fatalf("RunParked: returned %v, reported %v, panicked %v; want true, true, nothing", out.returns, out.ok, out.recovered)
-				}
-				v := <-got
-				if _, isNil := c.handled.(*runtime.PanicNilError); isNil {
-					if _, ok := v.(*runtime.PanicNilError); !ok {
-						t.Fatalf("the PanicHandler got %T, want *runtime.PanicNilError", v)
+				res := make(chan result, 1)
+				go func() {
+					me := goid.Current()
+					out := result{g: me}
+					defer func() {
+						out.recovered = recover()
+						res <- out
+					}()
+					if withResult {
+						var p unsafe.Pointer
+						p, out.ok = X.RunParkedP(r, func(unsafe.Pointer, uint64) unsafe.Pointer {
+							out.direct = goid.Current() == me
+							c.task()
+							return unsafe.Pointer(sentinel)
+						}, nil, 0)
+						out.res = p
+					} else {
+						out.ok = X.RunParked(r, func(unsafe.Pointer, uint64) {
+							out.direct = goid.Current() == me
+							c.task()
+						}, nil, 0)
 					}
-				} else if v != c.handled {
-					t.Fatalf("the PanicHandler got %v, want %v", v, c.handled)
+					out.returns = true
+				}()
+				out := <-res
+				if !out.direct {
+					t.Skip("the loop woke first: not the path under test")
 				}
-			}
-			if g := r.loopG.Load(); g == out.g {
-				t.Fatal("the caller still holds the loop word")
-			}
-			for i := range assistants {
-				if assistants[i].Load() == out.g {
-					t.Fatalf("assist slot %d still holds the caller", i)
+				switch {
+				case c.exits:
+					if out.returns {
+						t.Fatal("RunParked returned after its task exited the goroutine")
+					}
+				case c.escapes:
+					if out.recovered != "boom" || out.returns {
+						t.Fatalf("the handler's panic did not reach the caller: %v", out.recovered)
+					}
+				case c.returned:
+					if !out.returns || !out.ok || out.recovered != nil {
+						t.Fatalf("RunParked: returned %v, reported %v, panicked %v; want true, true, nothing", out.returns, out.ok, out.recovered)
+					}
+					if withResult && out.res != unsafe.Pointer(sentinel) {
+						t.Fatalf("RunParkedP's result %p, want the task's %p", out.res, sentinel)
+					}
+				default:
+					if !out.returns || !out.ok || out.recovered != nil {
+						t.Fatalf("RunParked: returned %v, reported %v, panicked %v; want true, true, nothing", out.returns, out.ok, out.recovered)
+					}
+					if out.res != nil {
+						t.Fatalf("RunParkedP's result %p after its task panicked, want nil", out.res)
+					}
+					v := <-got
+					if _, isNil := c.handled.(*runtime.PanicNilError); isNil {
+						if _, ok := v.(*runtime.PanicNilError); !ok {
+							t.Fatalf("the PanicHandler got %T, want *runtime.PanicNilError", v)
+						}
+					} else if v != c.handled {
+						t.Fatalf("the PanicHandler got %v, want %v", v, c.handled)
+					}
 				}
-			}
-			if n := nAway.Load(); n != 0 {
-				t.Fatalf("nAway %d after the turn", n)
-			}
-			onLoop(r, func() {}) // the loop goes on
-		})
+				if g := r.loopG.Load(); g == out.g {
+					t.Fatal("the caller still holds the loop word")
+				}
+				for i := range assistants {
+					if assistants[i].Load() == out.g {
+						t.Fatalf("assist slot %d still holds the caller", i)
+					}
+				}
+				if n := nAway.Load(); n != 0 {
+					t.Fatalf("nAway %d after the turn", n)
+				}
+				onLoop(r, func() {}) // the loop goes on
+			})
+		}
 	}
 }
 

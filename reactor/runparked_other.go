@@ -9,3 +9,8 @@ import "unsafe"
 func (internals) RunParked(r *Reactor, cb func(arg unsafe.Pointer, aux uint64), arg unsafe.Pointer, aux uint64) bool {
 	return false
 }
+
+// RunParkedP reports false: RunParked's way (see the Linux build).
+func (internals) RunParkedP(r *Reactor, cb func(arg unsafe.Pointer, aux uint64) unsafe.Pointer, arg unsafe.Pointer, aux uint64) (unsafe.Pointer, bool) {
+	return nil, false
+}
