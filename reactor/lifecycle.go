@@ -58,23 +58,35 @@ func (r *Reactor) Close() error {
 // and the engine ends the flows still running (Canceled, cancel handlers
 // run), as a real loop does when it stops. Called from inside a callback of
 // the reactor's own drive it leaves that to the outermost drive's end
-// (closeLater, read by leave and leaveOutermost): a flow cannot be torn
-// down under its own running step, and no later Close would do it (Close
-// is idempotent), so without that a waiting flow's Promise never ended.
+// (workWord's closing, closeLate): a flow cannot be torn down under its
+// own running step, and no later Close would do it (Close is idempotent),
+// so without that a waiting flow's Promise never ended.
 func (r *Reactor) closeManual() {
 	r.enter()
 	defer r.leave()
 	if r.running != 1 {
-		r.closeLater = true
+		r.work.closing = true
 		return
 	}
 	r.shutdownManual()
 }
 
+// closeLate is the shutdown that a Close made inside a drive left to the
+// outermost drive (workWord's closing): that drive calls it when it has
+// run out of work, holding the loop with no callback of r on its stack. A
+// drive that a panic ended leaves it to the next one. Out of line: the
+// drives' rare way out.
+//
+//go:noinline
+func (r *Reactor) closeLate() {
+	r.work.closing = false
+	r.shutdownManual()
+}
+
 // shutdownManual is closeManual's shutdown, run by whoever holds the loop
 // as its outermost drive. Panics of hooks and of the engine's close go to
-// the panic handler (safeCb, safeCall): the drive's end that runs it
-// still gives the word up.
+// the panic handler (safeCb, safeCall): the drive that runs it still
+// gives the word up.
 func (r *Reactor) shutdownManual() {
 	r.runShutdownHooks()
 	if s := r.ext.Load(); s != nil && s.close != nil {

@@ -276,8 +276,15 @@ func (r *Reactor) localValid(h Handle) bool {
 //     attachments): the shortcut then never skips the full pass, which
 //     asks extMay. Until it is set, the task that sets it waits in the
 //     ring, which the shortcut also looks at (ext.go, markForeign).
+//  4. closing is set when a manual reactor's Close is made inside one
+//     of its own drives (closeManual), which cannot end the flows under
+//     a running step: it keeps the shortcut from returning, so every
+//     drive goes through iterateFull, and the outermost drive's end
+//     shuts down (closeLate) when iterateFull finds nothing more. The
+//     idle look pays nothing for it; leave and leaveOutermost stay
+//     small enough to inline.
 //
-// All three are loop-owned (touched only by whoever holds loopG), so plain
+// All four are loop-owned (touched only by whoever holds loopG), so plain
 // accesses suffice; the ring and the overflow list, which other goroutines
 // fill, keep their atomic look: the ring's words, which also say whether
 // the overflow list is in use (a diverted ring is not Idle: overflowList).
@@ -286,7 +293,7 @@ type workWord struct {
 	timers  bool
 	ext     bool
 	foreign bool
-	_       bool
+	closing bool
 }
 
 // any reports whether any flag is set: one load of the whole word.

@@ -91,12 +91,6 @@ func (r *Reactor) hold() {
 
 // leave ends what enter began: the outermost leave gives up the loop's role.
 func (r *Reactor) leave() {
-	if r.running == 1 && r.closeLater {
-		// Close was called inside this drive (closeManual): the
-		// outermost drive's end shuts down, still holding the loop.
-		r.closeLater = false
-		r.shutdownManual()
-	}
 	r.running--
 	if r.running == 0 {
 		r.loopGen++                   // before the release: see leaveOutermost
@@ -111,7 +105,11 @@ func (r *Reactor) leave() {
 func (r *Reactor) Iterate() bool {
 	r.enter()
 	defer r.leave()
-	return r.iterate()
+	more := r.iterate()
+	if r.work.closing && r.running == 1 {
+		r.closeLate() // Close made inside this drive (workWord)
+	}
+	return more
 }
 
 // RunUntilIdle iterates until nothing is ready. NewManual only: called
@@ -176,6 +174,9 @@ func (r *Reactor) RunUntilIdle() {
 		}
 	full2:
 		if !r.iterateFull() {
+			if r.work.closing {
+				r.closeLate() // Close made inside this drive (workWord)
+			}
 			return
 		}
 	}
@@ -194,13 +195,6 @@ func (r *Reactor) RunUntilIdle() {
 // the release store, it is seen moved by whoever sees the word taken
 // again (the store, then the next CompareAndSwap, order it).
 func (r *Reactor) leaveOutermost() {
-	if r.closeLater {
-		// Close was called inside this drive: shut down as its
-		// outermost drive (see leave).
-		r.closeLater = false
-		r.running = 1
-		r.shutdownManual()
-	}
 	r.running = 0
 	r.loopGen++
 	storerel.Uintptr(&r.loopG, 0) // see takeLoop
@@ -234,5 +228,8 @@ func (r *Reactor) Advance(d time.Duration) {
 	}
 	r.virtual.Store(int64(target))
 	for r.iterate() {
+	}
+	if r.work.closing && r.running == 1 {
+		r.closeLate() // Close made inside this drive (workWord)
 	}
 }

@@ -33,14 +33,10 @@ type Reactor struct {
 
 	// Set once before the loop starts, read-only afterwards.
 	manual bool
-	// closeLater is loop-owned, not set once: a manual reactor's Close
-	// made inside one of its own drives sets it, and the outermost
-	// drive's end shuts down (closeManual). In manual's padding.
-	closeLater bool
-	tick       time.Duration
-	epoch      time.Time
-	extMu      sync.Mutex
-	ext        atomic.Pointer[extSlot]
+	tick   time.Duration
+	epoch  time.Time
+	extMu  sync.Mutex
+	ext    atomic.Pointer[extSlot]
 	// extMay is ext's mayRun flag (ext.go), set with ext: the full
 	// pass's one look at the attachments, two loads where the slot's run
 	// and pending fields took four; the idle shortcut reads the
