@@ -124,7 +124,9 @@ func TestRunListRealCloseInFirstTurn(t *testing.T) {
 			case <-time.After(10 * time.Second):
 				t.Fatal("Run did not return after Close on the loop")
 			}
-			if !fast {
+			// The asyncsteps_debug build never reuses a released root, so
+			// its roots take the slow start: Close must end them all the same.
+			if !fast && !debugReleased {
 				t.Fatal("the root is not one Execute starts on its fast path")
 			}
 			// (The other root executed in the last case is queued when
@@ -153,7 +155,7 @@ func TestRunListRealCloseInFirstTurn(t *testing.T) {
 func TestRunListLinkNestedFastStartInOnEnd(t *testing.T) {
 	r := reactor.NewManual()
 	e := engineOf(r)
-	warmLoopPool(r)
+	warmLoopPool(t, r)
 	var a, c *Steps
 	canceled, cFast, ranNested := false, false, false
 	onLoop(r, func() {
