@@ -27,19 +27,24 @@ func warmLoopPool(t *testing.T, r *reactor.Reactor) {
 	if debugReleased {
 		t.Skip("the asyncsteps_debug build never reuses a released root: no fast start to test")
 	}
-	onLoop(r, func() {
-		for range 8 { // FIFO with a quarantine: each root is run at least twice
-			var warm [2 * rootQuarantine]*Steps
-			for i := range warm {
-				warm[i] = New(r)
-				warm[i].Add(func(*Steps) {})
-				warm[i].Execute()
-			}
-			for _, w := range warm {
-				w.Release()
-			}
+	onLoop(r, func() { fillLoopPool(r) })
+}
+
+// fillLoopPool is warmLoopPool's work, called on r's loop (a manual or a
+// real one): roots executed and released there until the loop-local pool
+// holds only roots that keep a flow.
+func fillLoopPool(r *reactor.Reactor) {
+	for range 8 { // FIFO with a quarantine: each root is run at least twice
+		var warm [2 * rootQuarantine]*Steps
+		for i := range warm {
+			warm[i] = New(r)
+			warm[i].Add(func(*Steps) {})
+			warm[i].Execute()
 		}
-	})
+		for _, w := range warm {
+			w.Release()
+		}
+	}
 }
 
 // newFast is New on the loop for a root that Execute starts on its fast

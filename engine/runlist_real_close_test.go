@@ -93,19 +93,7 @@ func TestRunListRealCloseInFirstTurn(t *testing.T) {
 			}
 			runErr := make(chan error, 1)
 			go func() { runErr <- r.Run() }()
-			onRealLoop(t, r, func() {
-				for range 8 {
-					var warm [2 * rootQuarantine]*Steps
-					for i := range warm {
-						warm[i] = New(r)
-						warm[i].Add(func(*Steps) {})
-						warm[i].Execute()
-					}
-					for _, w := range warm {
-						w.Release()
-					}
-				}
-			})
+			onRealLoop(t, r, func() { fillLoopPool(r) })
 			var root *Steps
 			canceled := 0
 			fast := false
