@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"io"
 	"net"
 	"net/http/httptest"
@@ -76,8 +77,17 @@ func TestAdminMetricsCountRefusals(t *testing.T) {
 
 	busy, b := limitsDial(t, s), limitsDial(t, s)
 	busy.send("SLEEP 2000\n") // holds the one Limiter slot
-	// Rejected by the Limiter once the sleep holds the slot.
+	// The sleep holds the slot before b asks: sent on another connection
+	// (maybe another reactor), an ECHO could otherwise take the slot
+	// first and have the SLEEP refused, and then every ECHO succeeds.
 	deadline := time.Now().Add(5 * time.Second)
+	for s.Metrics(context.Background()).Concurrency.Holders != 1 {
+		if time.Now().After(deadline) {
+			t.Fatal("the SLEEP never held the Limiter's slot")
+		}
+		time.Sleep(time.Millisecond)
+	}
+	// Rejected by the Limiter while the sleep holds the slot.
 	for {
 		got, err := b.command("ECHO x")
 		if err != nil {
